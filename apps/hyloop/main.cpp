@@ -1,0 +1,183 @@
+// hyloop: run, validate, identify, analyse, tune and report hybrid-simulation experiments.
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "hyloop/experiment/jobs.hpp"
+#include "hyloop/experiment/run_directory.hpp"
+#include "hyloop/experiment/scenario.hpp"
+#include "hyloop/experiment/sits_runner.hpp"
+
+namespace fs = std::filesystem;
+using namespace hyloop::experiment;
+
+namespace {
+
+fs::path share_dir(const char* argv0) {
+  std::error_code ec;
+  fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  if (ec) exe = fs::absolute(argv0);
+  const fs::path installed = exe.parent_path().parent_path() / "share" / "hyloop";
+  if (fs::exists(installed / "report.py")) return installed;
+  return fs::path(HYLOOP_SOURCE_DIR) / "tools";
+}
+
+int run_python(const fs::path& script, const std::vector<std::string>& args) {
+  std::string cmd = "/usr/bin/python3 '" + script.string() + "'";
+  for (const std::string& a : args) cmd += " '" + a + "'";
+  const int rc = std::system(cmd.c_str());
+  return rc == 0 ? 0 : (WIFEXITED(rc) ? WEXITSTATUS(rc) : 1);
+}
+
+bool show_progress(const SitsScenario& s) {
+  if (s.outputs.progress == "on") return true;
+  if (s.outputs.progress == "off") return false;
+  return isatty(STDERR_FILENO) != 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"hyloop: real-time hybrid simulation and hardware-in-the-loop testing"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "hyloop 0.1.0");
+
+  std::string scenario_path;
+  std::vector<std::string> overrides;
+  std::string out;
+  bool force = false;
+
+  auto* run = app.add_subcommand("run", "run a scenario in process and write a run directory");
+  run->add_option("scenario", scenario_path, "scenario YAML file")->required();
+  run->add_option("--out", out, "run directory to write")->required();
+  run->add_option("--set", overrides, "override a field: dotted.path=value (YAML scalar)");
+  run->add_flag("--force", force, "replace an existing run directory");
+
+  auto* validate_cmd = app.add_subcommand("validate", "check a scenario without running it");
+  bool print_resolved = false;
+  validate_cmd->add_option("scenario", scenario_path, "scenario YAML file")->required();
+  validate_cmd->add_option("--set", overrides, "override a field: dotted.path=value");
+  validate_cmd->add_flag("--print", print_resolved, "print the resolved scenario");
+
+  auto* identify = app.add_subcommand("identify", "identify the robot's G_R by ARX from a sine sweep");
+  std::string from_run;
+  identify->add_option("scenario", scenario_path, "scenario YAML file (rig and identification)")
+      ->required();
+  identify->add_option("--set", overrides, "override a field: dotted.path=value");
+  identify->add_option("--from", from_run, "fit recorded data of a run directory instead");
+  identify->add_option("--out", out, "also write the JSON report to this file");
+
+  auto* analyze = app.add_subcommand("analyze", "Routh stability analysis of the linearised loop");
+  double k_h = 0.0;
+  bool use_true_robot = false;
+  analyze->add_option("scenario", scenario_path, "scenario YAML file")->required();
+  analyze->add_option("--set", overrides, "override a field: dotted.path=value");
+  analyze->add_option("--k-h", k_h, "compensation gain K_h in N*s/m (default 0)");
+  analyze->add_flag("--true-robot", use_true_robot,
+                    "use the configured G_R instead of the one identified from the sweep");
+  analyze->add_option("--out", out, "also write the JSON report to this file");
+
+  auto* tune = app.add_subcommand("tune", "search compensator gains and the SCVG switch time");
+  TuneOptions tune_options;
+  tune->add_option("scenario", scenario_path, "SCVG scenario YAML file")->required();
+  tune->add_option("--set", overrides, "override a field: dotted.path=value");
+  tune->add_option("--out", out, "write the candidate table (JSON) here");
+  tune->add_option("--jobs", tune_options.jobs, "parallel runs (default: the machine's cores)");
+  tune->add_option("--switch-times", tune_options.switch_times, "t_eps candidates in s");
+  tune->add_option("--top", tune_options.top, "rows of the table to print");
+
+  auto* report = app.add_subcommand("report", "PNG plots of a run directory");
+  std::string report_dir;
+  report->add_option("dir", report_dir, "run directory")->required();
+  report->add_option("--out", out, "directory for the plots (default DIR/plots)");
+
+  auto* compare = app.add_subcommand("compare", "set runs' metrics side by side, with plots");
+  std::vector<std::string> compare_dirs;
+  compare->add_option("dirs", compare_dirs, "run directories")->required()->expected(2, 16);
+  compare->add_option("--out", out, "directory for the comparison")->required();
+
+  CLI11_PARSE(app, argc, argv);
+
+  try {
+    if (*run) {
+      const SitsScenario s = load_scenario(scenario_path, overrides);
+      check_output_directory(out, force);
+      SitsRunner runner(s);
+      const bool progress = show_progress(s);
+      runner.run([&](double t, double duration) {
+        if (progress) {
+          std::fprintf(stderr, "\r%s: %.1f / %.1f s (%.0f%%)", s.name.c_str(), t, duration,
+                       100.0 * t / duration);
+          std::fflush(stderr);
+        }
+      });
+      if (progress) std::fprintf(stderr, "\n");
+      write_run_directory(runner, out, force);
+      const auto summary = make_summary(runner);
+      std::cout << summary.dump(2) << "\n";
+      std::cerr << "run directory: " << out << "\n";
+      return 0;
+    }
+    if (*validate_cmd) {
+      const SitsScenario s = load_scenario(scenario_path, overrides);
+      if (print_resolved) {
+        std::cout << to_yaml(s);
+      } else {
+        std::cout << scenario_path << ": valid (" << s.steps() << " steps, h = " << s.hold_steps()
+                  << ", d = " << s.sensor_delay_steps() << ")\n";
+      }
+      return 0;
+    }
+    if (*identify) {
+      const SitsScenario s = load_scenario(scenario_path, overrides);
+      const auto result = from_run.empty() ? identify_robot(s) : identify_from_run(s, from_run);
+      const std::string text = result.dump(2);
+      std::cout << text << "\n";
+      if (!out.empty()) write_text_file(out, text + "\n");
+      return 0;
+    }
+    if (*analyze) {
+      const SitsScenario s = load_scenario(scenario_path, overrides);
+      const auto result = analyze_loop(s, k_h, !use_true_robot);
+      const std::string text = result.dump(2);
+      std::cout << text << "\n";
+      if (!out.empty()) write_text_file(out, text + "\n");
+      return 0;
+    }
+    if (*tune) {
+      const SitsScenario s = load_scenario(scenario_path, overrides);
+      const auto result = tune_compensator(s, tune_options, std::cerr);
+      if (!out.empty()) write_text_file(out, result.dump(2) + "\n");
+      std::cout << result["best"].dump(2) << "\n";
+      return 0;
+    }
+    if (*report) {
+      std::vector<std::string> args{report_dir};
+      if (!out.empty()) {
+        args.push_back("--out");
+        args.push_back(out);
+      }
+      return run_python(share_dir(argv[0]) / "report.py", args);
+    }
+    if (*compare) {
+      std::vector<std::string> args{"--compare"};
+      args.insert(args.end(), compare_dirs.begin(), compare_dirs.end());
+      args.push_back("--out");
+      args.push_back(out);
+      return run_python(share_dir(argv[0]) / "report.py", args);
+    }
+  } catch (const ScenarioError& e) {
+    std::cerr << "hyloop: invalid scenario: " << e.what() << "\n";
+    return 2;
+  } catch (const std::exception& e) {
+    std::cerr << "hyloop: " << e.what() << "\n";
+    return 1;
+  }
+  return 0;
+}

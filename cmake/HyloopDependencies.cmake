@@ -1,0 +1,12 @@
+# Debian 12 packages only (scripts/setup.sh installs them); nothing is downloaded.
+find_package(Eigen3 3.3 REQUIRED NO_MODULE)
+find_package(yaml-cpp REQUIRED)
+find_package(CLI11 REQUIRED)
+find_package(nlohmann_json 3.10 REQUIRED)
+find_package(Threads REQUIRED)
+if(HYLOOP_BUILD_TESTS)
+  find_package(GTest REQUIRED)
+endif()
+if(HYLOOP_BUILD_BENCH)
+  find_package(benchmark REQUIRED)
+endif()

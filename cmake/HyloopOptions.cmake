@@ -1,0 +1,25 @@
+# Compiler warnings and sanitizers, applied through the interface target hyloop::warnings.
+add_library(hyloop_warnings INTERFACE)
+add_library(hyloop::warnings ALIAS hyloop_warnings)
+target_compile_options(hyloop_warnings INTERFACE
+  -Wall -Wextra -Wpedantic -Wshadow -Wconversion -Wno-sign-conversion -Wnon-virtual-dtor
+  -Wold-style-cast -Woverloaded-virtual -Wdouble-promotion -Wformat=2
+  -Wimplicit-fallthrough)
+if(HYLOOP_WERROR)
+  target_compile_options(hyloop_warnings INTERFACE -Werror)
+endif()
+if(HYLOOP_SANITIZE)
+  add_compile_options(-fsanitize=address,undefined -fno-omit-frame-pointer)
+  add_link_options(-fsanitize=address,undefined)
+endif()
+
+# hyloop_add_library(NAME <name> [DEPS ...] [PRIVATE_DEPS ...])
+# Builds libs/<name>: include/ is public, src/*.cpp the sources, hyloop::<name> the alias.
+function(hyloop_add_library)
+  cmake_parse_arguments(ARG "" "NAME" "DEPS;PRIVATE_DEPS" ${ARGN})
+  file(GLOB sources CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/src/*.cpp)
+  add_library(hyloop_${ARG_NAME} STATIC ${sources})
+  add_library(hyloop::${ARG_NAME} ALIAS hyloop_${ARG_NAME})
+  target_include_directories(hyloop_${ARG_NAME} PUBLIC ${CMAKE_CURRENT_SOURCE_DIR}/include)
+  target_link_libraries(hyloop_${ARG_NAME} PUBLIC ${ARG_DEPS} PRIVATE hyloop::warnings ${ARG_PRIVATE_DEPS})
+endfunction()

@@ -1,0 +1,91 @@
+#pragma once
+// Delay compensators of the SITS paper §4 (Eq. 43, 45–46): a velocity feedback added to the
+// input force of the dynamic model,
+//
+//   F′[k] = F_meas[k] + F_h[k],        F_h[k] = K_h[k]·v̂_R[k]                (N)
+//
+// with the gain K_h (N·s/m) scheduled by the kind of compensator:
+//
+//   none   K_h = 0
+//   FGC    K_h = K_ε0
+//   LGC    K_h = K_ε0 + K_ε1·t                                    for all t
+//   SCVG   K_h = K_ε0 + K_ε1·t                                    for t ≤ t_ε
+//          K_h = K_ε0 + K_ε2·S(t)                                 for t > t_ε   (paper, literal)
+//          K_h = K_ε0 + K_ε1·t_ε + K_ε2·S(t)                      (bumpless variant)
+//
+// where S is the energy observer's sum S(t) = Σ_{t_j > t_ε} |ε_h[j]|·T (J·s) and
+//
+//   ε_h[k] = E[k]·x_i[k] − F′[k]·X_R[k]                                      (J, Eq. 45)
+//
+// (E and x_i are the ideal twin's force and position, X_R the robot position). Within cycle k the
+// gain K_h[k] uses S up to k−1, because ε_h[k] needs F′[k], which needs K_h[k].
+
+#include <cstdint>
+#include <string_view>
+
+namespace hyloop::core {
+
+enum class CompensatorKind { kNone, kFixedGain, kLinearGain, kSwitching };
+
+/// "none", "fgc", "lgc", "scvg". @throws std::invalid_argument listing the allowed names.
+CompensatorKind parse_compensator_kind(std::string_view name);
+std::string_view to_string(CompensatorKind kind) noexcept;
+
+struct CompensatorConfig {
+  CompensatorKind kind = CompensatorKind::kNone;
+  double k_eps0 = 0.0;          ///< K_ε0, N·s/m
+  double k_eps1 = 0.0;          ///< K_ε1, N·s/m per s
+  double k_eps2 = 0.0;          ///< K_ε2, N·s/m per J·s
+  double switch_time = 36.0;    ///< t_ε, s (SCVG only)
+  bool bumpless = false;        ///< SCVG: continue from K_ε0 + K_ε1·t_ε at the switch
+};
+
+class EnergyObserver {
+ public:
+  /// @param start_time the sum S counts ε_h from samples with t > start_time.
+  EnergyObserver(double step, double start_time) : step_(step), start_time_(start_time) {}
+
+  /// ε_h[k] = E·x_i − F′·X_R; adds |ε_h|·T to S when t > start time. RT-safe.
+  double observe(double t, double ideal_force, double ideal_position, double input_force,
+                 double robot_position) noexcept;
+
+  [[nodiscard]] double last() const noexcept { return last_; }
+  [[nodiscard]] double sum() const noexcept { return sum_; }
+  void reset() noexcept { last_ = sum_ = 0.0; }
+
+ private:
+  double step_;
+  double start_time_;
+  double last_ = 0.0;
+  double sum_ = 0.0;
+};
+
+class Compensator {
+ public:
+  /// @throws std::invalid_argument naming the field that is not finite or out of range.
+  Compensator(const CompensatorConfig& config, double step);
+
+  /// K_h[k] for time t (s), from the energy sum up to k−1. RT-safe.
+  [[nodiscard]] double gain(double t) const noexcept;
+
+  /// F_h[k] = K_h[k]·v̂_R[k] (N), remembering K_h[k]. RT-safe.
+  double force(double t, double velocity_estimate) noexcept;
+
+  /// Feeds ε_h[k] once F′[k] is known. RT-safe.
+  double observe(double t, double ideal_force, double ideal_position, double input_force,
+                 double robot_position) noexcept {
+    return observer_.observe(t, ideal_force, ideal_position, input_force, robot_position);
+  }
+
+  void reset() noexcept;
+  [[nodiscard]] double last_gain() const noexcept { return last_gain_; }
+  [[nodiscard]] const EnergyObserver& observer() const noexcept { return observer_; }
+  [[nodiscard]] const CompensatorConfig& config() const noexcept { return config_; }
+
+ private:
+  CompensatorConfig config_;
+  EnergyObserver observer_;
+  double last_gain_ = 0.0;
+};
+
+}  // namespace hyloop::core

@@ -1,0 +1,86 @@
+#pragma once
+// Per-vibration-cycle metrics of the SITS paper (Eq. 44) as defined in DESIGN.md §7.
+//
+//   e_F = E − F′ (N),  e_V = v − v_i (m/s)
+//   cycles are cut at the ideal twin's upward velocity zero-crossings (v_i[k−1] < 0 ≤ v_i[k])
+//   e_R(cycle)             = |v| at the instant |v_i| peaks / that peak       (−)
+//   amplitude_ratio(cycle) = max|v| / max|v_i|                                (−)
+//   energy_max(cycle)      = max of ½m_e·v² + ½K_tc·x² over the cycle         (J)
+//
+// The window metrics (e_F and e_V peaks, the cycle value of e_R and of the amplitude ratio
+// farthest from 1) cover the final `window` seconds of the run. Storage is reserved at
+// construction; add() never allocates. Cycles beyond the capacity are counted, not stored.
+
+#include <cstddef>
+#include <span>
+#include <vector>
+
+namespace hyloop::core {
+
+struct CycleRecord {
+  int index = 0;
+  double t_start = 0.0;           ///< s
+  double t_end = 0.0;             ///< s
+  double e_r = 0.0;               ///< −
+  double amplitude_ratio = 0.0;   ///< −
+  double v_peak = 0.0;            ///< max|v|, m/s
+  double v_ideal_peak = 0.0;      ///< max|v_i|, m/s
+  double energy_max = 0.0;        ///< J
+  double energy_ideal_max = 0.0;  ///< J
+  double e_f_peak = 0.0;          ///< max|e_F|, N
+  double e_v_peak = 0.0;          ///< max|e_V|, m/s
+};
+
+struct MetricSample {
+  double t;             ///< s
+  double v;             ///< target velocity, m/s
+  double v_ideal;       ///< twin velocity, m/s
+  double energy;        ///< target mechanical energy, J
+  double energy_ideal;  ///< twin mechanical energy, J
+  double e_f;           ///< E − F′, N
+  double e_v;           ///< v − v_i, m/s
+};
+
+struct WindowMetrics {
+  double e_f_peak = 0.0;         ///< N
+  double e_v_peak = 0.0;         ///< m/s
+  double e_r = 0.0;              ///< the cycle value farthest from 1 (NaN if no cycle ended)
+  double amplitude_ratio = 0.0;  ///< the cycle value farthest from 1 (NaN if no cycle ended)
+  int cycles = 0;                ///< cycles that ended in the window
+};
+
+class CycleMetrics {
+ public:
+  /// @param window_start metrics of the window cover samples (and cycle ends) with t ≥ this.
+  CycleMetrics(std::size_t max_cycles, double window_start);
+
+  /// Adds the sample of one step. RT-safe.
+  void add(const MetricSample& s) noexcept;
+
+  [[nodiscard]] std::span<const CycleRecord> cycles() const noexcept { return cycles_; }
+  [[nodiscard]] std::size_t dropped_cycles() const noexcept { return dropped_; }
+  [[nodiscard]] WindowMetrics window() const noexcept;
+
+  /// Largest energy of the last complete cycle over that of the first (NaN if < 2 cycles).
+  [[nodiscard]] double energy_ratio() const noexcept;
+
+  /// Growth rate σ (1/s) of the per-cycle velocity amplitude, v_peak ∝ e^{σ·t}: least squares
+  /// of ln(v_peak) against the cycle's end time, over cycles with index ≥ first_cycle.
+  [[nodiscard]] double amplitude_growth_rate(std::size_t first_cycle = 1) const noexcept;
+
+ private:
+  std::vector<CycleRecord> cycles_;
+  std::size_t capacity_;
+  std::size_t dropped_ = 0;
+  double window_start_;
+  bool started_ = false;
+  bool have_previous_ = false;
+  double previous_v_ideal_ = 0.0;
+  CycleRecord current_{};
+  double v_at_ideal_peak_ = 0.0;
+  int next_index_ = 0;
+  double window_e_f_ = 0.0;
+  double window_e_v_ = 0.0;
+};
+
+}  // namespace hyloop::core

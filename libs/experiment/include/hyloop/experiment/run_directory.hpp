@@ -1,0 +1,33 @@
+#pragma once
+// The run directory (DESIGN.md §9): samples.csv (name[unit] header, 17 significant digits),
+// cycles.csv, summary.json, scenario.yaml (the resolved scenario). It is written into a
+// temporary sibling directory and renamed into place at the end, so a failed run never leaves a
+// half-written directory under the requested name.
+
+#include <filesystem>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "hyloop/experiment/sits_runner.hpp"
+
+namespace hyloop::experiment {
+
+/// The summary of a finished (or stopped) run, as written to summary.json.
+nlohmann::json make_summary(const SitsRunner& runner);
+
+/// The project's git revision ("unknown" outside a checkout), with "-dirty" for local changes.
+std::string git_revision();
+
+/// Writes the run directory `out`. Refuses (std::runtime_error) an existing non-empty `out`
+/// unless `overwrite`.
+void write_run_directory(const SitsRunner& runner, const std::filesystem::path& out,
+                         bool overwrite = false);
+
+/// Fails early (before a run) if `out` exists and is not an empty directory.
+void check_output_directory(const std::filesystem::path& out, bool overwrite);
+
+/// Formats a double with 17 significant digits (round-trips exactly); NaN/inf as nan/inf.
+std::string format_number(double v);
+
+}  // namespace hyloop::experiment

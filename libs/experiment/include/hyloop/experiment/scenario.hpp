@@ -1,0 +1,127 @@
+#pragma once
+// The SITS scenario: one YAML file describing the numerical model, the rig, which delays are on,
+// the compensator, the timing, the identification sweep and the outputs. Every field has a
+// default (the SITS paper's Table 1); every field read is validated; an unknown field is an
+// error. See docs/scenarios.md for the full schema.
+
+#include <cstdint>
+#include <numbers>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "hyloop/core/compensator.hpp"
+#include "hyloop/core/contact_model.hpp"
+#include "hyloop/core/delay_line.hpp"
+#include "hyloop/core/lti.hpp"
+#include "hyloop/core/tracking_differentiator.hpp"
+#include "hyloop/hal/actuator_limits.hpp"
+
+namespace YAML {
+class Node;
+}
+
+namespace hyloop::experiment {
+
+inline constexpr int kSchemaVersion = 1;
+
+/// A scenario that cannot be loaded: what() is one line naming the field, the value and what
+/// is allowed.
+class ScenarioError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+/// G_R(s) of the robot. Presets (DESIGN.md §6):
+///   default  (ω_n²/ω_z)(s + ω_z)/(s² + 2ζω_n s + ω_n²), ω_n = 2π·40, ζ = 0.6, ω_z = 300
+///   paper    the same form with ω_n = 2π·30, ζ = 0.35, ω_z = 299.76 (−2.87° at 10 Hz)
+///   second_order  the same form with the given omega_n, zeta, omega_z
+///   custom   num and den in descending powers of s
+struct RobotSpec {
+  std::string preset = "default";
+  double omega_n = 2.0 * std::numbers::pi * 40.0;  ///< rad/s
+  double zeta = 0.6;
+  double omega_z = 300.0;  ///< rad/s
+  std::vector<double> num;
+  std::vector<double> den;
+
+  [[nodiscard]] core::TransferFunction transfer_function() const;
+};
+
+struct SitsScenario {
+  int schema_version = kSchemaVersion;
+  std::string name = "sits";
+  std::string description;
+
+  struct Model {
+    double mass = 500.0;             ///< m_e, kg
+    double initial_position = 0.0;   ///< m
+    double initial_velocity = 0.05;  ///< V0, m/s
+  } model;
+
+  struct Rig {
+    core::ContactConfig contact;
+    RobotSpec robot;
+    double sensor_delay = 0.002;     ///< τs, s
+    double force_noise_std = 0.0;    ///< N
+    double position_noise_std = 0.0; ///< m
+    std::uint64_t seed = 1;
+    hal::ActuatorLimits limits{-0.5, 0.5, 2.0};
+  } rig;
+
+  struct Delays {
+    bool force_measurement = true;
+    bool control_cycle = true;
+    bool robot_response = true;
+  } delays;
+
+  struct Timing {
+    double step = 0.002;            ///< T, s
+    double control_period = 0.004;  ///< Tc, s
+    double duration = 60.0;         ///< s
+  } timing;
+
+  core::CompensatorConfig compensator;
+  core::TrackingDifferentiatorConfig tracking_differentiator;
+
+  struct Identification {
+    double amplitude = 0.025;                     ///< A_R, m
+    double omega = 6.0 * std::numbers::pi;  ///< ω_R, rad/s
+    int samples = 1501;                           ///< N_R
+    int na = 2;
+    int nb = 2;
+    int nk = 0;
+    std::vector<double> report_frequencies_hz{1.0, 5.0, 10.0, 20.0};
+  } identification;
+
+  struct Outputs {
+    bool samples = true;
+    int decimation = 1;
+    std::string progress = "auto";  ///< auto | on | off
+  } outputs;
+
+  struct Metrics {
+    double window = 5.0;          ///< final window of the summary metrics, s
+    double diverged_energy_ratio = 1.01;  ///< energy_ratio above this means diverged
+  } metrics;
+
+  // Derived, valid after validation.
+  [[nodiscard]] std::int64_t steps() const;                ///< duration / step
+  [[nodiscard]] std::int64_t hold_steps() const;           ///< h = Tc/T, 1 if the hold is off
+  [[nodiscard]] double sensor_delay_steps() const;         ///< d = τs/T, 0 if off
+};
+
+/// Parses and validates. `overrides` are "dotted.path=value" strings applied to the YAML
+/// before parsing (the value read as a YAML scalar). @throws ScenarioError.
+SitsScenario load_scenario(const std::string& path, const std::vector<std::string>& overrides = {});
+SitsScenario parse_scenario(const std::string& yaml_text, const std::string& origin,
+                            const std::vector<std::string>& overrides = {});
+
+/// The fully resolved scenario (every field) as YAML text; parse_scenario() reads it back.
+std::string to_yaml(const SitsScenario& scenario);
+
+/// Validates the field ranges and relations. @throws ScenarioError.
+void validate(const SitsScenario& scenario);
+
+}  // namespace hyloop::experiment

@@ -1,0 +1,93 @@
+#pragma once
+// The in-process runner of the SITS loop: wires the rig emulator (behind the hal driver
+// interfaces), the SIT model, its ideal twin, the tracking differentiator and the compensator in
+// the one cycle order of DESIGN.md §6. In cycle k:
+//   1. the actuator holds X_c[k]; 2. the rig advances one step and measures X_R[k], F[k];
+//   3. the sensor delivers F_meas[k] = F[k − d];
+//   4. F′[k] = F_meas[k] + K_h[k]·v̂_R[k]; the target and the twin advance one step;
+//   5. X_c[k+1] = (x[k+1], v[k+1]) if (k+1) mod h = 0, else X_c[k].
+// step() is RT-safe: everything is allocated by the constructor.
+
+#include <array>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "hyloop/core/compensator.hpp"
+#include "hyloop/core/cycle_metrics.hpp"
+#include "hyloop/core/sit_model.hpp"
+#include "hyloop/core/tracking_differentiator.hpp"
+#include "hyloop/core/zero_order_hold.hpp"
+#include "hyloop/experiment/scenario.hpp"
+#include "hyloop/hal/sits_rig_emulator.hpp"
+
+namespace hyloop::experiment {
+
+/// The columns of samples.csv, in order, with their units.
+enum class SitsColumn : std::uint8_t {
+  kTime, kX, kV, kXIdeal, kVIdeal, kXCmd, kXRobot, kVRobot, kVEst, kFContact, kFMeas, kFIdeal,
+  kFInput, kFComp, kKh, kEpsH, kEpsSum, kEnergy, kEnergyIdeal, kPower, kPowerIdeal, kCount
+};
+inline constexpr std::size_t kSitsColumns = static_cast<std::size_t>(SitsColumn::kCount);
+/// "name[unit]" headers of samples.csv.
+extern const std::array<std::string_view, kSitsColumns> kSitsColumnHeaders;
+
+using SampleRow = std::array<double, kSitsColumns>;
+
+enum class StopReason : std::uint8_t { kNone, kNotFinite, kDisplacementLimit, kDriverFault };
+std::string_view to_string(StopReason reason) noexcept;
+
+class SitsRunner {
+ public:
+  /// @param record_samples keep every `decimation`-th row in memory (outputs.samples).
+  explicit SitsRunner(const SitsScenario& scenario);
+
+  /// Runs cycle k. Returns false when the run is over (finished or stopped). RT-safe.
+  bool step() noexcept;
+
+  /// Runs to the end; `progress(t, duration)` is called about once a second of wall time.
+  void run(const std::function<void(double, double)>& progress = {});
+
+  [[nodiscard]] std::int64_t cycle() const noexcept { return cycle_; }
+  [[nodiscard]] std::int64_t total_steps() const noexcept { return total_steps_; }
+  [[nodiscard]] bool finished() const noexcept { return cycle_ >= total_steps_ || stopped(); }
+  [[nodiscard]] bool stopped() const noexcept { return stop_reason_ != StopReason::kNone; }
+  [[nodiscard]] StopReason stop_reason() const noexcept { return stop_reason_; }
+  [[nodiscard]] std::span<const SampleRow> samples() const noexcept { return samples_; }
+  [[nodiscard]] const SampleRow& last_row() const noexcept { return row_; }
+  [[nodiscard]] const core::CycleMetrics& metrics() const noexcept { return metrics_; }
+  [[nodiscard]] const SitsScenario& scenario() const noexcept { return scenario_; }
+  [[nodiscard]] double k_h_min() const noexcept { return k_h_min_; }
+  [[nodiscard]] double k_h_max() const noexcept { return k_h_max_; }
+  [[nodiscard]] std::uint64_t rejected_commands() const noexcept { return rig_.rejected_commands(); }
+  [[nodiscard]] double wall_time_s() const noexcept { return wall_time_s_; }
+
+ private:
+  SitsScenario scenario_;
+  double step_;
+  std::int64_t total_steps_;
+  hal::SitsRigEmulator rig_;
+  hal::EmulatedActuator actuator_;
+  hal::EmulatedForceSensor sensor_;
+  core::PointMass target_;
+  core::IdealTwin twin_;
+  core::ContactModel contact_;  // the nominal contact, for the target's energy
+  core::TrackingDifferentiator td_;
+  core::Compensator compensator_;
+  core::ZeroOrderHold<hal::ActuatorCommand> hold_;
+  core::CycleMetrics metrics_;
+  std::vector<SampleRow> samples_;
+  std::int64_t decimation_;
+  std::int64_t cycle_ = 0;
+  SampleRow row_{};
+  StopReason stop_reason_ = StopReason::kNone;
+  double k_h_min_;
+  double k_h_max_;
+  double wall_time_s_ = 0.0;
+};
+
+}  // namespace hyloop::experiment

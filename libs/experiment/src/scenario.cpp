@@ -1,0 +1,513 @@
+#include "hyloop/experiment/scenario.hpp"
+
+#include <yaml-cpp/yaml.h>
+
+#include <numbers>
+
+#include <cmath>
+#include <fstream>
+#include <limits>
+#include <set>
+#include <sstream>
+
+namespace hyloop::experiment {
+namespace {
+
+std::string format_value(double v) {
+  std::ostringstream s;
+  s.precision(10);
+  s << v;
+  return s.str();
+}
+
+// Reads one YAML map, remembering which keys were used, so that anything left over is reported
+// as an unknown field with the list of allowed ones.
+class MapReader {
+ public:
+  MapReader(const YAML::Node& node, std::string path, std::string origin)
+      : node_(node), path_(std::move(path)), origin_(std::move(origin)) {
+    if (node_ && !node_.IsNull() && !node_.IsMap()) {
+      fail(path_.empty() ? "scenario" : path_, "must be a mapping of fields");
+    }
+  }
+
+  [[noreturn]] void fail(const std::string& field, const std::string& what) const {
+    throw ScenarioError(origin_ + ": " + field + ": " + what);
+  }
+
+  std::string field(const std::string& key) const { return path_.empty() ? key : path_ + "." + key; }
+
+  YAML::Node get(const std::string& key) {
+    allowed_.insert(key);
+    if (!node_ || node_.IsNull()) return YAML::Node(YAML::NodeType::Undefined);
+    const YAML::Node& map = node_;  // const access: a missing key must not be inserted
+    return map[key];
+  }
+
+  double number(const std::string& key, double& out) {
+    const YAML::Node n = get(key);
+    if (!n) return out;
+    if (!n.IsScalar()) fail(field(key), "must be a number");
+    const std::string text = n.Scalar();
+    double v = 0.0;
+    try {
+      v = n.as<double>();
+    } catch (const YAML::Exception&) {
+      fail(field(key), "\"" + text + "\" is not a number");
+    }
+    if (!std::isfinite(v)) fail(field(key), text + " is not finite");
+    out = v;
+    return out;
+  }
+
+  void integer(const std::string& key, int& out) {
+    double v = out;
+    number(key, v);
+    if (v != std::floor(v) || std::abs(v) > 1e9) fail(field(key), format_value(v) + " must be an integer");
+    out = static_cast<int>(v);
+  }
+
+  void unsigned64(const std::string& key, std::uint64_t& out) {
+    const YAML::Node n = get(key);
+    if (!n) return;
+    try {
+      out = n.as<std::uint64_t>();
+    } catch (const YAML::Exception&) {
+      fail(field(key), "\"" + (n.IsScalar() ? n.Scalar() : std::string("?")) +
+                           "\" must be a non-negative integer");
+    }
+  }
+
+  void boolean(const std::string& key, bool& out) {
+    const YAML::Node n = get(key);
+    if (!n) return;
+    try {
+      out = n.as<bool>();
+    } catch (const YAML::Exception&) {
+      fail(field(key), "\"" + (n.IsScalar() ? n.Scalar() : std::string("?")) +
+                           "\" must be true or false");
+    }
+  }
+
+  void string(const std::string& key, std::string& out) {
+    const YAML::Node n = get(key);
+    if (!n) return;
+    if (!n.IsScalar()) fail(field(key), "must be a string");
+    out = n.Scalar();
+  }
+
+  void numbers(const std::string& key, std::vector<double>& out) {
+    const YAML::Node n = get(key);
+    if (!n) return;
+    if (!n.IsSequence()) fail(field(key), "must be a list of numbers");
+    out.clear();
+    for (std::size_t i = 0; i < n.size(); ++i) {
+      double v = 0.0;
+      try {
+        v = n[i].as<double>();
+      } catch (const YAML::Exception&) {
+        fail(field(key) + "[" + std::to_string(i) + "]", "is not a number");
+      }
+      if (!std::isfinite(v)) fail(field(key) + "[" + std::to_string(i) + "]", "is not finite");
+      out.push_back(v);
+    }
+  }
+
+  MapReader child(const std::string& key) { return MapReader(get(key), field(key), origin_); }
+
+  void finish() const {
+    if (!node_ || !node_.IsMap()) return;
+    for (const auto& kv : node_) {
+      const std::string key = kv.first.as<std::string>();
+      if (allowed_.count(key) == 0) {
+        std::string list;
+        for (const std::string& a : allowed_) list += (list.empty() ? "" : ", ") + a;
+        fail(field(key), "unknown field (allowed here: " + list + ")");
+      }
+    }
+  }
+
+ private:
+  YAML::Node node_;
+  std::string path_;
+  std::string origin_;
+  std::set<std::string> allowed_;
+};
+
+void apply_override(YAML::Node& root, const std::string& assignment, const std::string& origin) {
+  const auto eq = assignment.find('=');
+  if (eq == std::string::npos || eq == 0) {
+    throw ScenarioError(origin + ": --set " + assignment + ": expected dotted.path=value");
+  }
+  const std::string path = assignment.substr(0, eq);
+  YAML::Node value;
+  try {
+    value = YAML::Load(assignment.substr(eq + 1));
+  } catch (const YAML::Exception& e) {
+    throw ScenarioError(origin + ": --set " + path + ": value is not valid YAML: " + e.msg);
+  }
+  std::vector<std::string> keys;
+  std::stringstream ss(path);
+  for (std::string part; std::getline(ss, part, '.');) {
+    if (part.empty()) throw ScenarioError(origin + ": --set " + path + ": empty path component");
+    keys.push_back(part);
+  }
+  // yaml-cpp nodes are handles: walk with fresh handles and assign at the leaf.
+  std::vector<YAML::Node> chain{root};
+  for (std::size_t i = 0; i + 1 < keys.size(); ++i) {
+    YAML::Node next = chain.back()[keys[i]];
+    if (!next || next.IsNull()) {
+      chain.back()[keys[i]] = YAML::Node(YAML::NodeType::Map);
+      next = chain.back()[keys[i]];
+    } else if (!next.IsMap()) {
+      throw ScenarioError(origin + ": --set " + path + ": " + keys[i] + " is not a mapping");
+    }
+    chain.push_back(next);
+  }
+  chain.back()[keys.back()] = value;
+}
+
+void parse_into(const YAML::Node& root, const std::string& origin, SitsScenario& s) {
+  MapReader top(root, "", origin);
+  top.integer("schema_version", s.schema_version);
+  top.string("name", s.name);
+  top.string("description", s.description);
+  std::string kind = "sits";
+  top.string("kind", kind);
+  if (kind != "sits") top.fail("kind", "\"" + kind + "\": must be sits");
+
+  MapReader model = top.child("model");
+  model.number("mass_kg", s.model.mass);
+  model.number("initial_position_m", s.model.initial_position);
+  model.number("initial_velocity_mps", s.model.initial_velocity);
+  model.finish();
+
+  MapReader rig = top.child("rig");
+  MapReader contact = rig.child("contact");
+  contact.number("stiffness_n_per_m", s.rig.contact.stiffness);
+  contact.number("damping_ns_per_m", s.rig.contact.damping);
+  contact.finish();
+  MapReader robot = rig.child("robot");
+  robot.string("preset", s.rig.robot.preset);
+  if (s.rig.robot.preset == "paper") {
+    s.rig.robot.omega_n = 2.0 * std::numbers::pi * 30.0;
+    s.rig.robot.zeta = 0.35;
+    s.rig.robot.omega_z = 299.76;
+  }
+  robot.number("omega_n_rad_s", s.rig.robot.omega_n);
+  robot.number("zeta", s.rig.robot.zeta);
+  robot.number("omega_z_rad_s", s.rig.robot.omega_z);
+  robot.numbers("num", s.rig.robot.num);
+  robot.numbers("den", s.rig.robot.den);
+  robot.finish();
+  MapReader sensor = rig.child("sensor");
+  sensor.number("delay_s", s.rig.sensor_delay);
+  sensor.number("force_noise_std_n", s.rig.force_noise_std);
+  sensor.number("position_noise_std_m", s.rig.position_noise_std);
+  sensor.unsigned64("seed", s.rig.seed);
+  sensor.finish();
+  MapReader limits = rig.child("limits");
+  limits.number("position_min_m", s.rig.limits.position_min);
+  limits.number("position_max_m", s.rig.limits.position_max);
+  limits.number("velocity_max_mps", s.rig.limits.velocity_max);
+  limits.finish();
+  rig.finish();
+
+  MapReader delays = top.child("delays");
+  delays.boolean("force_measurement", s.delays.force_measurement);
+  delays.boolean("control_cycle", s.delays.control_cycle);
+  delays.boolean("robot_response", s.delays.robot_response);
+  delays.finish();
+
+  MapReader timing = top.child("timing");
+  timing.number("step_s", s.timing.step);
+  timing.number("control_period_s", s.timing.control_period);
+  timing.number("duration_s", s.timing.duration);
+  timing.finish();
+
+  MapReader comp = top.child("compensator");
+  std::string type(core::to_string(s.compensator.kind));
+  comp.string("type", type);
+  try {
+    s.compensator.kind = core::parse_compensator_kind(type);
+  } catch (const std::invalid_argument& e) {
+    comp.fail(comp.field("type"), e.what());
+  }
+  comp.number("k_eps0", s.compensator.k_eps0);
+  comp.number("k_eps1", s.compensator.k_eps1);
+  comp.number("k_eps2", s.compensator.k_eps2);
+  comp.number("switch_time_s", s.compensator.switch_time);
+  comp.boolean("bumpless", s.compensator.bumpless);
+  MapReader td = comp.child("tracking_differentiator");
+  td.number("r", s.tracking_differentiator.r);
+  td.number("h_s", s.tracking_differentiator.h);
+  td.finish();
+  comp.finish();
+
+  MapReader ident = top.child("identification");
+  ident.number("amplitude_m", s.identification.amplitude);
+  ident.number("omega_rad_s", s.identification.omega);
+  ident.integer("samples", s.identification.samples);
+  ident.integer("na", s.identification.na);
+  ident.integer("nb", s.identification.nb);
+  ident.integer("nk", s.identification.nk);
+  ident.numbers("report_frequencies_hz", s.identification.report_frequencies_hz);
+  ident.finish();
+
+  MapReader out = top.child("outputs");
+  out.boolean("samples", s.outputs.samples);
+  out.integer("decimation", s.outputs.decimation);
+  out.string("progress", s.outputs.progress);
+  out.finish();
+
+  MapReader metrics = top.child("metrics");
+  metrics.number("window_s", s.metrics.window);
+  metrics.number("diverged_energy_ratio", s.metrics.diverged_energy_ratio);
+  metrics.finish();
+
+  top.finish();
+  s.tracking_differentiator.step = s.timing.step;
+}
+
+[[noreturn]] void invalid(const std::string& field, double value, const std::string& allowed) {
+  throw ScenarioError(field + " = " + format_value(value) + ": " + allowed);
+}
+
+void require(bool ok, const std::string& field, double value, const std::string& allowed) {
+  if (!ok) invalid(field, value, allowed);
+}
+
+bool is_integer_ratio(double a, double b, double& ratio) {
+  ratio = a / b;
+  return std::abs(ratio - std::round(ratio)) <= 1e-9 * std::max(1.0, std::abs(ratio));
+}
+
+}  // namespace
+
+core::TransferFunction RobotSpec::transfer_function() const {
+  if (preset == "custom") {
+    return {num, den};
+  }
+  const double wn2 = omega_n * omega_n;
+  return {{wn2 / omega_z, wn2}, {1.0, 2.0 * zeta * omega_n, wn2}};
+}
+
+std::int64_t SitsScenario::steps() const {
+  return static_cast<std::int64_t>(std::llround(timing.duration / timing.step));
+}
+
+std::int64_t SitsScenario::hold_steps() const {
+  return delays.control_cycle ? static_cast<std::int64_t>(std::llround(timing.control_period / timing.step))
+                              : 1;
+}
+
+double SitsScenario::sensor_delay_steps() const {
+  return delays.force_measurement ? rig.sensor_delay / timing.step : 0.0;
+}
+
+void validate(const SitsScenario& s) {
+  require(s.schema_version == kSchemaVersion, "schema_version", s.schema_version,
+          "this hyloop reads schema_version " + std::to_string(kSchemaVersion));
+  if (s.name.empty()) throw ScenarioError("name: must not be empty");
+  require(s.model.mass > 0.0, "model.mass_kg", s.model.mass, "must be > 0 kg");
+  require(s.rig.contact.stiffness > 0.0, "rig.contact.stiffness_n_per_m", s.rig.contact.stiffness,
+          "must be > 0 N/m");
+  require(s.rig.contact.damping >= 0.0, "rig.contact.damping_ns_per_m", s.rig.contact.damping,
+          "must be >= 0 N*s/m");
+  const std::string& preset = s.rig.robot.preset;
+  if (preset != "default" && preset != "paper" && preset != "second_order" && preset != "custom") {
+    throw ScenarioError("rig.robot.preset = \"" + preset +
+                        "\": must be one of default, paper, second_order, custom");
+  }
+  if (preset == "custom") {
+    if (s.rig.robot.den.empty() || s.rig.robot.num.empty()) {
+      throw ScenarioError("rig.robot: preset custom needs num and den (descending powers of s)");
+    }
+    require(s.rig.robot.den.front() != 0.0, "rig.robot.den[0]", s.rig.robot.den.front(),
+            "leading coefficient must be non-zero");
+    require(s.rig.robot.num.size() <= s.rig.robot.den.size(), "rig.robot.num (length)",
+            static_cast<double>(s.rig.robot.num.size()),
+            "must not exceed den's length (a proper transfer function)");
+    require(s.rig.robot.den.size() <= static_cast<std::size_t>(core::kMaxLtiOrder) + 1,
+            "rig.robot.den (length)", static_cast<double>(s.rig.robot.den.size()),
+            "order must be <= " + std::to_string(core::kMaxLtiOrder));
+  } else {
+    require(s.rig.robot.omega_n > 0.0, "rig.robot.omega_n_rad_s", s.rig.robot.omega_n, "must be > 0");
+    require(s.rig.robot.zeta > 0.0, "rig.robot.zeta", s.rig.robot.zeta, "must be > 0");
+    require(s.rig.robot.omega_z > 0.0, "rig.robot.omega_z_rad_s", s.rig.robot.omega_z, "must be > 0");
+  }
+  require(s.rig.sensor_delay >= 0.0, "rig.sensor.delay_s", s.rig.sensor_delay, "must be >= 0 s");
+  require(s.rig.force_noise_std >= 0.0, "rig.sensor.force_noise_std_n", s.rig.force_noise_std,
+          "must be >= 0 N");
+  require(s.rig.position_noise_std >= 0.0, "rig.sensor.position_noise_std_m",
+          s.rig.position_noise_std, "must be >= 0 m");
+  require(s.rig.limits.position_min < s.rig.limits.position_max, "rig.limits.position_min_m",
+          s.rig.limits.position_min, "must be < position_max_m");
+  require(s.rig.limits.velocity_max > 0.0, "rig.limits.velocity_max_mps", s.rig.limits.velocity_max,
+          "must be > 0");
+  require(s.model.initial_position >= s.rig.limits.position_min &&
+              s.model.initial_position <= s.rig.limits.position_max,
+          "model.initial_position_m", s.model.initial_position, "must lie within rig.limits");
+
+  require(s.timing.step > 0.0 && s.timing.step <= 1.0, "timing.step_s", s.timing.step,
+          "must be in (0, 1] s");
+  require(s.timing.duration >= s.timing.step && s.timing.duration <= 1e6, "timing.duration_s",
+          s.timing.duration, "must be in [step_s, 1e6] s");
+  require(s.timing.duration / s.timing.step <= 5e7, "timing.duration_s", s.timing.duration,
+          "duration/step must be <= 5e7 steps");
+  double ratio = 0.0;
+  require(s.timing.control_period >= s.timing.step &&
+              is_integer_ratio(s.timing.control_period, s.timing.step, ratio),
+          "timing.control_period_s", s.timing.control_period,
+          "must be a whole multiple (>= 1) of timing.step_s = " + format_value(s.timing.step));
+  require(s.rig.sensor_delay / s.timing.step <= core::DelayLine::kMaxDelaySteps,
+          "rig.sensor.delay_s", s.rig.sensor_delay, "must be at most 1e6 steps");
+
+  const auto& c = s.compensator;
+  require(c.switch_time >= 0.0, "compensator.switch_time_s", c.switch_time, "must be >= 0 s");
+  require(s.tracking_differentiator.r > 0.0, "compensator.tracking_differentiator.r",
+          s.tracking_differentiator.r, "must be > 0");
+  require(s.tracking_differentiator.h >= s.timing.step, "compensator.tracking_differentiator.h_s",
+          s.tracking_differentiator.h, "must be >= timing.step_s = " + format_value(s.timing.step));
+
+  const auto& id = s.identification;
+  require(id.amplitude > 0.0, "identification.amplitude_m", id.amplitude, "must be > 0 m");
+  require(id.omega > 0.0, "identification.omega_rad_s", id.omega, "must be > 0 rad/s");
+  require(id.na >= 0 && id.na <= 8, "identification.na", id.na, "must be in [0, 8]");
+  require(id.nb >= 1 && id.nb <= 8, "identification.nb", id.nb, "must be in [1, 8]");
+  require(id.nk >= 0 && id.nk <= 100, "identification.nk", id.nk, "must be in [0, 100]");
+  require(id.samples >= 10 * (id.na + id.nb) + id.nk && id.samples <= 10000000,
+          "identification.samples", id.samples,
+          "must be in [10*(na+nb)+nk, 1e7] = [" + std::to_string(10 * (id.na + id.nb) + id.nk) +
+              ", 1e7]");
+  for (std::size_t i = 0; i < id.report_frequencies_hz.size(); ++i) {
+    require(id.report_frequencies_hz[i] > 0.0,
+            "identification.report_frequencies_hz[" + std::to_string(i) + "]",
+            id.report_frequencies_hz[i], "must be > 0 Hz");
+  }
+
+  require(s.outputs.decimation >= 1, "outputs.decimation", s.outputs.decimation, "must be >= 1");
+  if (s.outputs.progress != "auto" && s.outputs.progress != "on" && s.outputs.progress != "off") {
+    throw ScenarioError("outputs.progress = \"" + s.outputs.progress + "\": must be auto, on or off");
+  }
+  require(s.metrics.window > 0.0 && s.metrics.window <= s.timing.duration, "metrics.window_s",
+          s.metrics.window, "must be in (0, timing.duration_s]");
+  require(s.metrics.diverged_energy_ratio > 1.0, "metrics.diverged_energy_ratio",
+          s.metrics.diverged_energy_ratio, "must be > 1");
+}
+
+SitsScenario parse_scenario(const std::string& yaml_text, const std::string& origin,
+                            const std::vector<std::string>& overrides) {
+  YAML::Node root;
+  try {
+    root = YAML::Load(yaml_text);
+  } catch (const YAML::Exception& e) {
+    throw ScenarioError(origin + ": not valid YAML: " + e.what());
+  }
+  if (!root || root.IsNull()) root = YAML::Node(YAML::NodeType::Map);
+  for (const std::string& o : overrides) apply_override(root, o, origin);
+  SitsScenario s;
+  parse_into(root, origin, s);
+  try {
+    validate(s);
+  } catch (const ScenarioError& e) {
+    throw ScenarioError(origin + ": " + e.what());
+  }
+  return s;
+}
+
+SitsScenario load_scenario(const std::string& path, const std::vector<std::string>& overrides) {
+  std::ifstream in(path);
+  if (!in) throw ScenarioError(path + ": cannot open the scenario file");
+  std::stringstream text;
+  text << in.rdbuf();
+  return parse_scenario(text.str(), path, overrides);
+}
+
+std::string to_yaml(const SitsScenario& s) {
+  YAML::Emitter e;
+  e.SetDoublePrecision(17);
+  e << YAML::BeginMap;
+  e << YAML::Key << "schema_version" << YAML::Value << s.schema_version;
+  e << YAML::Key << "name" << YAML::Value << s.name;
+  e << YAML::Key << "description" << YAML::Value << s.description;
+  e << YAML::Key << "kind" << YAML::Value << "sits";
+  e << YAML::Key << "model" << YAML::Value << YAML::BeginMap;
+  e << YAML::Key << "mass_kg" << YAML::Value << s.model.mass;
+  e << YAML::Key << "initial_position_m" << YAML::Value << s.model.initial_position;
+  e << YAML::Key << "initial_velocity_mps" << YAML::Value << s.model.initial_velocity;
+  e << YAML::EndMap;
+  e << YAML::Key << "rig" << YAML::Value << YAML::BeginMap;
+  e << YAML::Key << "contact" << YAML::Value << YAML::BeginMap;
+  e << YAML::Key << "stiffness_n_per_m" << YAML::Value << s.rig.contact.stiffness;
+  e << YAML::Key << "damping_ns_per_m" << YAML::Value << s.rig.contact.damping;
+  e << YAML::EndMap;
+  e << YAML::Key << "robot" << YAML::Value << YAML::BeginMap;
+  e << YAML::Key << "preset" << YAML::Value << s.rig.robot.preset;
+  if (s.rig.robot.preset == "custom") {
+    e << YAML::Key << "num" << YAML::Value << YAML::Flow << s.rig.robot.num;
+    e << YAML::Key << "den" << YAML::Value << YAML::Flow << s.rig.robot.den;
+  } else {
+    e << YAML::Key << "omega_n_rad_s" << YAML::Value << s.rig.robot.omega_n;
+    e << YAML::Key << "zeta" << YAML::Value << s.rig.robot.zeta;
+    e << YAML::Key << "omega_z_rad_s" << YAML::Value << s.rig.robot.omega_z;
+  }
+  e << YAML::EndMap;
+  e << YAML::Key << "sensor" << YAML::Value << YAML::BeginMap;
+  e << YAML::Key << "delay_s" << YAML::Value << s.rig.sensor_delay;
+  e << YAML::Key << "force_noise_std_n" << YAML::Value << s.rig.force_noise_std;
+  e << YAML::Key << "position_noise_std_m" << YAML::Value << s.rig.position_noise_std;
+  e << YAML::Key << "seed" << YAML::Value << s.rig.seed;
+  e << YAML::EndMap;
+  e << YAML::Key << "limits" << YAML::Value << YAML::BeginMap;
+  e << YAML::Key << "position_min_m" << YAML::Value << s.rig.limits.position_min;
+  e << YAML::Key << "position_max_m" << YAML::Value << s.rig.limits.position_max;
+  e << YAML::Key << "velocity_max_mps" << YAML::Value << s.rig.limits.velocity_max;
+  e << YAML::EndMap;
+  e << YAML::EndMap;
+  e << YAML::Key << "delays" << YAML::Value << YAML::BeginMap;
+  e << YAML::Key << "force_measurement" << YAML::Value << s.delays.force_measurement;
+  e << YAML::Key << "control_cycle" << YAML::Value << s.delays.control_cycle;
+  e << YAML::Key << "robot_response" << YAML::Value << s.delays.robot_response;
+  e << YAML::EndMap;
+  e << YAML::Key << "timing" << YAML::Value << YAML::BeginMap;
+  e << YAML::Key << "step_s" << YAML::Value << s.timing.step;
+  e << YAML::Key << "control_period_s" << YAML::Value << s.timing.control_period;
+  e << YAML::Key << "duration_s" << YAML::Value << s.timing.duration;
+  e << YAML::EndMap;
+  e << YAML::Key << "compensator" << YAML::Value << YAML::BeginMap;
+  e << YAML::Key << "type" << YAML::Value << std::string(core::to_string(s.compensator.kind));
+  e << YAML::Key << "k_eps0" << YAML::Value << s.compensator.k_eps0;
+  e << YAML::Key << "k_eps1" << YAML::Value << s.compensator.k_eps1;
+  e << YAML::Key << "k_eps2" << YAML::Value << s.compensator.k_eps2;
+  e << YAML::Key << "switch_time_s" << YAML::Value << s.compensator.switch_time;
+  e << YAML::Key << "bumpless" << YAML::Value << s.compensator.bumpless;
+  e << YAML::Key << "tracking_differentiator" << YAML::Value << YAML::BeginMap;
+  e << YAML::Key << "r" << YAML::Value << s.tracking_differentiator.r;
+  e << YAML::Key << "h_s" << YAML::Value << s.tracking_differentiator.h;
+  e << YAML::EndMap;
+  e << YAML::EndMap;
+  e << YAML::Key << "identification" << YAML::Value << YAML::BeginMap;
+  e << YAML::Key << "amplitude_m" << YAML::Value << s.identification.amplitude;
+  e << YAML::Key << "omega_rad_s" << YAML::Value << s.identification.omega;
+  e << YAML::Key << "samples" << YAML::Value << s.identification.samples;
+  e << YAML::Key << "na" << YAML::Value << s.identification.na;
+  e << YAML::Key << "nb" << YAML::Value << s.identification.nb;
+  e << YAML::Key << "nk" << YAML::Value << s.identification.nk;
+  e << YAML::Key << "report_frequencies_hz" << YAML::Value << YAML::Flow
+    << s.identification.report_frequencies_hz;
+  e << YAML::EndMap;
+  e << YAML::Key << "outputs" << YAML::Value << YAML::BeginMap;
+  e << YAML::Key << "samples" << YAML::Value << s.outputs.samples;
+  e << YAML::Key << "decimation" << YAML::Value << s.outputs.decimation;
+  e << YAML::Key << "progress" << YAML::Value << s.outputs.progress;
+  e << YAML::EndMap;
+  e << YAML::Key << "metrics" << YAML::Value << YAML::BeginMap;
+  e << YAML::Key << "window_s" << YAML::Value << s.metrics.window;
+  e << YAML::Key << "diverged_energy_ratio" << YAML::Value << s.metrics.diverged_energy_ratio;
+  e << YAML::EndMap;
+  e << YAML::EndMap;
+  return std::string(e.c_str()) + "\n";
+}
+
+}  // namespace hyloop::experiment

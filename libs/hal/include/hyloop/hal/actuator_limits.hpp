@@ -1,0 +1,37 @@
+#pragma once
+// The last check before a value reaches an actuator: every command must be finite and within
+// the position and velocity limits. A command that fails is rejected (the driver keeps the
+// last good command) and counted.
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+
+#include "hyloop/hal/drivers.hpp"
+
+namespace hyloop::hal {
+
+struct ActuatorLimits {
+  double position_min = -std::numeric_limits<double>::infinity();  ///< m
+  double position_max = std::numeric_limits<double>::infinity();   ///< m
+  double velocity_max = std::numeric_limits<double>::infinity();   ///< |v|, m/s
+};
+
+enum class LimitVerdict : std::uint8_t { kOk, kNotFinite, kPositionLimit, kVelocityLimit };
+
+/// RT-safe.
+[[nodiscard]] inline LimitVerdict check_command(const ActuatorCommand& c,
+                                                const ActuatorLimits& limits) noexcept {
+  if (!std::isfinite(c.position) || !std::isfinite(c.velocity)) {
+    return LimitVerdict::kNotFinite;
+  }
+  if (c.position < limits.position_min || c.position > limits.position_max) {
+    return LimitVerdict::kPositionLimit;
+  }
+  if (std::abs(c.velocity) > limits.velocity_max) {
+    return LimitVerdict::kVelocityLimit;
+  }
+  return LimitVerdict::kOk;
+}
+
+}  // namespace hyloop::hal
