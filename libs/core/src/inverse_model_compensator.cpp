@@ -116,6 +116,10 @@ void InverseModelCompensator::initialise_batch(std::span<const double> commands,
 
 void InverseModelCompensator::set_parameters(const RlsVector& theta) { rls_.reset(theta); }
 
+void InverseModelCompensator::set_parameters(const RlsVector& theta, const RlsMatrix& covariance) {
+  rls_.reset(theta, covariance);
+}
+
 void InverseModelCompensator::reset(double position) noexcept {
   commands_.fill(position);
   measured_.fill(position);

@@ -1,5 +1,6 @@
 #include "hyloop/core/lti.hpp"
 
+#include <Eigen/Dense>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 

@@ -89,6 +89,8 @@ class InverseModelCompensator {
 
   /// Sets θ (size n_c + n_m, order as in the header) with P = p0·I. Not RT-safe (may throw).
   void set_parameters(const RlsVector& theta);
+  /// Sets θ and P. Not RT-safe (may throw on sizes or non-finite values).
+  void set_parameters(const RlsVector& theta, const RlsMatrix& covariance);
 
   /// Fills the command and measurement histories with `position` (bumpless start at rest).
   /// RT-safe.
