@@ -144,8 +144,9 @@ ArxModel fit_arx(std::span<const double> u, std::span<const double> y, const Arx
                                 "; allowed: at most " + std::to_string(kMaxArxOrderSum));
   }
   if (u.size() != y.size()) {
-    throw std::invalid_argument("fit_arx: u has " + std::to_string(u.size()) + " samples but y has " +
-                                std::to_string(y.size()) + "; u and y must have the same length");
+    throw std::invalid_argument("fit_arx: u has " + std::to_string(u.size()) +
+                                " samples but y has " + std::to_string(y.size()) +
+                                "; u and y must have the same length");
   }
   const auto na = static_cast<std::size_t>(orders.n_a);
   const auto nb = static_cast<std::size_t>(orders.n_b);
@@ -189,11 +190,11 @@ ArxModel fit_arx(std::span<const double> u, std::span<const double> y, const Arx
 
   const Eigen::ColPivHouseholderQR<Eigen::MatrixXd> qr(phi);
   if (qr.rank() < pi) {
-    throw std::invalid_argument("fit_arx: the regressor matrix has rank " +
-                                std::to_string(qr.rank()) + " < " + std::to_string(p) +
-                                " parameters; u and y are not informative enough for n_a = " +
-                                std::to_string(na) + ", n_b = " + std::to_string(nb) +
-                                " (input not persistently exciting)");
+    throw std::invalid_argument(
+        "fit_arx: the regressor matrix has rank " + std::to_string(qr.rank()) + " < " +
+        std::to_string(p) +
+        " parameters; u and y are not informative enough for n_a = " + std::to_string(na) +
+        ", n_b = " + std::to_string(nb) + " (input not persistently exciting)");
   }
   const Eigen::VectorXd theta = qr.solve(target);
   const Eigen::VectorXd prediction = phi * theta;
@@ -218,8 +219,9 @@ ArxModel fit_arx(std::span<const double> u, std::span<const double> y, const Arx
   const Eigen::VectorXd singular = Eigen::JacobiSVD<Eigen::MatrixXd>(rr).singularValues();
   model.condition_number = singular(0) / singular(pi - 1);
 
-  model.fit_prediction_percent = nrmse_fit_percent(
-      std::span<const double>(target.data(), rows), std::span<const double>(prediction.data(), rows));
+  model.fit_prediction_percent =
+      nrmse_fit_percent(std::span<const double>(target.data(), rows),
+                        std::span<const double>(prediction.data(), rows));
   std::vector<double> simulated(y.begin(), y.begin() + static_cast<std::ptrdiff_t>(k0));
   simulated.resize(n, 0.0);
   for (std::size_t k = k0; k < n; ++k) {

@@ -48,10 +48,10 @@ void require_coefficients(const char* where, const char* name, const std::vector
 void require_state_space(const char* where, const StateSpace& ss) {
   const Eigen::Index n = ss.a.rows();
   if (ss.a.cols() != n || ss.b.rows() != n || ss.c.cols() != n) {
-    throw std::invalid_argument(
-        std::string(where) + ": inconsistent dimensions a " + std::to_string(ss.a.rows()) + "x" +
-        std::to_string(ss.a.cols()) + ", b " + std::to_string(ss.b.rows()) + "x1, c 1x" +
-        std::to_string(ss.c.cols()) + "; need a n x n, b n x 1, c 1 x n");
+    throw std::invalid_argument(std::string(where) + ": inconsistent dimensions a " +
+                                std::to_string(ss.a.rows()) + "x" + std::to_string(ss.a.cols()) +
+                                ", b " + std::to_string(ss.b.rows()) + "x1, c 1x" +
+                                std::to_string(ss.c.cols()) + "; need a n x n, b n x 1, c 1 x n");
   }
   if (!ss.a.allFinite() || !ss.b.allFinite() || !ss.c.allFinite() || !std::isfinite(ss.d)) {
     throw std::invalid_argument(std::string(where) + ": a, b, c and d must be finite");

@@ -68,8 +68,9 @@ void balance(Eigen::MatrixXd& m) {
 Polynomial::Polynomial(std::vector<double> ascending) : coeffs_(std::move(ascending)) {
   for (std::size_t i = 0; i < coeffs_.size(); ++i) {
     if (!std::isfinite(coeffs_[i])) {
-      throw std::invalid_argument("Polynomial: ascending[" + std::to_string(i) + "] = " +
-                                  number(coeffs_[i]) + " is not finite; coefficients must be finite");
+      throw std::invalid_argument("Polynomial: ascending[" + std::to_string(i) +
+                                  "] = " + number(coeffs_[i]) +
+                                  " is not finite; coefficients must be finite");
     }
   }
   trim();
@@ -134,8 +135,7 @@ Polynomial Polynomial::from_roots(std::span<const std::complex<double>> roots, d
       p *= Polynomial({-r.real(), 1.0});
     } else {
       throw std::invalid_argument("Polynomial::from_roots: roots[" + std::to_string(i) + "] = " +
-                                  number(r.real()) + (r.imag() < 0 ? "" : "+") +
-                                  number(r.imag()) +
+                                  number(r.real()) + (r.imag() < 0 ? "" : "+") + number(r.imag()) +
                                   "j has no complex-conjugate partner; complex roots of a real "
                                   "polynomial must come in conjugate pairs");
     }

@@ -63,7 +63,8 @@ Polynomial combine(const Polynomial& p0, const Polynomial& p1, double k) {
     const double a = p0.coeff(i);
     const double b = k * p1.coeff(i);
     const double sum = a + b;
-    c[static_cast<std::size_t>(i)] = std::abs(sum) <= 1e-13 * (std::abs(a) + std::abs(b)) ? 0.0 : sum;
+    c[static_cast<std::size_t>(i)] =
+        std::abs(sum) <= 1e-13 * (std::abs(a) + std::abs(b)) ? 0.0 : sum;
   }
   return Polynomial(std::move(c));
 }
@@ -94,10 +95,10 @@ SitsCharacteristic sits_characteristic(const SitsLoopParameters& p, const ZeroPo
     k_r = robot.gain;
   }
   const Polynomial s = Polynomial::monomial(1);
-  const Polynomial hold({2.0, p.control_cycle ? p.t_c : 0.0});          // 2 + T_c·s
-  const Polynomial pade_den({2.0, p.force_delay ? p.tau_s : 0.0});      // 2 + τ_s·s
-  const Polynomial pade_num({2.0, p.force_delay ? -p.tau_s : 0.0});     // 2 − τ_s·s
-  const Polynomial contact({p.k_tc, p.b_tc});                           // K_tc + B_tc·s
+  const Polynomial hold({2.0, p.control_cycle ? p.t_c : 0.0});       // 2 + T_c·s
+  const Polynomial pade_den({2.0, p.force_delay ? p.tau_s : 0.0});   // 2 + τ_s·s
+  const Polynomial pade_num({2.0, p.force_delay ? -p.tau_s : 0.0});  // 2 − τ_s·s
+  const Polynomial contact({p.k_tc, p.b_tc});                        // K_tc + B_tc·s
   SitsCharacteristic c;
   c.p0 = p.m_e * s * s * hold * pade_den * poles + 2.0 * k_r * zeros * pade_num * contact;
   c.p1 = -2.0 * k_r * s * pade_den * zeros;
@@ -137,7 +138,7 @@ RouthResult routh(const Polynomial& p_in, double zero_tolerance) {
   result.polynomial = p_in.leading() < 0.0 ? -p_in : p_in;
   const Polynomial& p = result.polynomial;
   const int n = p.degree();
-  const auto width = static_cast<std::size_t>(n / 2 + 1);
+  const std::size_t width = static_cast<std::size_t>(n) / 2 + 1;
   auto& rows = result.array;
   rows.assign(static_cast<std::size_t>(n) + 1, std::vector<double>(width, 0.0));
   for (std::size_t j = 0; j < width; ++j) {
@@ -231,8 +232,8 @@ std::string RouthResult::to_string() const {
     s += '\n';
   }
   s += "sign changes: " + std::to_string(sign_changes) +
-       ", imaginary-axis roots: " + std::to_string(imaginary_axis_roots) + ", verdict: " +
-       hyloop::core::to_string(verdict) + '\n';
+       ", imaginary-axis roots: " + std::to_string(imaginary_axis_roots) +
+       ", verdict: " + hyloop::core::to_string(verdict) + '\n';
   return s;
 }
 

@@ -80,8 +80,8 @@ TEST(ArxTest, RecoversTheSampledRobotFromNoiseFreeSweep) {
   ASSERT_EQ(model.a.size(), 2U);
   ASSERT_EQ(model.b.size(), 2U);
   // H(z) = (β1·z² + β2·z + 0)/(z² + α1·z + α2) ⇔ a = [α1, α2], b = [β1, β2].
-  const std::vector<double> expected{data.sampled.den[1], data.sampled.den[2],
-                                     data.sampled.num[0], data.sampled.num[1]};
+  const std::vector<double> expected{data.sampled.den[1], data.sampled.den[2], data.sampled.num[0],
+                                     data.sampled.num[1]};
   const std::vector<double> estimated{model.a[0], model.a[1], model.b[0], model.b[1]};
   double worst = 0.0;
   for (std::size_t i = 0; i < expected.size(); ++i) {

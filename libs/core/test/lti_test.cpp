@@ -1,9 +1,9 @@
 #include "hyloop/core/lti.hpp"
 
-#include <Eigen/Dense>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <Eigen/Dense>
 #include <algorithm>
 #include <cmath>
 #include <complex>
@@ -127,13 +127,19 @@ TEST(LtiTest, ZeroPoleGainRoundTrip) {
 }
 
 TEST(LtiTest, RejectsInvalidTransferFunctions) {
-  EXPECT_THAT(message_of([] { to_state_space({{1.0, 0.0, 0.0}, {1.0, 1.0}}); }),
+  EXPECT_THAT(message_of([] {
+                to_state_space({{1.0, 0.0, 0.0}, {1.0, 1.0}});
+              }),
               HasSubstr("improper"));
   EXPECT_THAT(message_of([] { to_state_space({{1.0}, {0.0, 1.0}}); }), HasSubstr("tf.den[0]"));
   EXPECT_THAT(message_of([] { to_state_space({{}, {1.0}}); }), HasSubstr("tf.num"));
-  EXPECT_THAT(message_of([] { to_state_space({{1.0}, std::vector<double>(10, 1.0)}); }),
+  EXPECT_THAT(message_of([] {
+                to_state_space({{1.0}, std::vector<double>(10, 1.0)});
+              }),
               HasSubstr("kMaxLtiOrder"));
-  EXPECT_THAT(message_of([] { to_state_space({{1.0}, {1.0, std::nan("")}}); }),
+  EXPECT_THAT(message_of([] {
+                to_state_space({{1.0}, {1.0, std::nan("")}});
+              }),
               HasSubstr("tf.den[1]"));
   // Leading zeros of the numerator are not improperness.
   EXPECT_NO_THROW(to_state_space({{0.0, 0.0, 1.0}, {1.0, 1.0}}));
@@ -190,7 +196,9 @@ TEST(LtiTest, TustinWarpsFrequencyAsTheBilinearMap) {
 
 TEST(LtiTest, ContinualiseInvertsDiscretiseForSecondOrderSystems) {
   const std::vector<TransferFunction> systems{
-      robot_tf(kDefaultRobot), robot_tf(kPaperRobot), {{1.0}, {1.0, 0.4, 4.0}},
+      robot_tf(kDefaultRobot),
+      robot_tf(kPaperRobot),
+      {{1.0}, {1.0, 0.4, 4.0}},
       {{0.5, -1.0, 3.0}, {1.0, 3.0, 2.0}}};  // the last with a feedthrough
   double worst = 0.0;
   for (const TransferFunction& tf : systems) {
@@ -226,14 +234,13 @@ TEST(LtiTest, ContinualiseRejectsNegativeRealEigenvalue) {
 
 TEST(LtiTest, RobotPresetPhasesAtTenHertz) {
   const double omega = 2.0 * kPi * 10.0;
-  const double phase_default = std::arg(frequency_response(robot_tf(kDefaultRobot), omega)) *
-                               kRadToDeg;
-  const double phase_paper = std::arg(frequency_response(robot_tf(kPaperRobot), omega)) *
-                             kRadToDeg;
+  const double phase_default =
+      std::arg(frequency_response(robot_tf(kDefaultRobot), omega)) * kRadToDeg;
+  const double phase_paper = std::arg(frequency_response(robot_tf(kPaperRobot), omega)) * kRadToDeg;
   EXPECT_NEAR(phase_default, robot_phase_deg(kDefaultRobot, omega), 1e-10);
   EXPECT_NEAR(phase_paper, robot_phase_deg(kPaperRobot, omega), 1e-10);
-  EXPECT_NEAR(phase_default, -5.9, 0.05);   // DESIGN §6: −5.9°
-  EXPECT_NEAR(phase_paper, -2.87, 0.005);   // DESIGN §6 and the paper: −2.87°
+  EXPECT_NEAR(phase_default, -5.9, 0.05);  // DESIGN §6: −5.9°
+  EXPECT_NEAR(phase_paper, -2.87, 0.005);  // DESIGN §6 and the paper: −2.87°
   const double peak = std::abs(frequency_response(robot_tf(kPaperRobot), 2.0 * kPi * 30.0));
   EXPECT_NEAR(peak, 1.69, 0.01);  // resonant peak ≈ 1.69 at 30 Hz
   std::printf("G_R phase at 10 Hz: default %.4f deg, paper preset %.4f deg; |G| at 30 Hz %.4f\n",
@@ -319,9 +326,10 @@ std::vector<double> filter(const TransferFunction& h, const std::vector<double>&
 }
 
 TEST(LtiTest, SampledTransferFunctionReproducesTheEndOfStepOutputs) {
-  std::vector<double> u;
-  for (int k = 0; k < 500; ++k) {
-    u.push_back(std::sin(0.05 * k) + 0.3 * std::cos(0.31 * k * k));
+  std::vector<double> u(500);
+  for (std::size_t k = 0; k < u.size(); ++k) {
+    const double x = static_cast<double>(k);
+    u[k] = std::sin(0.05 * x) + 0.3 * std::cos(0.31 * x * x);
   }
   const std::vector<TransferFunction> plants{robot_tf(kDefaultRobot),
                                              {{0.5, -1.0, 3.0}, {1.0, 3.0, 2.0}}};

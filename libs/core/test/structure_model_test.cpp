@@ -48,9 +48,16 @@ TEST(StructureModel, UndampedSdofStepLoadMatchesClosedForm) {
        {StructureIntegrator::kCentralDifference, StructureIntegrator::kNewmarkAverageAcceleration}) {
     const double e1 = sdof_error(integrator, 0.01, 5.0, force, exact);
     const double e2 = sdof_error(integrator, 0.005, 5.0, force, exact);
-    std::printf("%s, step load, 5 s: relative error %.3e at 10 ms, %.3e at 5 ms (ratio %.2f)\n",
-                std::string(to_string(integrator)).c_str(), e1, e2, e1 / e2);
-    EXPECT_LT(e1, 0.02);
+    // Period error: Δω/ω = (ω_n Δt)²/24 (central difference, shorter) or /12 (Newmark, longer),
+    // so |u − u_exact|/max u ≈ ½·Δω·t at t = 5 s.
+    const double x = kOmegaN * 0.01;
+    const double per = integrator == StructureIntegrator::kCentralDifference ? 24.0 : 12.0;
+    const double predicted = 0.5 * kOmegaN * x * x / per * 5.0;
+    std::printf("%s, step load, 5 s: relative error %.3e at 10 ms (period-error estimate %.3e), "
+                "%.3e at 5 ms (ratio %.2f)\n",
+                std::string(to_string(integrator)).c_str(), e1, predicted, e2, e1 / e2);
+    EXPECT_LT(e1, 1.02 * predicted);
+    EXPECT_GT(e1, 0.9 * predicted);
     EXPECT_NEAR(e1 / e2, 4.0, 0.3);  // second order
   }
 }
@@ -70,7 +77,7 @@ TEST(StructureModel, UndampedSdofSineLoadMatchesClosedForm) {
     const double e2 = sdof_error(integrator, 0.005, 5.0, force, exact);
     std::printf("%s, sine load, 5 s: relative error %.3e at 10 ms, %.3e at 5 ms (ratio %.2f)\n",
                 std::string(to_string(integrator)).c_str(), e1, e2, e1 / e2);
-    EXPECT_LT(e1, 0.02);
+    EXPECT_LT(e1, integrator == StructureIntegrator::kCentralDifference ? 2.5e-3 : 5e-3);
     EXPECT_NEAR(e1 / e2, 4.0, 0.3);
   }
 }
@@ -152,7 +159,7 @@ TEST(StructureModel, ExperimentalForceOnADofActsLikeStiffness) {
     whole.step(ag, 0.0);
     worst = std::max(worst, std::abs(hybrid.displacement(0) - whole.displacement(0)));
   }
-  EXPECT_LT(worst, 1e-15);
+  EXPECT_LT(worst, 1e-12 * std::abs(whole.displacement(0)) + 1e-14);
   EXPECT_NEAR(hybrid.shortest_period(), 1.0, 1e-12);
 }
 

@@ -54,7 +54,6 @@ json fit_report(const SitsScenario& s, const SweepData& data, const std::string&
   const double step = s.timing.step;
   // n_k = 0 means y[k] responds to u[k]: the end-of-step convention of DESIGN §6 (advance 1).
   const int advance = s.identification.nk == 0 ? 1 : 0;
-  const core::ZeroPoleGain identified = core::identified_continuous_model(model, step, advance);
   const auto& freqs = s.identification.report_frequencies_hz;
   json j;
   j["source"] = source;
@@ -87,10 +86,19 @@ json fit_report(const SitsScenario& s, const SweepData& data, const std::string&
     note << " with position noise sigma = " << s.rig.position_noise_std << " m";
   }
   j["fit_note"] = note.str();
-  j["continuous_model"] = zpk_json(identified);
-  j["continuous_model"]["zeros_count"] = identified.zeros.size();
-  j["continuous_model"]["poles_count"] = identified.poles.size();
-  j["frequency_response"] = bode_json(core::bode(identified, freqs));
+  try {
+    const core::ZeroPoleGain identified = core::identified_continuous_model(model, step, advance);
+    j["continuous_model"] = zpk_json(identified);
+    j["continuous_model"]["zeros_count"] = identified.zeros.size();
+    j["continuous_model"]["poles_count"] = identified.poles.size();
+    j["frequency_response"] = bode_json(core::bode(identified, freqs));
+  } catch (const std::invalid_argument& e) {
+    // A noisy fit can place a discrete pole on the negative real axis: no continuous model maps
+    // to it by a zero-order hold. The discrete fit stays valid; say why there is no continuous one.
+    j["continuous_model"] = nullptr;
+    j["continuous_model_error"] = e.what();
+    j["frequency_response"] = nullptr;
+  }
   return j;
 }
 
@@ -162,7 +170,7 @@ json identify_robot(const SitsScenario& s) {
     truth_j["max_relative_coefficient_error"] = worst;
   }
   json phase_errors = json::array();
-  for (std::size_t i = 0; i < j["frequency_response"].size(); ++i) {
+  for (std::size_t i = 0; j["frequency_response"].is_array() && i < j["frequency_response"].size(); ++i) {
     phase_errors.push_back(j["frequency_response"][i]["phase_deg"].get<double>() -
                            truth_j["frequency_response"][i]["phase_deg"].get<double>());
   }

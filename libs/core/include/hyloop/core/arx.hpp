@@ -41,15 +41,15 @@ struct ArxOrders {
 
 struct ArxModel {
   ArxOrders orders;
-  std::vector<double> a;          // a1 … a_na
-  std::vector<double> b;          // b0 … b_(nb−1)
-  Eigen::MatrixXd covariance;     // p × p, parameter order θ = [a…, b…]
-  double noise_variance = 0.0;    // σ², unit of y squared
-  double residual_rms = 0.0;      // unit of y
+  std::vector<double> a;                // a1 … a_na
+  std::vector<double> b;                // b0 … b_(nb−1)
+  Eigen::MatrixXd covariance;           // p × p, parameter order θ = [a…, b…]
+  double noise_variance = 0.0;          // σ², unit of y squared
+  double residual_rms = 0.0;            // unit of y
   double fit_prediction_percent = 0.0;  // NaN if y is constant over the rows used
   double fit_simulation_percent = 0.0;  // NaN if y is constant; −inf if the simulation diverges
   double condition_number = 0.0;
-  std::size_t rows = 0;           // N_r, the number of equations used
+  std::size_t rows = 0;  // N_r, the number of equations used
   // B(z⁻¹)z^−nk / A(z⁻¹) as a TF in z (descending powers, den[0] == 1), both of length n + 1
   // with n = max(n_a, n_k + n_b − 1): num[n_k + j] = b_j, den[i] = a_i.
   TransferFunction transfer_function;

@@ -29,8 +29,8 @@ namespace hyloop::core {
 
 inline constexpr int kMaxLtiOrder = 8;
 
-using LtiMatrix =
-    Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::ColMajor, kMaxLtiOrder, kMaxLtiOrder>;
+using LtiMatrix = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::ColMajor,
+                                kMaxLtiOrder, kMaxLtiOrder>;
 using LtiVector = Eigen::Matrix<double, Eigen::Dynamic, 1, Eigen::ColMajor, kMaxLtiOrder, 1>;
 using LtiRow = Eigen::Matrix<double, 1, Eigen::Dynamic, Eigen::RowMajor, 1, kMaxLtiOrder>;
 

@@ -40,11 +40,11 @@
 namespace hyloop::core {
 
 struct SitsLoopParameters {
-  double m_e = 0.0;    // equivalent mass, kg, > 0
-  double k_tc = 0.0;   // contact stiffness K_tc, N/m, ≥ 0
-  double b_tc = 0.0;   // contact damping B_tc, N·s/m, ≥ 0
-  double tau_s = 0.0;  // force-measurement delay τ_s, s, ≥ 0
-  double t_c = 0.0;    // control cycle T_c, s, ≥ 0
+  double m_e = 0.0;           // equivalent mass, kg, > 0
+  double k_tc = 0.0;          // contact stiffness K_tc, N/m, ≥ 0
+  double b_tc = 0.0;          // contact damping B_tc, N·s/m, ≥ 0
+  double tau_s = 0.0;         // force-measurement delay τ_s, s, ≥ 0
+  double t_c = 0.0;           // control cycle T_c, s, ≥ 0
   bool force_delay = true;    // false: G_s = 1 (as τ_s = 0)
   bool control_cycle = true;  // false: G_c = 1 (as T_c = 0)
   bool robot = true;          // false: G_R = 1 (robot bypassed)
@@ -84,14 +84,14 @@ struct RouthEpsilon {
 
 /// An all-zero row replaced by the derivative of the auxiliary polynomial of the row above.
 struct RouthZeroRow {
-  int row = 0;    // index of the zero row
-  int power = 0;  // the zero row was the row of s^power
-  Polynomial auxiliary;  // from the row of s^(power + 1); its roots are symmetric about 0
+  int row = 0;                   // index of the zero row
+  int power = 0;                 // the zero row was the row of s^power
+  Polynomial auxiliary;          // from the row of s^(power + 1); its roots are symmetric about 0
   int imaginary_axis_roots = 0;  // deg(auxiliary) − 2·(sign changes from its row down)
 };
 
 struct RouthResult {
-  Polynomial polynomial;  // as analysed: leading coefficient made positive
+  Polynomial polynomial;                   // as analysed: leading coefficient made positive
   std::vector<std::vector<double>> array;  // array[i]: the row of s^(n−i), padded with zeros
   std::vector<double> first_column;
   int sign_changes = 0;  // = right-half-plane roots
