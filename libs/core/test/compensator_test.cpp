@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 namespace hyloop::core {
 namespace {
 
@@ -59,7 +61,7 @@ TEST(Compensator, ParsesKindsAndRejectsUnknown) {
 }
 
 TEST(Compensator, RejectsNonFiniteGains) {
-  EXPECT_THROW(Compensator({.kind = CompensatorKind::kFixedGain, .k_eps0 = NAN}, kStep),
+  EXPECT_THROW(Compensator({.kind = CompensatorKind::kFixedGain, .k_eps0 = std::nan("")}, kStep),
                std::invalid_argument);
 }
 

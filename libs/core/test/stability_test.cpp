@@ -452,6 +452,15 @@ TEST(StabilityTest, SitsTable1GainInterval) {
       at_zero.rhp_roots(), rhp_count_from_roots(c.at(0.0)), describe(intervals).c_str(),
       paper_gain_stable ? "stable" : "not stable");
   std::printf("P0 = %s\nP1 = %s\n", c.p0.to_string().c_str(), c.p1.to_string().c_str());
+  // For information: the second preset (ωn = 2π·30, ζ = 0.35, ωz = 299.76).
+  const double wn = 2.0 * kPi * 30.0;
+  const double zeta = 0.35;
+  const double wd = wn * std::sqrt(1.0 - zeta * zeta);
+  const ZeroPoleGain paper{
+      {{-299.76, 0.0}}, {{-zeta * wn, wd}, {-zeta * wn, -wd}}, wn * wn / 299.76};
+  const SitsCharacteristic cp = sits_characteristic(kTable1, paper);
+  std::printf("SITS Table 1 + paper-phase G_R: RHP roots at K_h = 0: %d; stable K_h: %s\n",
+              routh(cp.at(0.0)).rhp_roots(), describe(stable_gain_intervals(cp.p0, cp.p1)).c_str());
   std::printf("%s", at_zero.to_string().c_str());
 }
 
