@@ -41,9 +41,9 @@ void BM_ScvgLoopNoSamples(benchmark::State& state) { run_loop(state, false, fals
 void BM_ScvgLoopWithSamples(benchmark::State& state) { run_loop(state, true, false); }
 void BM_ScvgLoopWithSamplesAndRunDirectory(benchmark::State& state) { run_loop(state, true, true); }
 
-BENCHMARK(BM_ScvgLoopNoSamples)->Unit(benchmark::kMillisecond)->MinTime(2.0);
-BENCHMARK(BM_ScvgLoopWithSamples)->Unit(benchmark::kMillisecond)->MinTime(2.0);
-BENCHMARK(BM_ScvgLoopWithSamplesAndRunDirectory)->Unit(benchmark::kMillisecond)->MinTime(2.0);
+BENCHMARK(BM_ScvgLoopNoSamples)->Unit(benchmark::kMillisecond)->MinTime(2.0)->UseRealTime();
+BENCHMARK(BM_ScvgLoopWithSamples)->Unit(benchmark::kMillisecond)->MinTime(2.0)->UseRealTime();
+BENCHMARK(BM_ScvgLoopWithSamplesAndRunDirectory)->Unit(benchmark::kMillisecond)->MinTime(2.0)->UseRealTime();
 
 }  // namespace
 

@@ -35,8 +35,8 @@ InverseModelCompensatorConfig InverseModelCompensatorConfig::preset(LoadingModel
   InverseModelCompensatorConfig c;
   switch (preset) {
     case LoadingModelPreset::kThreeParameter:
-      c.command_terms = 1;
-      c.measurement_terms = 2;
+      c.command_terms = 0;
+      c.measurement_terms = 3;
       break;
     case LoadingModelPreset::kFourParameter:
       c.command_terms = 1;
@@ -111,7 +111,7 @@ LoadingModelRegression InverseModelCompensator::regression(
 void InverseModelCompensator::initialise_batch(std::span<const double> commands,
                                                std::span<const double> measured) {
   const LoadingModelRegression r = regression(config_, commands, measured);
-  rls_.initialise_batch(r.regressors, r.targets);
+  rls_.initialise_batch(r.regressors, r.targets, config_.batch_ridge);
 }
 
 void InverseModelCompensator::set_parameters(const RlsVector& theta) { rls_.reset(theta); }

@@ -90,7 +90,10 @@ void RecursiveLeastSquares::reset(const RlsVector& theta, const RlsMatrix& covar
 }
 
 void RecursiveLeastSquares::initialise_batch(const Eigen::MatrixXd& regressors,
-                                             const Eigen::VectorXd& targets) {
+                                             const Eigen::VectorXd& targets, double ridge) {
+  if (!std::isfinite(ridge) || ridge < 0.0) {
+    reject("ridge", ridge, "finite and >= 0");
+  }
   const int n = config_.parameters;
   if (regressors.cols() != n) {
     reject("regressors.cols()", static_cast<double>(regressors.cols()), "equal to parameters");
@@ -106,7 +109,10 @@ void RecursiveLeastSquares::initialise_batch(const Eigen::MatrixXd& regressors,
   if (!regressors.allFinite() || !targets.allFinite()) {
     throw std::invalid_argument("regressors/targets: values must be finite");
   }
-  const Eigen::MatrixXd gram = regressors.transpose() * regressors;
+  Eigen::MatrixXd gram = regressors.transpose() * regressors;
+  if (ridge > 0.0) {
+    gram.diagonal().array() += ridge * gram.trace() / n;
+  }
   // Relative rank test: a Gram matrix whose condition number is beyond ~1e14 is singular here.
   Eigen::FullPivLU<Eigen::MatrixXd> lu(gram);
   lu.setThreshold(1e-14);

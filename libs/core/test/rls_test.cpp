@@ -221,6 +221,14 @@ TEST(Rls, RejectsBadConfigurationAndData) {
     EXPECT_THAT(e.what(), ::testing::HasSubstr("rank 2"));
   }
   EXPECT_THROW(rls.initialise_batch(phi.topRows(2), Eigen::VectorXd::Ones(2)), std::invalid_argument);
+  EXPECT_THAT([&] { rls.initialise_batch(phi, Eigen::VectorXd::Ones(10), -1.0); },
+              ::testing::ThrowsMessage<std::invalid_argument>(::testing::HasSubstr("ridge = -1")));
+  // A ridge makes the collinear data solvable: θ0 = (ΦᵀΦ + ρ·tr/n·I)⁻¹ΦᵀD.
+  rls.initialise_batch(phi, Eigen::VectorXd::Ones(10), 1e-6);
+  Eigen::MatrixXd gram = phi.transpose() * phi;
+  gram.diagonal().array() += 1e-6 * gram.trace() / 3.0;
+  const Eigen::VectorXd expected = gram.inverse() * phi.transpose() * Eigen::VectorXd::Ones(10);
+  EXPECT_LT((rls.parameters() - expected).cwiseAbs().maxCoeff(), 1e-8);
   EXPECT_THROW(rls.initialise_batch(phi, Eigen::VectorXd::Ones(9)), std::invalid_argument);
 }
 

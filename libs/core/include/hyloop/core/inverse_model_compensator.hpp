@@ -20,15 +20,19 @@
 //                 b1·d_c(i) + b2·d_c(i−1); solved for d_c(i) it is exactly this model with
 //                 θ = [−b2/b1, 1/b1, a1/b1, a2/b1]: the 4-parameter model is the servo's exact
 //                 inverse under the §6 timing.
-//   3 parameters  n_c = 1, n_m = 2: the same with the oldest measurement d_m(i−2) dropped (the
-//                 inverse of a first-order-plus-zero servo model). Dropping the command term
-//                 instead would ignore the ZOH zero −b2/b1 (close to −1 at this step), which is
-//                 what makes the servo's inverse recursive; the paper's 3-parameter estimates
-//                 converge "with small oscillation" as the missing term leaks into the others.
+//   3 parameters  n_c = 0, n_m = 3: θ1…θ3 on d_m(i), d_m(i−1), d_m(i−2), the 4-parameter model
+//                 without its command term. The command is then a finite combination of the
+//                 desired and measured displacements, with no recursion on past commands, so the
+//                 compensator itself cannot go unstable (the paper: "stable, little threat to the
+//                 test"); the dropped term leaks into the others, whose estimates "oscillate
+//                 slightly". The alternative, n_c = 1, n_m = 2, fits θ_c > 1 on the RHT servo
+//                 (an unstable command recursion) and diverges in closed loop: not used.
 //   7 parameters  n_c = 3, n_m = 4: the exact inverse of a third-order servo model. On a
-//                 second-order servo it is over-parameterised: the extra pole/zero pair is free,
-//                 and under measurement noise the identified recursion on past commands can put
-//                 a root near z = −1 — the command oscillation at period 2Δt the paper reports.
+//                 second-order servo it is over-parameterised: noise-free offline data cannot
+//                 separate its parameters (ΦᵀΦ singular; use batch_ridge), and the extra
+//                 pole/zero pair is free to wander under measurement noise. The recursion on past
+//                 commands already has a root at −b2/b1 ≈ −0.77 (the ZOH zero of the servo at
+//                 Δt = 0.01 s), a lightly damped mode at period 2Δt: the paper's oscillation.
 //
 // Units: displacements in m (any consistent unit works; θ is dimensionless).
 
@@ -57,6 +61,8 @@ struct InverseModelCompensatorConfig {
   double max_covariance_trace = 1.0e12;  ///< RLS guard (rls.hpp)
   double max_parameter_jump = 1.0e6;     ///< RLS guard: largest |Δθ_i| in one update
   bool adapt = true;                     ///< false: keep θ fixed (no online update)
+  /// Relative ridge ρ ≥ 0 of the batch fit (rls.hpp); 0 is the paper's plain least squares.
+  double batch_ridge = 0.0;
 
   /// n_c, n_m of a preset with the other fields at their defaults.
   static InverseModelCompensatorConfig preset(LoadingModelPreset preset);

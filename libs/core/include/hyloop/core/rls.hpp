@@ -64,9 +64,13 @@ class RecursiveLeastSquares {
   void reset(const RlsVector& theta, const RlsMatrix& covariance);
 
   /// Batch fit θ0 = (ΦᵀΦ)⁻¹ΦᵀD, P0 = (ΦᵀΦ)⁻¹ (rows of `regressors` are φᵀ) and starts from it.
+  /// With ridge ρ > 0, ΦᵀΦ is replaced by ΦᵀΦ + ρ·(trace(ΦᵀΦ)/n)·I (a relative Tikhonov term, for
+  /// over-parameterised models whose offline data cannot separate every parameter).
   /// Not RT-safe. @throws std::invalid_argument on sizes, fewer rows than parameters, a
-  /// non-finite value or a singular ΦᵀΦ (the offline data does not excite every parameter).
-  void initialise_batch(const Eigen::MatrixXd& regressors, const Eigen::VectorXd& targets);
+  /// non-finite value, ridge < 0, or a singular ΦᵀΦ (the offline data does not excite every
+  /// parameter).
+  void initialise_batch(const Eigen::MatrixXd& regressors, const Eigen::VectorXd& targets,
+                        double ridge = 0.0);
 
   /// One update with regressor φ (size n) and observation y. RT-safe: no allocation, no
   /// exception, no lock. Returns the status (also in last_status()).
