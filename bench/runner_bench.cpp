@@ -2,10 +2,10 @@
 // delays, 60 s at T = 2 ms = 30 000 steps): the loop alone, the loop keeping every sample in
 // memory, and the loop plus writing the run directory.
 #include <benchmark/benchmark.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <string>
-#include <unistd.h>
 
 #include "hyloop/experiment/run_directory.hpp"
 #include "hyloop/experiment/scenario.hpp"
@@ -15,14 +15,15 @@ namespace {
 using namespace hyloop::experiment;
 
 SitsScenario scenario(bool samples) {
-  return load_scenario(std::string(HYLOOP_SOURCE_DIR) + "/scenarios/sits/table1_scvg.yaml",
-                       {std::string("outputs.samples=") + (samples ? "true" : "false"),
-                        "outputs.progress=off"});
+  return load_scenario(
+      std::string(HYLOOP_SOURCE_DIR) + "/scenarios/sits/table1_scvg.yaml",
+      {std::string("outputs.samples=") + (samples ? "true" : "false"), "outputs.progress=off"});
 }
 
 void run_loop(benchmark::State& state, bool samples, bool write) {
   const SitsScenario s = scenario(samples);
-  const auto dir = std::filesystem::temp_directory_path() / ("hyloop_bench_" + std::to_string(getpid()));
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("hyloop_bench_" + std::to_string(getpid()));
   std::int64_t steps = 0;
   for (auto _ : state) {
     SitsRunner runner(s);
@@ -33,7 +34,8 @@ void run_loop(benchmark::State& state, bool samples, bool write) {
     benchmark::DoNotOptimize(runner.last_row());
   }
   std::filesystem::remove_all(dir);
-  state.counters["steps_per_s"] = benchmark::Counter(static_cast<double>(steps), benchmark::Counter::kIsRate);
+  state.counters["steps_per_s"] =
+      benchmark::Counter(static_cast<double>(steps), benchmark::Counter::kIsRate);
   state.counters["steps_per_run"] = static_cast<double>(s.steps());
 }
 
@@ -43,7 +45,10 @@ void BM_ScvgLoopWithSamplesAndRunDirectory(benchmark::State& state) { run_loop(s
 
 BENCHMARK(BM_ScvgLoopNoSamples)->Unit(benchmark::kMillisecond)->MinTime(2.0)->UseRealTime();
 BENCHMARK(BM_ScvgLoopWithSamples)->Unit(benchmark::kMillisecond)->MinTime(2.0)->UseRealTime();
-BENCHMARK(BM_ScvgLoopWithSamplesAndRunDirectory)->Unit(benchmark::kMillisecond)->MinTime(2.0)->UseRealTime();
+BENCHMARK(BM_ScvgLoopWithSamplesAndRunDirectory)
+    ->Unit(benchmark::kMillisecond)
+    ->MinTime(2.0)
+    ->UseRealTime();
 
 }  // namespace
 

@@ -1,13 +1,13 @@
 // The SITS paper's §5 claims, reproduced (docs/reproduction.md sets the numbers side by side).
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <string>
-#include <unistd.h>
-#include <algorithm>
 
 #include "hyloop/experiment/jobs.hpp"
 #include "hyloop/experiment/scenario.hpp"

@@ -37,7 +37,8 @@ std::complex<double> delay_root(double wn, double tau) {
 
 TEST(SitsLoop, NoDelaysReproducesTheIdealTwinBitForBit) {
   for (const char* damping : {"50", "0"}) {
-    SitsRunner runner = run_scenario("ideal", {std::string("rig.contact.damping_ns_per_m=") + damping});
+    SitsRunner runner =
+        run_scenario("ideal", {std::string("rig.contact.damping_ns_per_m=") + damping});
     ASSERT_EQ(runner.samples().size(), 30000u);
     for (const SampleRow& row : runner.samples()) {
       ASSERT_EQ(row[static_cast<std::size_t>(SitsColumn::kX)],
@@ -89,12 +90,11 @@ TEST(SitsLoop, EachDelayAloneDivergesInThePapersOrder) {
 }
 
 TEST(SitsLoop, AStepAllocatesNothing) {
-  SitsScenario s = load_scenario(scenario_path("undamped_all"),
-                                 {"compensator.type=scvg", "compensator.k_eps0=-60",
-                                  "compensator.k_eps1=-0.1", "compensator.k_eps2=-1",
-                                  "compensator.switch_time_s=5", "timing.duration_s=20",
-                                  "rig.sensor.force_noise_std_n=0.01",
-                                  "rig.sensor.position_noise_std_m=1e-6"});
+  SitsScenario s =
+      load_scenario(scenario_path("undamped_all"),
+                    {"compensator.type=scvg", "compensator.k_eps0=-60", "compensator.k_eps1=-0.1",
+                     "compensator.k_eps2=-1", "compensator.switch_time_s=5", "timing.duration_s=20",
+                     "rig.sensor.force_noise_std_n=0.01", "rig.sensor.position_noise_std_m=1e-6"});
   SitsRunner runner(s);
   testing::AllocGuard guard;
   std::int64_t steps = 0;
@@ -105,8 +105,8 @@ TEST(SitsLoop, AStepAllocatesNothing) {
 }
 
 TEST(SitsLoop, LeavingTheRigLimitsStopsTheRunAndKeepsTheSamples) {
-  SitsRunner runner = run_scenario("undamped_fmd", {"rig.limits.position_max_m=0.009",
-                                                    "timing.duration_s=200"});
+  SitsRunner runner =
+      run_scenario("undamped_fmd", {"rig.limits.position_max_m=0.009", "timing.duration_s=200"});
   EXPECT_TRUE(runner.stopped());
   EXPECT_EQ(runner.stop_reason(), StopReason::kDisplacementLimit);
   EXPECT_EQ(static_cast<std::int64_t>(runner.samples().size()), runner.cycle());

@@ -65,7 +65,8 @@ int main(int argc, char** argv) {
   validate_cmd->add_option("--set", overrides, "override a field: dotted.path=value");
   validate_cmd->add_flag("--print", print_resolved, "print the resolved scenario");
 
-  auto* identify = app.add_subcommand("identify", "identify the robot's G_R by ARX from a sine sweep");
+  auto* identify =
+      app.add_subcommand("identify", "identify the robot's G_R by ARX from a sine sweep");
   std::string from_run;
   identify->add_option("scenario", scenario_path, "scenario YAML file (rig and identification)")
       ->required();

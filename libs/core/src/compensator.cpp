@@ -11,8 +11,7 @@ CompensatorKind parse_compensator_kind(std::string_view name) {
   if (name == "fgc") return CompensatorKind::kFixedGain;
   if (name == "lgc") return CompensatorKind::kLinearGain;
   if (name == "scvg") return CompensatorKind::kSwitching;
-  throw std::invalid_argument("\"" + std::string(name) +
-                              "\": must be one of none, fgc, lgc, scvg");
+  throw std::invalid_argument("\"" + std::string(name) + "\": must be one of none, fgc, lgc, scvg");
 }
 
 std::string_view to_string(CompensatorKind kind) noexcept {

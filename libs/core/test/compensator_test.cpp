@@ -10,8 +10,11 @@ namespace {
 constexpr double kStep = 0.002;
 
 TEST(Compensator, GainLawsOfEachKind) {
-  const CompensatorConfig base{.kind = CompensatorKind::kNone, .k_eps0 = -100.0, .k_eps1 = -0.5,
-                               .k_eps2 = -2.0, .switch_time = 10.0};
+  const CompensatorConfig base{.kind = CompensatorKind::kNone,
+                               .k_eps0 = -100.0,
+                               .k_eps1 = -0.5,
+                               .k_eps2 = -2.0,
+                               .switch_time = 10.0};
   auto with = [&](CompensatorKind kind) {
     CompensatorConfig c = base;
     c.kind = kind;
@@ -24,8 +27,11 @@ TEST(Compensator, GainLawsOfEachKind) {
 }
 
 TEST(Compensator, SwitchingUsesTheEnergySumAfterTheSwitch) {
-  CompensatorConfig c{.kind = CompensatorKind::kSwitching, .k_eps0 = -100.0, .k_eps1 = -0.5,
-                      .k_eps2 = -2.0, .switch_time = 1.0};
+  CompensatorConfig c{.kind = CompensatorKind::kSwitching,
+                      .k_eps0 = -100.0,
+                      .k_eps1 = -0.5,
+                      .k_eps2 = -2.0,
+                      .switch_time = 1.0};
   Compensator literal(c, kStep);
   c.bumpless = true;
   Compensator bumpless(c, kStep);

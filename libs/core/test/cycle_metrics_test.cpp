@@ -19,8 +19,13 @@ TEST(CycleMetrics, CutsCyclesAtUpwardCrossingsAndMeasuresRatios) {
     const double t = k * dt - 0.25;    // start at the bottom of v_i so the first crossing is late
     const double vi = std::sin(w * t);
     const double v = std::exp(sigma * t) * std::sin(w * t);
-    metrics.add({.t = t, .v = v, .v_ideal = vi, .energy = v * v, .energy_ideal = vi * vi,
-                 .e_f = 0.1, .e_v = v - vi});
+    metrics.add({.t = t,
+                 .v = v,
+                 .v_ideal = vi,
+                 .energy = v * v,
+                 .energy_ideal = vi * vi,
+                 .e_f = 0.1,
+                 .e_v = v - vi});
   }
   ASSERT_EQ(metrics.cycles().size(), 19u);
   const CycleRecord& c = metrics.cycles()[3];
@@ -29,7 +34,8 @@ TEST(CycleMetrics, CutsCyclesAtUpwardCrossingsAndMeasuresRatios) {
   EXPECT_NEAR(c.e_r, std::exp(sigma * (c.t_start + 0.25)), 1e-3);
   EXPECT_NEAR(c.amplitude_ratio, std::exp(sigma * (c.t_start + 0.75)), 2e-3);
   EXPECT_NEAR(metrics.amplitude_growth_rate(), sigma, 1e-3);
-  EXPECT_NEAR(metrics.energy_ratio(), std::exp(2 * sigma * 18.0), 0.02 * std::exp(2 * sigma * 18.0));
+  EXPECT_NEAR(metrics.energy_ratio(), std::exp(2 * sigma * 18.0),
+              0.02 * std::exp(2 * sigma * 18.0));
   const WindowMetrics win = metrics.window();
   EXPECT_EQ(win.cycles, 5);
   EXPECT_DOUBLE_EQ(win.e_f_peak, 0.1);

@@ -166,7 +166,7 @@ TEST(InverseModelCompensator, ThreeParameterFirInverseIsStableAndClose) {
   const LoopResult r = run_loop(comp, 20.0, 5.0);
   std::printf("p3 adaptive: max |d_m - d| after 5 s = %.3e m (desired amplitude ~1.6e-2 m)\n",
               r.worst_after);
-  EXPECT_LT(r.worst_after, 1e-3);
+  EXPECT_LT(r.worst_after, 1e-4);  // 0.1 mm
   EXPECT_GT(r.worst_after, 1e-9);  // not an exact inverse
 }
 

@@ -41,7 +41,8 @@ json bode_json(const std::vector<core::BodePoint>& points) {
 }
 
 json zpk_json(const core::ZeroPoleGain& zpk) {
-  return {{"zeros", complex_list(zpk.zeros)}, {"poles", complex_list(zpk.poles)}, {"gain", zpk.gain}};
+  return {
+      {"zeros", complex_list(zpk.zeros)}, {"poles", complex_list(zpk.poles)}, {"gain", zpk.gain}};
 }
 
 core::ArxOrders orders_of(const SitsScenario& s) {
@@ -66,11 +67,13 @@ json fit_report(const SitsScenario& s, const SweepData& data, const std::string&
   json cov = json::array();
   for (Eigen::Index r = 0; r < model.covariance.rows(); ++r) {
     json row = json::array();
-    for (Eigen::Index c = 0; c < model.covariance.cols(); ++c) row.push_back(model.covariance(r, c));
+    for (Eigen::Index c = 0; c < model.covariance.cols(); ++c)
+      row.push_back(model.covariance(r, c));
     cov.push_back(row);
   }
   j["covariance"] = cov;
-  j["discrete_model"] = {{"num", model.transfer_function.num}, {"den", model.transfer_function.den}};
+  j["discrete_model"] = {{"num", model.transfer_function.num},
+                         {"den", model.transfer_function.den}};
   j["residual_rms_m"] = model.residual_rms;
   j["nrmse_prediction_percent"] = model.fit_prediction_percent;
   j["nrmse_simulation_percent"] = model.fit_simulation_percent;
@@ -80,8 +83,8 @@ json fit_report(const SitsScenario& s, const SweepData& data, const std::string&
   std::ostringstream note;
   note.precision(4);
   note << "fit " << model.fit_prediction_percent << "% NRMSE (one-step prediction), "
-       << model.fit_simulation_percent << "% (simulation); "
-       << (good ? "above" : "BELOW") << " the 95% acceptance threshold";
+       << model.fit_simulation_percent << "% (simulation); " << (good ? "above" : "BELOW")
+       << " the 95% acceptance threshold";
   if (s.rig.position_noise_std > 0.0) {
     note << " with position noise sigma = " << s.rig.position_noise_std << " m";
   }
@@ -154,7 +157,8 @@ json identify_robot(const SitsScenario& s) {
   json truth_j;
   truth_j["continuous_model"] = zpk_json(core::to_zero_pole_gain(truth_tf));
   truth_j["discrete_model"] = {{"num", sampled.num}, {"den", sampled.den}};
-  truth_j["frequency_response"] = bode_json(core::bode(truth_tf, s.identification.report_frequencies_hz));
+  truth_j["frequency_response"] =
+      bode_json(core::bode(truth_tf, s.identification.report_frequencies_hz));
   const auto& num = j["discrete_model"]["num"];
   const auto& den = j["discrete_model"]["den"];
   if (num.size() == sampled.num.size() && den.size() == sampled.den.size()) {
@@ -170,7 +174,8 @@ json identify_robot(const SitsScenario& s) {
     truth_j["max_relative_coefficient_error"] = worst;
   }
   json phase_errors = json::array();
-  for (std::size_t i = 0; j["frequency_response"].is_array() && i < j["frequency_response"].size(); ++i) {
+  for (std::size_t i = 0; j["frequency_response"].is_array() && i < j["frequency_response"].size();
+       ++i) {
     phase_errors.push_back(j["frequency_response"][i]["phase_deg"].get<double>() -
                            truth_j["frequency_response"][i]["phase_deg"].get<double>());
   }
@@ -246,7 +251,8 @@ core::SitsLoopParameters loop_parameters(const SitsScenario& s) {
 
 core::ZeroPoleGain robot_model(const SitsScenario& s, bool identified) {
   if (!s.delays.robot_response) return core::ZeroPoleGain{{}, {}, 1.0};
-  return identified ? identified_robot(s) : core::to_zero_pole_gain(s.rig.robot.transfer_function());
+  return identified ? identified_robot(s)
+                    : core::to_zero_pole_gain(s.rig.robot.transfer_function());
 }
 
 json intervals_json(const std::vector<core::GainInterval>& intervals) {
@@ -273,8 +279,10 @@ json analyze_loop(const SitsScenario& s, double k_h, bool identified) {
   json j;
   j["k_h"] = k_h;
   j["robot_model"] = zpk_json(robot);
-  j["robot_source"] = !s.delays.robot_response ? "bypassed" : (identified ? "identified" : "configured");
-  j["parameters"] = {{"m_e", p.m_e}, {"k_tc", p.k_tc}, {"b_tc", p.b_tc}, {"tau_s", p.tau_s}, {"t_c", p.t_c}};
+  j["robot_source"] =
+      !s.delays.robot_response ? "bypassed" : (identified ? "identified" : "configured");
+  j["parameters"] = {
+      {"m_e", p.m_e}, {"k_tc", p.k_tc}, {"b_tc", p.b_tc}, {"tau_s", p.tau_s}, {"t_c", p.t_c}};
   j["characteristic_polynomial"] = {{"ascending", poly.coeffs()},
                                     {"descending", poly.descending()},
                                     {"degree", poly.degree()},
@@ -350,7 +358,8 @@ Outcome evaluate(const SitsScenario& base, core::CompensatorKind kind, const Gai
   }
   const double wn = std::sqrt(s.rig.contact.stiffness / s.model.mass);
   const double f_ref = s.rig.contact.stiffness * v_ref / wn;
-  if (!runner.stopped() && v_ref > 0.0 && std::isfinite(w.e_r) && std::isfinite(w.amplitude_ratio)) {
+  if (!runner.stopped() && v_ref > 0.0 && std::isfinite(w.e_r) &&
+      std::isfinite(w.amplitude_ratio)) {
     o.cost = w.e_v_peak / v_ref + w.e_f_peak / f_ref + std::abs(w.amplitude_ratio - 1.0) +
              std::abs(w.e_r - 1.0);
   }
@@ -406,8 +415,9 @@ json outcome_json(const Outcome& o) {
 }  // namespace
 
 json tune_compensator(const SitsScenario& base, const TuneOptions& options, std::ostream& log) {
-  const int jobs = options.jobs > 0 ? options.jobs
-                                    : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  const int jobs = options.jobs > 0
+                       ? options.jobs
+                       : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   // The stable K_h set of the linearised loop with the identified G_R.
   const core::SitsLoopParameters p = loop_parameters(base);
   const core::ZeroPoleGain robot = robot_model(base, true);
@@ -437,9 +447,11 @@ json tune_compensator(const SitsScenario& base, const TuneOptions& options, std:
     for (int i = 0; i <= 40; ++i) grid.push_back({lo + (hi - lo) * i / 40.0, 0.0, 0.0, 0.0});
     const auto results = parallel_map(grid, jobs, fgc);
     fgc_runs += static_cast<int>(grid.size());
-    const auto it = std::min_element(results.begin(), results.end(),
-                                     [](const Outcome& a, const Outcome& b) { return a.cost < b.cost; });
-    if (!std::isfinite(it->cost)) throw std::runtime_error("tune: no fixed gain gives a stable run");
+    const auto it =
+        std::min_element(results.begin(), results.end(),
+                         [](const Outcome& a, const Outcome& b) { return a.cost < b.cost; });
+    if (!std::isfinite(it->cost))
+      throw std::runtime_error("tune: no fixed gain gives a stable run");
     if (it->cost < best_fgc.cost) best_fgc = *it;
     const double width = (hi - lo) / 40.0;
     lo = best_fgc.gains.k0 - 2.0 * width;
@@ -516,8 +528,8 @@ json tune_compensator(const SitsScenario& base, const TuneOptions& options, std:
   }
   log << "tune: " << refine_runs << " refinement runs\n";
   std::sort(scvg.begin(), scvg.end(), by_cost);
-  const std::size_t kept = static_cast<std::size_t>(
-      std::count_if(scvg.begin(), scvg.end(), [](const Outcome& o) { return std::isfinite(o.cost); }));
+  const std::size_t kept = static_cast<std::size_t>(std::count_if(
+      scvg.begin(), scvg.end(), [](const Outcome& o) { return std::isfinite(o.cost); }));
   if (kept == 0) throw std::runtime_error("tune: no SCVG candidate is stable");
 
   // 4. FGC and LGC with the shared gains of the best SCVG candidates; the chosen one is the best
@@ -534,8 +546,8 @@ json tune_compensator(const SitsScenario& base, const TuneOptions& options, std:
   std::size_t chosen = 0;
   bool beats = false;
   for (std::size_t i = 0; i < top; ++i) {
-    if (scvg[i].e_f < fgc_same[i].e_f && scvg[i].e_f < lgc_same[i].e_f && scvg[i].e_v < fgc_same[i].e_v &&
-        scvg[i].e_v < lgc_same[i].e_v) {
+    if (scvg[i].e_f < fgc_same[i].e_f && scvg[i].e_f < lgc_same[i].e_f &&
+        scvg[i].e_v < fgc_same[i].e_v && scvg[i].e_v < lgc_same[i].e_v) {
       chosen = i;
       beats = true;
       break;

@@ -23,7 +23,8 @@ std::string run_command(const std::string& command) {
   std::string out;
   FILE* pipe = popen(command.c_str(), "r");
   if (pipe == nullptr) return out;
-  while (fgets(buffer.data(), static_cast<int>(buffer.size()), pipe) != nullptr) out += buffer.data();
+  while (fgets(buffer.data(), static_cast<int>(buffer.size()), pipe) != nullptr)
+    out += buffer.data();
   if (pclose(pipe) != 0) return {};
   while (!out.empty() && (out.back() == '\n' || out.back() == '\r')) out.pop_back();
   return out;
@@ -31,8 +32,8 @@ std::string run_command(const std::string& command) {
 
 void append_number(std::string& line, double v) {
   std::array<char, 32> buf{};
-  const auto result = std::to_chars(buf.data(), buf.data() + buf.size(), v,
-                                    std::chars_format::general, 17);
+  const auto result =
+      std::to_chars(buf.data(), buf.data() + buf.size(), v, std::chars_format::general, 17);
   line.append(buf.data(), result.ptr);
 }
 
@@ -48,7 +49,8 @@ std::string git_revision() {
   const std::string dir = HYLOOP_SOURCE_DIR;
   std::string rev = run_command("git -C '" + dir + "' rev-parse HEAD 2>/dev/null");
   if (rev.empty()) return "unknown";
-  if (!run_command("git -C '" + dir + "' status --porcelain --untracked-files=no 2>/dev/null").empty()) {
+  if (!run_command("git -C '" + dir + "' status --porcelain --untracked-files=no 2>/dev/null")
+           .empty()) {
     rev += "-dirty";
   }
   return rev;
@@ -80,12 +82,10 @@ nlohmann::json make_summary(const SitsRunner& runner) {
   j["amplitude_growth_rate_per_s"] = number_or_null(m.amplitude_growth_rate());
   j["cycles"] = cycles.size();
   j["dropped_cycles"] = m.dropped_cycles();
-  j["metrics"] = {{"window_s", s.metrics.window},
-                  {"cycles_in_window", w.cycles},
-                  {"e_F_peak_N", w.e_f_peak},
-                  {"e_V_peak_mps", w.e_v_peak},
-                  {"e_R", number_or_null(w.e_r)},
-                  {"amplitude_ratio", number_or_null(w.amplitude_ratio)}};
+  j["metrics"] = {
+      {"window_s", s.metrics.window}, {"cycles_in_window", w.cycles},
+      {"e_F_peak_N", w.e_f_peak},     {"e_V_peak_mps", w.e_v_peak},
+      {"e_R", number_or_null(w.e_r)}, {"amplitude_ratio", number_or_null(w.amplitude_ratio)}};
   j["k_h"] = {{"min", number_or_null(runner.k_h_min())},
               {"max", number_or_null(runner.k_h_max())},
               {"final", runner.last_row()[static_cast<std::size_t>(SitsColumn::kKh)]}};
@@ -101,8 +101,9 @@ nlohmann::json make_summary(const SitsRunner& runner) {
 void check_output_directory(const fs::path& out, bool overwrite) {
   if (fs::exists(out) && !overwrite) {
     if (!fs::is_directory(out) || !fs::is_empty(out)) {
-      throw std::runtime_error("--out " + out.string() +
-                               ": exists and is not an empty directory (use --force to replace it)");
+      throw std::runtime_error(
+          "--out " + out.string() +
+          ": exists and is not an empty directory (use --force to replace it)");
     }
   }
 }

@@ -2,11 +2,10 @@
 
 #include <yaml-cpp/yaml.h>
 
-#include <numbers>
-
 #include <cmath>
 #include <fstream>
 #include <limits>
+#include <numbers>
 #include <set>
 #include <sstream>
 
@@ -35,7 +34,9 @@ class MapReader {
     throw ScenarioError(origin_ + ": " + field + ": " + what);
   }
 
-  std::string field(const std::string& key) const { return path_.empty() ? key : path_ + "." + key; }
+  std::string field(const std::string& key) const {
+    return path_.empty() ? key : path_ + "." + key;
+  }
 
   YAML::Node get(const std::string& key) {
     allowed_.insert(key);
@@ -63,7 +64,8 @@ class MapReader {
   void integer(const std::string& key, int& out) {
     double v = out;
     number(key, v);
-    if (v != std::floor(v) || std::abs(v) > 1e9) fail(field(key), format_value(v) + " must be an integer");
+    if (v != std::floor(v) || std::abs(v) > 1e9)
+      fail(field(key), format_value(v) + " must be an integer");
     out = static_cast<int>(v);
   }
 
@@ -84,8 +86,8 @@ class MapReader {
     try {
       out = n.as<bool>();
     } catch (const YAML::Exception&) {
-      fail(field(key), "\"" + (n.IsScalar() ? n.Scalar() : std::string("?")) +
-                           "\" must be true or false");
+      fail(field(key),
+           "\"" + (n.IsScalar() ? n.Scalar() : std::string("?")) + "\" must be true or false");
     }
   }
 
@@ -297,8 +299,9 @@ std::int64_t SitsScenario::steps() const {
 }
 
 std::int64_t SitsScenario::hold_steps() const {
-  return delays.control_cycle ? static_cast<std::int64_t>(std::llround(timing.control_period / timing.step))
-                              : 1;
+  return delays.control_cycle
+             ? static_cast<std::int64_t>(std::llround(timing.control_period / timing.step))
+             : 1;
 }
 
 double SitsScenario::sensor_delay_steps() const {
@@ -332,9 +335,11 @@ void validate(const SitsScenario& s) {
             "rig.robot.den (length)", static_cast<double>(s.rig.robot.den.size()),
             "order must be <= " + std::to_string(core::kMaxLtiOrder));
   } else {
-    require(s.rig.robot.omega_n > 0.0, "rig.robot.omega_n_rad_s", s.rig.robot.omega_n, "must be > 0");
+    require(s.rig.robot.omega_n > 0.0, "rig.robot.omega_n_rad_s", s.rig.robot.omega_n,
+            "must be > 0");
     require(s.rig.robot.zeta > 0.0, "rig.robot.zeta", s.rig.robot.zeta, "must be > 0");
-    require(s.rig.robot.omega_z > 0.0, "rig.robot.omega_z_rad_s", s.rig.robot.omega_z, "must be > 0");
+    require(s.rig.robot.omega_z > 0.0, "rig.robot.omega_z_rad_s", s.rig.robot.omega_z,
+            "must be > 0");
   }
   require(s.rig.sensor_delay >= 0.0, "rig.sensor.delay_s", s.rig.sensor_delay, "must be >= 0 s");
   require(s.rig.force_noise_std >= 0.0, "rig.sensor.force_noise_std_n", s.rig.force_noise_std,
@@ -388,7 +393,8 @@ void validate(const SitsScenario& s) {
 
   require(s.outputs.decimation >= 1, "outputs.decimation", s.outputs.decimation, "must be >= 1");
   if (s.outputs.progress != "auto" && s.outputs.progress != "on" && s.outputs.progress != "off") {
-    throw ScenarioError("outputs.progress = \"" + s.outputs.progress + "\": must be auto, on or off");
+    throw ScenarioError("outputs.progress = \"" + s.outputs.progress +
+                        "\": must be auto, on or off");
   }
   require(s.metrics.window > 0.0 && s.metrics.window <= s.timing.duration, "metrics.window_s",
           s.metrics.window, "must be in (0, timing.duration_s]");

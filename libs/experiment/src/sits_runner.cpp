@@ -31,10 +31,10 @@ constexpr std::size_t col(SitsColumn c) { return static_cast<std::size_t>(c); }
 }  // namespace
 
 const std::array<std::string_view, kSitsColumns> kSitsColumnHeaders = {
-    "time[s]",       "x[m]",          "v[m/s]",       "x_ideal[m]",  "v_ideal[m/s]",
-    "x_cmd[m]",      "x_robot[m]",    "v_robot[m/s]", "v_est[m/s]",  "f_contact[N]",
-    "f_meas[N]",     "f_ideal[N]",    "f_input[N]",   "f_comp[N]",   "k_h[N*s/m]",
-    "eps_h[J]",      "eps_sum[J*s]",  "energy[J]",    "energy_ideal[J]", "power[W]",
+    "time[s]",       "x[m]",         "v[m/s]",       "x_ideal[m]",      "v_ideal[m/s]",
+    "x_cmd[m]",      "x_robot[m]",   "v_robot[m/s]", "v_est[m/s]",      "f_contact[N]",
+    "f_meas[N]",     "f_ideal[N]",   "f_input[N]",   "f_comp[N]",       "k_h[N*s/m]",
+    "eps_h[J]",      "eps_sum[J*s]", "energy[J]",    "energy_ideal[J]", "power[W]",
     "power_ideal[W]"};
 
 std::string_view to_string(StopReason reason) noexcept {

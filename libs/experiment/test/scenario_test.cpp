@@ -56,13 +56,14 @@ TEST(Scenario, NaNAndTextAreRejected) {
 }
 
 TEST(Scenario, OverridesApplyAsYamlScalarsAndAreValidated) {
-  const SitsScenario s =
-      parse_scenario("name: t\n", "t.yaml", {"compensator.type=scvg", "compensator.k_eps0=-111.5",
-                                             "delays.robot_response=false"});
+  const SitsScenario s = parse_scenario(
+      "name: t\n", "t.yaml",
+      {"compensator.type=scvg", "compensator.k_eps0=-111.5", "delays.robot_response=false"});
   EXPECT_EQ(s.compensator.kind, core::CompensatorKind::kSwitching);
   EXPECT_EQ(s.compensator.k_eps0, -111.5);
   EXPECT_FALSE(s.delays.robot_response);
-  EXPECT_NE(error_of("name: t\n", {"model.mass_kg=0"}).find("model.mass_kg = 0"), std::string::npos);
+  EXPECT_NE(error_of("name: t\n", {"model.mass_kg=0"}).find("model.mass_kg = 0"),
+            std::string::npos);
   EXPECT_NE(error_of("name: t\n", {"model.bogus=1"}).find("model.bogus: unknown field"),
             std::string::npos);
   EXPECT_NE(error_of("name: t\n", {"nonsense"}).find("expected dotted.path=value"),

@@ -67,7 +67,8 @@ void SitsRigEmulator::advance() noexcept {
   const double delayed = sensor_delay_.push(contact_force_);
   if (!faults_.freeze_force) {
     measured_force_ =
-        delayed + (config_.force_noise_std > 0.0 ? config_.force_noise_std * unit_noise_(rng_) : 0.0);
+        delayed +
+        (config_.force_noise_std > 0.0 ? config_.force_noise_std * unit_noise_(rng_) : 0.0);
   }
   if (!faults_.lose_position) {
     measured_state_ = state_;

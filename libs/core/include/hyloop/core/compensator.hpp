@@ -33,11 +33,11 @@ std::string_view to_string(CompensatorKind kind) noexcept;
 
 struct CompensatorConfig {
   CompensatorKind kind = CompensatorKind::kNone;
-  double k_eps0 = 0.0;          ///< K_ε0, N·s/m
-  double k_eps1 = 0.0;          ///< K_ε1, N·s/m per s
-  double k_eps2 = 0.0;          ///< K_ε2, N·s/m per J·s
-  double switch_time = 36.0;    ///< t_ε, s (SCVG only)
-  bool bumpless = false;        ///< SCVG: continue from K_ε0 + K_ε1·t_ε at the switch
+  double k_eps0 = 0.0;        ///< K_ε0, N·s/m
+  double k_eps1 = 0.0;        ///< K_ε1, N·s/m per s
+  double k_eps2 = 0.0;        ///< K_ε2, N·s/m per J·s
+  double switch_time = 36.0;  ///< t_ε, s (SCVG only)
+  bool bumpless = false;      ///< SCVG: continue from K_ε0 + K_ε1·t_ε at the switch
 };
 
 class EnergyObserver {

@@ -10,10 +10,9 @@
 
 #include <filesystem>
 #include <iosfwd>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "hyloop/core/lti.hpp"
 #include "hyloop/experiment/scenario.hpp"
@@ -32,7 +31,8 @@ SweepData run_sweep(const SitsScenario& scenario);
 /// Sweep, fit and report. The report's "robot_model" holds the identified continuous model.
 nlohmann::json identify_robot(const SitsScenario& scenario);
 /// Fits x_cmd → x_robot recorded in a run directory's samples.csv instead of a new sweep.
-nlohmann::json identify_from_run(const SitsScenario& scenario, const std::filesystem::path& run_dir);
+nlohmann::json identify_from_run(const SitsScenario& scenario,
+                                 const std::filesystem::path& run_dir);
 
 /// The identified continuous G_R of the scenario's rig (sweep + ARX + inverse ZOH).
 core::ZeroPoleGain identified_robot(const SitsScenario& scenario);
@@ -41,7 +41,7 @@ core::ZeroPoleGain identified_robot(const SitsScenario& scenario);
 nlohmann::json analyze_loop(const SitsScenario& scenario, double k_h, bool identified);
 
 struct TuneOptions {
-  int jobs = 0;                                    ///< 0: the machine's cores
+  int jobs = 0;                                        ///< 0: the machine's cores
   std::vector<double> switch_times{26.0, 36.0, 46.0};  ///< t_ε candidates, s
   int top = 10;
 };

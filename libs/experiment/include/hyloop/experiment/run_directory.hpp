@@ -5,9 +5,8 @@
 // half-written directory under the requested name.
 
 #include <filesystem>
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "hyloop/experiment/sits_runner.hpp"
 

@@ -63,9 +63,9 @@ struct SitsScenario {
   struct Rig {
     core::ContactConfig contact;
     RobotSpec robot;
-    double sensor_delay = 0.002;     ///< τs, s
-    double force_noise_std = 0.0;    ///< N
-    double position_noise_std = 0.0; ///< m
+    double sensor_delay = 0.002;      ///< τs, s
+    double force_noise_std = 0.0;     ///< N
+    double position_noise_std = 0.0;  ///< m
     std::uint64_t seed = 1;
     hal::ActuatorLimits limits{-0.5, 0.5, 2.0};
   } rig;
@@ -86,9 +86,9 @@ struct SitsScenario {
   core::TrackingDifferentiatorConfig tracking_differentiator;
 
   struct Identification {
-    double amplitude = 0.025;                     ///< A_R, m
+    double amplitude = 0.025;               ///< A_R, m
     double omega = 6.0 * std::numbers::pi;  ///< ω_R, rad/s
-    int samples = 1501;                           ///< N_R
+    int samples = 1501;                     ///< N_R
     int na = 2;
     int nb = 2;
     int nk = 0;
@@ -102,14 +102,14 @@ struct SitsScenario {
   } outputs;
 
   struct Metrics {
-    double window = 5.0;          ///< final window of the summary metrics, s
+    double window = 5.0;                  ///< final window of the summary metrics, s
     double diverged_energy_ratio = 1.01;  ///< energy_ratio above this means diverged
   } metrics;
 
   // Derived, valid after validation.
-  [[nodiscard]] std::int64_t steps() const;                ///< duration / step
-  [[nodiscard]] std::int64_t hold_steps() const;           ///< h = Tc/T, 1 if the hold is off
-  [[nodiscard]] double sensor_delay_steps() const;         ///< d = τs/T, 0 if off
+  [[nodiscard]] std::int64_t steps() const;         ///< duration / step
+  [[nodiscard]] std::int64_t hold_steps() const;    ///< h = Tc/T, 1 if the hold is off
+  [[nodiscard]] double sensor_delay_steps() const;  ///< d = τs/T, 0 if off
 };
 
 /// Parses and validates. `overrides` are "dotted.path=value" strings applied to the YAML

@@ -29,8 +29,28 @@ namespace hyloop::experiment {
 
 /// The columns of samples.csv, in order, with their units.
 enum class SitsColumn : std::uint8_t {
-  kTime, kX, kV, kXIdeal, kVIdeal, kXCmd, kXRobot, kVRobot, kVEst, kFContact, kFMeas, kFIdeal,
-  kFInput, kFComp, kKh, kEpsH, kEpsSum, kEnergy, kEnergyIdeal, kPower, kPowerIdeal, kCount
+  kTime,
+  kX,
+  kV,
+  kXIdeal,
+  kVIdeal,
+  kXCmd,
+  kXRobot,
+  kVRobot,
+  kVEst,
+  kFContact,
+  kFMeas,
+  kFIdeal,
+  kFInput,
+  kFComp,
+  kKh,
+  kEpsH,
+  kEpsSum,
+  kEnergy,
+  kEnergyIdeal,
+  kPower,
+  kPowerIdeal,
+  kCount
 };
 inline constexpr std::size_t kSitsColumns = static_cast<std::size_t>(SitsColumn::kCount);
 /// "name[unit]" headers of samples.csv.
@@ -63,7 +83,9 @@ class SitsRunner {
   [[nodiscard]] const SitsScenario& scenario() const noexcept { return scenario_; }
   [[nodiscard]] double k_h_min() const noexcept { return k_h_min_; }
   [[nodiscard]] double k_h_max() const noexcept { return k_h_max_; }
-  [[nodiscard]] std::uint64_t rejected_commands() const noexcept { return rig_.rejected_commands(); }
+  [[nodiscard]] std::uint64_t rejected_commands() const noexcept {
+    return rig_.rejected_commands();
+  }
   [[nodiscard]] double wall_time_s() const noexcept { return wall_time_s_; }
 
  private:

@@ -24,19 +24,19 @@
 namespace hyloop::hal {
 
 struct SitsRigConfig {
-  double step = 0.002;                              ///< T, s
-  std::optional<core::TransferFunction> robot;      ///< G_R(s); empty: bypass
-  core::ContactConfig contact;                      ///< K_tc, B_tc
-  double sensor_delay_steps = 1.0;                  ///< d = τs/T
-  double force_noise_std = 0.0;                     ///< σ_F, N
-  double position_noise_std = 0.0;                  ///< σ_X, m
-  std::uint64_t seed = 1;                           ///< noise generator seed
+  double step = 0.002;                          ///< T, s
+  std::optional<core::TransferFunction> robot;  ///< G_R(s); empty: bypass
+  core::ContactConfig contact;                  ///< K_tc, B_tc
+  double sensor_delay_steps = 1.0;              ///< d = τs/T
+  double force_noise_std = 0.0;                 ///< σ_F, N
+  double position_noise_std = 0.0;              ///< σ_X, m
+  std::uint64_t seed = 1;                       ///< noise generator seed
   ActuatorLimits limits;
 };
 
 struct SitsRigFaults {
-  bool freeze_force = false;       ///< the DAQ keeps returning its last value
-  bool lose_position = false;      ///< position feedback stops updating
+  bool freeze_force = false;   ///< the DAQ keeps returning its last value
+  bool lose_position = false;  ///< position feedback stops updating
 };
 
 class SitsRigEmulator {
