@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <complex>
+#include <memory>
 #include <string>
 
 #include "hyloop/experiment/scenario.hpp"
@@ -17,9 +18,10 @@ std::string scenario_path(const std::string& name) {
   return std::string(HYLOOP_SOURCE_DIR) + "/scenarios/sits/" + name + ".yaml";
 }
 
-SitsRunner run_scenario(const std::string& name, const std::vector<std::string>& overrides = {}) {
-  SitsRunner runner(load_scenario(scenario_path(name), overrides));
-  runner.run();
+std::unique_ptr<SitsRunner> run_scenario(const std::string& name,
+                                         const std::vector<std::string>& overrides = {}) {
+  auto runner = std::make_unique<SitsRunner>(load_scenario(scenario_path(name), overrides));
+  runner->run();
   return runner;
 }
 
@@ -37,10 +39,11 @@ std::complex<double> delay_root(double wn, double tau) {
 
 TEST(SitsLoop, NoDelaysReproducesTheIdealTwinBitForBit) {
   for (const char* damping : {"50", "0"}) {
-    SitsRunner runner =
-        run_scenario("ideal", {std::string("rig.contact.damping_ns_per_m=") + damping});
-    ASSERT_EQ(runner.samples().size(), 30000u);
-    for (const SampleRow& row : runner.samples()) {
+    const auto runner_ptr = run_scenario("ideal", {std::string("rig.contact.damping_ns_per_m=") + damping});
+    const SitsRunner& runner = *runner_ptr;
+    ASSERT_EQ(runner.samples().rows(), 30000u);
+    for (std::size_t i = 0; i < runner.samples().rows(); ++i) {
+      const auto row = runner.samples().row(i);
       ASSERT_EQ(row[static_cast<std::size_t>(SitsColumn::kX)],
                 row[static_cast<std::size_t>(SitsColumn::kXIdeal)]);
       ASSERT_EQ(row[static_cast<std::size_t>(SitsColumn::kV)],
@@ -58,7 +61,8 @@ TEST(SitsLoop, ForceDelayAloneGrowsAtTheRightmostRootOfTheDelayEquation) {
   const std::complex<double> root = delay_root(wn, 0.002);
   ASSERT_NEAR(std::abs(root * root + wn * wn * std::exp(-root * 0.002)), 0.0, 1e-9);
   EXPECT_NEAR(root.real(), 0.0400, 0.0005);  // DESIGN.md §6
-  SitsRunner runner = run_scenario("undamped_fmd");
+  const auto runner_ptr = run_scenario("undamped_fmd");
+  const SitsRunner& runner = *runner_ptr;
   const double measured = runner.metrics().amplitude_growth_rate();
   RecordProperty("growth_fmd_per_s", std::to_string(measured));
   RecordProperty("root_real_per_s", std::to_string(root.real()));
@@ -66,19 +70,20 @@ TEST(SitsLoop, ForceDelayAloneGrowsAtTheRightmostRootOfTheDelayEquation) {
 }
 
 TEST(SitsLoop, EachDelayAloneDivergesInThePapersOrder) {
-  const double fmd = run_scenario("undamped_fmd").metrics().amplitude_growth_rate();
-  const double ecc = run_scenario("undamped_ecc").metrics().amplitude_growth_rate();
-  const double srd = run_scenario("undamped_srd").metrics().amplitude_growth_rate();
-  SitsRunner all = run_scenario("undamped_all");
+  const double fmd = run_scenario("undamped_fmd")->metrics().amplitude_growth_rate();
+  const double ecc = run_scenario("undamped_ecc")->metrics().amplitude_growth_rate();
+  const double srd = run_scenario("undamped_srd")->metrics().amplitude_growth_rate();
+  const auto all = run_scenario("undamped_all");
   RecordProperty("growth_ecc_per_s", std::to_string(ecc));
   RecordProperty("growth_srd_per_s", std::to_string(srd));
   EXPECT_GT(srd, 0.0);
   EXPECT_GT(ecc, srd);
   EXPECT_GT(fmd, ecc);
   EXPECT_NEAR(ecc / fmd, 0.5, 0.1);  // the hold lags (h − 1)/2 = 0.5 step on average
-  EXPECT_GT(all.metrics().amplitude_growth_rate(), fmd);
+  EXPECT_GT(all->metrics().amplitude_growth_rate(), fmd);
   for (const char* name : {"undamped_fmd", "undamped_ecc", "undamped_srd"}) {
-    const SitsRunner r = run_scenario(name);
+    const auto r_ptr = run_scenario(name);
+    const SitsRunner& r = *r_ptr;
     const auto cycles = r.metrics().cycles();
     ASSERT_GT(cycles.size(), 50u) << name;
     // energy grows cycle over cycle (compare cycles 5 apart to step over sampling ripple)
@@ -101,15 +106,16 @@ TEST(SitsLoop, AStepAllocatesNothing) {
   while (runner.step()) ++steps;
   EXPECT_EQ(guard.allocations(), 0u);
   EXPECT_EQ(steps + 1, runner.total_steps());
-  EXPECT_EQ(runner.samples().size(), 10000u);
+  EXPECT_EQ(runner.samples().rows(), 10000u);
 }
 
 TEST(SitsLoop, LeavingTheRigLimitsStopsTheRunAndKeepsTheSamples) {
-  SitsRunner runner =
+  const auto runner_ptr =
       run_scenario("undamped_fmd", {"rig.limits.position_max_m=0.009", "timing.duration_s=200"});
+  const SitsRunner& runner = *runner_ptr;
   EXPECT_TRUE(runner.stopped());
   EXPECT_EQ(runner.stop_reason(), StopReason::kDisplacementLimit);
-  EXPECT_EQ(static_cast<std::int64_t>(runner.samples().size()), runner.cycle());
+  EXPECT_EQ(static_cast<std::int64_t>(runner.samples().rows()), runner.cycle());
   EXPECT_LT(runner.cycle(), runner.total_steps());
 }
 

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "hyloop/experiment/experiment.hpp"
 #include "hyloop/experiment/jobs.hpp"
 #include "hyloop/experiment/run_directory.hpp"
 #include "hyloop/experiment/scenario.hpp"
@@ -35,9 +36,9 @@ int run_python(const fs::path& script, const std::vector<std::string>& args) {
   return rc == 0 ? 0 : (WIFEXITED(rc) ? WEXITSTATUS(rc) : 1);
 }
 
-bool show_progress(const SitsScenario& s) {
-  if (s.outputs.progress == "on") return true;
-  if (s.outputs.progress == "off") return false;
+bool show_progress(const std::string& mode) {
+  if (mode == "on") return true;
+  if (mode == "off") return false;
   return isatty(STDERR_FILENO) != 0;
 }
 
@@ -107,21 +108,20 @@ int main(int argc, char** argv) {
 
   try {
     if (*run) {
-      const SitsScenario s = load_scenario(scenario_path, overrides);
+      const auto experiment = make_experiment(scenario_path, overrides);
       check_output_directory(out, force);
-      SitsRunner runner(s);
-      const bool progress = show_progress(s);
-      runner.run([&](double t, double duration) {
+      const bool progress = show_progress(experiment->progress_mode());
+      const std::string name = experiment->name();
+      experiment->run([&](double t, double duration) {
         if (progress) {
-          std::fprintf(stderr, "\r%s: %.1f / %.1f s (%.0f%%)", s.name.c_str(), t, duration,
+          std::fprintf(stderr, "\r%s: %.1f / %.1f s (%.0f%%)", name.c_str(), t, duration,
                        100.0 * t / duration);
           std::fflush(stderr);
         }
       });
       if (progress) std::fprintf(stderr, "\n");
-      write_run_directory(runner, out, force);
-      const auto summary = make_summary(runner);
-      std::cout << summary.dump(2) << "\n";
+      write_run_directory(*experiment, out, force);
+      std::cout << make_summary(*experiment).dump(2) << "\n";
       std::cerr << "run directory: " << out << "\n";
       return 0;
     }

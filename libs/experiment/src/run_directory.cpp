@@ -14,10 +14,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-nlohmann::json number_or_null(double v) {
-  return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr);
-}
-
 std::string run_command(const std::string& command) {
   std::array<char, 256> buffer{};
   std::string out;
@@ -56,44 +52,21 @@ std::string git_revision() {
   return rev;
 }
 
-nlohmann::json make_summary(const SitsRunner& runner) {
-  const SitsScenario& s = runner.scenario();
-  const core::CycleMetrics& m = runner.metrics();
-  const core::WindowMetrics w = m.window();
-  const double energy_ratio = m.energy_ratio();
-  const bool diverged = runner.stopped() || (std::isfinite(energy_ratio) &&
-                                             energy_ratio > s.metrics.diverged_energy_ratio);
-  const auto cycles = m.cycles();
+nlohmann::json make_summary(const Experiment& experiment) {
   nlohmann::json j;
-  j["scenario"] = s.name;
-  j["kind"] = "sits";
-  j["compensator"] = std::string(core::to_string(s.compensator.kind));
-  j["steps"] = runner.cycle();
-  j["planned_steps"] = runner.total_steps();
-  j["step_s"] = s.timing.step;
-  j["duration_s"] = static_cast<double>(runner.cycle()) * s.timing.step;
-  j["wall_time_s"] = runner.wall_time_s();
-  j["steps_per_second"] =
-      runner.wall_time_s() > 0.0 ? static_cast<double>(runner.cycle()) / runner.wall_time_s() : 0.0;
-  j["diverged"] = diverged;
-  j["stop_reason"] = runner.stopped() ? nlohmann::json(std::string(to_string(runner.stop_reason())))
-                                      : nlohmann::json(nullptr);
-  j["energy_ratio"] = number_or_null(energy_ratio);
-  j["amplitude_growth_rate_per_s"] = number_or_null(m.amplitude_growth_rate());
-  j["cycles"] = cycles.size();
-  j["dropped_cycles"] = m.dropped_cycles();
-  j["metrics"] = {
-      {"window_s", s.metrics.window}, {"cycles_in_window", w.cycles},
-      {"e_F_peak_N", w.e_f_peak},     {"e_V_peak_mps", w.e_v_peak},
-      {"e_R", number_or_null(w.e_r)}, {"amplitude_ratio", number_or_null(w.amplitude_ratio)}};
-  j["k_h"] = {{"min", number_or_null(runner.k_h_min())},
-              {"max", number_or_null(runner.k_h_max())},
-              {"final", runner.last_row()[static_cast<std::size_t>(SitsColumn::kKh)]}};
-  j["delays"] = {{"force_measurement_steps", s.sensor_delay_steps()},
-                 {"control_cycle_steps", s.hold_steps()},
-                 {"robot_response", s.delays.robot_response}};
-  j["rejected_commands"] = runner.rejected_commands();
-  j["seed"] = s.rig.seed;
+  j["scenario"] = experiment.name();
+  j["kind"] = experiment.kind();
+  j["steps"] = experiment.cycle();
+  j["planned_steps"] = experiment.total_steps();
+  j["step_s"] = experiment.step_size();
+  j["duration_s"] = static_cast<double>(experiment.cycle()) * experiment.step_size();
+  j["wall_time_s"] = experiment.wall_time_s();
+  j["steps_per_second"] = experiment.wall_time_s() > 0.0
+                              ? static_cast<double>(experiment.cycle()) / experiment.wall_time_s()
+                              : 0.0;
+  j["samples_recorded"] = experiment.samples().rows();
+  j["samples_dropped"] = experiment.samples().dropped();
+  j.update(experiment.summary());
   j["git_revision"] = git_revision();
   return j;
 }
@@ -108,7 +81,7 @@ void check_output_directory(const fs::path& out, bool overwrite) {
   }
 }
 
-void write_run_directory(const SitsRunner& runner, const fs::path& out, bool overwrite) {
+void write_run_directory(const Experiment& experiment, const fs::path& out, bool overwrite) {
   check_output_directory(out, overwrite);
   const fs::path parent = out.has_parent_path() ? out.parent_path() : fs::path(".");
   fs::create_directories(parent);
@@ -116,47 +89,15 @@ void write_run_directory(const SitsRunner& runner, const fs::path& out, bool ove
   fs::remove_all(tmp);
   fs::create_directories(tmp);
   try {
-    {
-      std::ofstream f(tmp / "samples.csv");
-      std::string line;
-      for (std::size_t i = 0; i < kSitsColumns; ++i) {
-        line += (i ? "," : "");
-        line += kSitsColumnHeaders[i];
-      }
-      f << line << '\n';
-      for (const SampleRow& row : runner.samples()) {
-        line.clear();
-        for (std::size_t i = 0; i < kSitsColumns; ++i) {
-          if (i) line += ',';
-          append_number(line, row[i]);
-        }
-        line += '\n';
-        f << line;
-      }
-      if (!f) throw std::runtime_error("writing samples.csv failed");
-    }
-    {
-      std::ofstream f(tmp / "cycles.csv");
-      f << "cycle[-],t_start[s],t_end[s],e_R[-],amplitude_ratio[-],v_peak[m/s],v_ideal_peak[m/s],"
-           "energy_max[J],energy_ideal_max[J],e_F_peak[N],e_V_peak[m/s]\n";
-      for (const core::CycleRecord& c : runner.metrics().cycles()) {
-        std::string line = std::to_string(c.index);
-        for (double v : {c.t_start, c.t_end, c.e_r, c.amplitude_ratio, c.v_peak, c.v_ideal_peak,
-                         c.energy_max, c.energy_ideal_max, c.e_f_peak, c.e_v_peak}) {
-          line += ',';
-          append_number(line, v);
-        }
-        f << line << '\n';
-      }
-      if (!f) throw std::runtime_error("writing cycles.csv failed");
-    }
+    experiment.samples().write_csv(tmp / "samples.csv");
+    experiment.write_extra_files(tmp);
     {
       std::ofstream f(tmp / "scenario.yaml");
-      f << to_yaml(runner.scenario());
+      f << experiment.resolved_yaml();
     }
     {
       std::ofstream f(tmp / "summary.json");
-      f << make_summary(runner).dump(2) << '\n';
+      f << make_summary(experiment).dump(2) << '\n';
       if (!f) throw std::runtime_error("writing summary.json failed");
     }
     if (fs::exists(out)) fs::remove_all(out);

@@ -1,6 +1,10 @@
 #include "hyloop/experiment/sits_runner.hpp"
 
+#include "hyloop/experiment/run_directory.hpp"
+
 #include <cmath>
+#include <fstream>
+#include <stdexcept>
 #include <limits>
 
 namespace hyloop::experiment {
@@ -67,6 +71,10 @@ SitsRunner::SitsRunner(const SitsScenario& scenario)
       compensator_(scenario.compensator, scenario.timing.step),
       hold_(scenario.hold_steps()),
       metrics_(cycle_capacity(scenario), scenario.timing.duration - scenario.metrics.window),
+      samples_(std::vector<std::string>(kSitsColumnHeaders.begin(), kSitsColumnHeaders.end()),
+               scenario.outputs.samples
+                   ? static_cast<std::size_t>(scenario.steps() / scenario.outputs.decimation + 1)
+                   : 0),
       decimation_(scenario.outputs.decimation),
       k_h_min_(std::numeric_limits<double>::infinity()),
       k_h_max_(-std::numeric_limits<double>::infinity()) {
@@ -78,9 +86,6 @@ SitsRunner::SitsRunner(const SitsScenario& scenario)
   actuator_.command(hold_.held());
   td_.reset(scenario.model.initial_position,
             scenario.delays.robot_response ? 0.0 : scenario.model.initial_velocity);
-  if (scenario.outputs.samples) {
-    samples_.reserve(static_cast<std::size_t>(total_steps_ / decimation_ + 1));
-  }
 }
 
 bool SitsRunner::step() noexcept {
@@ -134,8 +139,8 @@ bool SitsRunner::step() noexcept {
   row_[col(SitsColumn::kEnergyIdeal)] = energy_ideal;
   row_[col(SitsColumn::kPower)] = f_input * x.velocity;
   row_[col(SitsColumn::kPowerIdeal)] = f_ideal * xi.velocity;
-  if (scenario_.outputs.samples && k % decimation_ == 0 && samples_.size() < samples_.capacity()) {
-    samples_.push_back(row_);
+  if (scenario_.outputs.samples && k % decimation_ == 0) {
+    samples_.append(row_);
   }
   metrics_.add({.t = t,
                 .v = x.velocity,
@@ -168,18 +173,59 @@ bool SitsRunner::step() noexcept {
   return cycle_ < total_steps_;
 }
 
-void SitsRunner::run(const std::function<void(double, double)>& progress) {
-  using Clock = std::chrono::steady_clock;
-  const auto start = Clock::now();
-  auto next_report = start + std::chrono::seconds(1);
-  constexpr std::int64_t kCheckEvery = 4096;
-  while (step()) {
-    if (progress && cycle_ % kCheckEvery == 0 && Clock::now() >= next_report) {
-      progress(static_cast<double>(cycle_) * step_, scenario_.timing.duration);
-      next_report += std::chrono::seconds(1);
+namespace {
+nlohmann::json number_or_null(double v) {
+  return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr);
+}
+}  // namespace
+
+nlohmann::json SitsRunner::summary() const {
+  const SitsScenario& s = scenario_;
+  const SitsRunner& runner = *this;
+  const core::CycleMetrics& m = runner.metrics();
+  const core::WindowMetrics w = m.window();
+  const double energy_ratio = m.energy_ratio();
+  const bool diverged = runner.stopped() || (std::isfinite(energy_ratio) &&
+                                             energy_ratio > s.metrics.diverged_energy_ratio);
+  const auto cycles = m.cycles();
+  nlohmann::json j;
+  j["compensator"] = std::string(core::to_string(s.compensator.kind));
+  j["diverged"] = diverged;
+  j["stop_reason"] = runner.stopped() ? nlohmann::json(std::string(to_string(runner.stop_reason())))
+                                      : nlohmann::json(nullptr);
+  j["energy_ratio"] = number_or_null(energy_ratio);
+  j["amplitude_growth_rate_per_s"] = number_or_null(m.amplitude_growth_rate());
+  j["cycles"] = cycles.size();
+  j["dropped_cycles"] = m.dropped_cycles();
+  j["metrics"] = {
+      {"window_s", s.metrics.window}, {"cycles_in_window", w.cycles},
+      {"e_F_peak_N", w.e_f_peak},     {"e_V_peak_mps", w.e_v_peak},
+      {"e_R", number_or_null(w.e_r)}, {"amplitude_ratio", number_or_null(w.amplitude_ratio)}};
+  j["k_h"] = {{"min", number_or_null(runner.k_h_min())},
+              {"max", number_or_null(runner.k_h_max())},
+              {"final", runner.last_row()[static_cast<std::size_t>(SitsColumn::kKh)]}};
+  j["delays"] = {{"force_measurement_steps", s.sensor_delay_steps()},
+                 {"control_cycle_steps", s.hold_steps()},
+                 {"robot_response", s.delays.robot_response}};
+  j["rejected_commands"] = runner.rejected_commands();
+  j["seed"] = s.rig.seed;
+  return j;
+}
+
+void SitsRunner::write_extra_files(const std::filesystem::path& dir) const {
+  std::ofstream f(dir / "cycles.csv");
+  f << "cycle[-],t_start[s],t_end[s],e_R[-],amplitude_ratio[-],v_peak[m/s],v_ideal_peak[m/s],"
+       "energy_max[J],energy_ideal_max[J],e_F_peak[N],e_V_peak[m/s]\n";
+  for (const core::CycleRecord& c : metrics_.cycles()) {
+    std::string line = std::to_string(c.index);
+    for (double v : {c.t_start, c.t_end, c.e_r, c.amplitude_ratio, c.v_peak, c.v_ideal_peak,
+                     c.energy_max, c.energy_ideal_max, c.e_f_peak, c.e_v_peak}) {
+      line += ',';
+      line += format_number(v);
     }
+    f << line << '\n';
   }
-  wall_time_s_ = std::chrono::duration<double>(Clock::now() - start).count();
+  if (!f) throw std::runtime_error("writing cycles.csv failed");
 }
 
 }  // namespace hyloop::experiment

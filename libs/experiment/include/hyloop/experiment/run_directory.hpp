@@ -8,19 +8,19 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "hyloop/experiment/sits_runner.hpp"
+#include "hyloop/experiment/experiment.hpp"
 
 namespace hyloop::experiment {
 
-/// The summary of a finished (or stopped) run, as written to summary.json.
-nlohmann::json make_summary(const SitsRunner& runner);
+/// summary.json: steps, times, the experiment's own summary, the git revision.
+nlohmann::json make_summary(const Experiment& experiment);
 
 /// The project's git revision ("unknown" outside a checkout), with "-dirty" for local changes.
 std::string git_revision();
 
 /// Writes the run directory `out`. Refuses (std::runtime_error) an existing non-empty `out`
 /// unless `overwrite`.
-void write_run_directory(const SitsRunner& runner, const std::filesystem::path& out,
+void write_run_directory(const Experiment& experiment, const std::filesystem::path& out,
                          bool overwrite = false);
 
 /// Fails early (before a run) if `out` exists and is not an empty directory.

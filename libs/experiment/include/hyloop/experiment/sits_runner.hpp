@@ -22,6 +22,7 @@
 #include "hyloop/core/sit_model.hpp"
 #include "hyloop/core/tracking_differentiator.hpp"
 #include "hyloop/core/zero_order_hold.hpp"
+#include "hyloop/experiment/experiment.hpp"
 #include "hyloop/experiment/scenario.hpp"
 #include "hyloop/hal/sits_rig_emulator.hpp"
 
@@ -61,23 +62,33 @@ using SampleRow = std::array<double, kSitsColumns>;
 enum class StopReason : std::uint8_t { kNone, kNotFinite, kDisplacementLimit, kDriverFault };
 std::string_view to_string(StopReason reason) noexcept;
 
-class SitsRunner {
+class SitsRunner final : public Experiment {
  public:
-  /// @param record_samples keep every `decimation`-th row in memory (outputs.samples).
+  /// Keeps every outputs.decimation-th row in memory when outputs.samples is on.
   explicit SitsRunner(const SitsScenario& scenario);
+  // The emulated drivers refer to the rig member: a runner stays where it was built.
+  SitsRunner(const SitsRunner&) = delete;
+  SitsRunner& operator=(const SitsRunner&) = delete;
 
   /// Runs cycle k. Returns false when the run is over (finished or stopped). RT-safe.
-  bool step() noexcept;
+  bool step() noexcept override;
 
-  /// Runs to the end; `progress(t, duration)` is called about once a second of wall time.
-  void run(const std::function<void(double, double)>& progress = {});
+  [[nodiscard]] std::int64_t cycle() const noexcept override { return cycle_; }
+  [[nodiscard]] std::int64_t total_steps() const noexcept override { return total_steps_; }
+  [[nodiscard]] double step_size() const noexcept override { return step_; }
+  [[nodiscard]] const SampleTable& samples() const noexcept override { return samples_; }
+  [[nodiscard]] std::string name() const override { return scenario_.name; }
+  [[nodiscard]] std::string kind() const override { return "sits"; }
+  /// Diverged, energy ratio, growth rate, window metrics (DESIGN §7), K_h range, delays.
+  [[nodiscard]] nlohmann::json summary() const override;
+  [[nodiscard]] std::string resolved_yaml() const override { return to_yaml(scenario_); }
+  /// cycles.csv: the per-cycle metrics.
+  void write_extra_files(const std::filesystem::path& dir) const override;
+  [[nodiscard]] std::string progress_mode() const override { return scenario_.outputs.progress; }
 
-  [[nodiscard]] std::int64_t cycle() const noexcept { return cycle_; }
-  [[nodiscard]] std::int64_t total_steps() const noexcept { return total_steps_; }
   [[nodiscard]] bool finished() const noexcept { return cycle_ >= total_steps_ || stopped(); }
   [[nodiscard]] bool stopped() const noexcept { return stop_reason_ != StopReason::kNone; }
   [[nodiscard]] StopReason stop_reason() const noexcept { return stop_reason_; }
-  [[nodiscard]] std::span<const SampleRow> samples() const noexcept { return samples_; }
   [[nodiscard]] const SampleRow& last_row() const noexcept { return row_; }
   [[nodiscard]] const core::CycleMetrics& metrics() const noexcept { return metrics_; }
   [[nodiscard]] const SitsScenario& scenario() const noexcept { return scenario_; }
@@ -86,7 +97,6 @@ class SitsRunner {
   [[nodiscard]] std::uint64_t rejected_commands() const noexcept {
     return rig_.rejected_commands();
   }
-  [[nodiscard]] double wall_time_s() const noexcept { return wall_time_s_; }
 
  private:
   SitsScenario scenario_;
@@ -102,14 +112,13 @@ class SitsRunner {
   core::Compensator compensator_;
   core::ZeroOrderHold<hal::ActuatorCommand> hold_;
   core::CycleMetrics metrics_;
-  std::vector<SampleRow> samples_;
+  SampleTable samples_;
   std::int64_t decimation_;
   std::int64_t cycle_ = 0;
   SampleRow row_{};
   StopReason stop_reason_ = StopReason::kNone;
   double k_h_min_;
   double k_h_max_;
-  double wall_time_s_ = 0.0;
 };
 
 }  // namespace hyloop::experiment

@@ -1,0 +1,89 @@
+#pragma once
+// What every experiment kind (SITS, RHT, FCU, …) offers the tool and the run directory: a
+// cycle-by-cycle step() that is RT-safe, a table of recorded samples, a summary, the resolved
+// scenario. `make_experiment` reads a scenario's `kind` and builds the matching runner.
+
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace hyloop::experiment {
+
+/// Recorded samples: fixed columns ("name[unit]"), storage reserved at construction, so that
+/// append() never allocates. Rows beyond the capacity are counted, not stored.
+class SampleTable {
+ public:
+  SampleTable(std::vector<std::string> headers, std::size_t max_rows);
+
+  /// Appends one row (row.size() == columns()). RT-safe.
+  bool append(std::span<const double> row) noexcept;
+
+  [[nodiscard]] std::size_t rows() const noexcept { return rows_; }
+  [[nodiscard]] std::size_t columns() const noexcept { return headers_.size(); }
+  [[nodiscard]] std::size_t dropped() const noexcept { return dropped_; }
+  [[nodiscard]] std::span<const double> row(std::size_t i) const noexcept {
+    return {data_.data() + i * columns(), columns()};
+  }
+  [[nodiscard]] const std::vector<std::string>& headers() const noexcept { return headers_; }
+
+  /// Writes the CSV: the header line, then every row with 17 significant digits.
+  void write_csv(const std::filesystem::path& path) const;
+
+ private:
+  std::vector<std::string> headers_;
+  std::vector<double> data_;
+  std::size_t capacity_;
+  std::size_t rows_ = 0;
+  std::size_t dropped_ = 0;
+};
+
+class Experiment {
+ public:
+  virtual ~Experiment() = default;
+
+  /// Runs one cycle; false when the run is over (finished or stopped). RT-safe.
+  virtual bool step() noexcept = 0;
+
+  [[nodiscard]] virtual std::int64_t cycle() const noexcept = 0;
+  [[nodiscard]] virtual std::int64_t total_steps() const noexcept = 0;
+  [[nodiscard]] virtual double step_size() const noexcept = 0;
+  [[nodiscard]] virtual const SampleTable& samples() const noexcept = 0;
+  [[nodiscard]] virtual std::string name() const = 0;
+  [[nodiscard]] virtual std::string kind() const = 0;
+  /// Kind-specific summary fields (the run directory adds steps, times, seed, revision).
+  [[nodiscard]] virtual nlohmann::json summary() const = 0;
+  /// The fully resolved scenario as YAML.
+  [[nodiscard]] virtual std::string resolved_yaml() const = 0;
+  /// Extra files of the run directory (e.g. cycles.csv).
+  virtual void write_extra_files(const std::filesystem::path& /*dir*/) const {}
+  /// Whether progress should be shown ("auto": when stderr is a terminal).
+  [[nodiscard]] virtual std::string progress_mode() const { return "auto"; }
+
+  /// Runs to the end; `progress(t, duration)` about once a second of wall time.
+  void run(const std::function<void(double, double)>& progress = {});
+  [[nodiscard]] double wall_time_s() const noexcept { return wall_time_s_; }
+
+ private:
+  double wall_time_s_ = 0.0;
+};
+
+/// The `kind` field of a scenario file ("sits" when absent).
+std::string scenario_kind(const std::string& path);
+
+/// Builds the runner of the scenario's kind. @throws ScenarioError (scenario.hpp).
+std::unique_ptr<Experiment> make_experiment(const std::string& path,
+                                            const std::vector<std::string>& overrides);
+
+/// Registers a kind: the factory parses and validates the file with the overrides.
+using ExperimentFactory = std::function<std::unique_ptr<Experiment>(
+    const std::string& path, const std::vector<std::string>& overrides)>;
+void register_experiment_kind(const std::string& kind, ExperimentFactory factory);
+
+}  // namespace hyloop::experiment

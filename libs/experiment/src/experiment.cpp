@@ -1,0 +1,120 @@
+#include "hyloop/experiment/experiment.hpp"
+
+#include <yaml-cpp/yaml.h>
+
+#include <chrono>
+#include <fstream>
+#include <map>
+#include <mutex>
+
+#include "hyloop/experiment/run_directory.hpp"
+#include "hyloop/experiment/scenario.hpp"
+#include "hyloop/experiment/sits_runner.hpp"
+
+namespace hyloop::experiment {
+
+SampleTable::SampleTable(std::vector<std::string> headers, std::size_t max_rows)
+    : headers_(std::move(headers)), capacity_(max_rows) {
+  data_.resize(capacity_ * headers_.size());
+}
+
+bool SampleTable::append(std::span<const double> row) noexcept {
+  if (rows_ >= capacity_ || row.size() != columns()) {
+    ++dropped_;
+    return false;
+  }
+  std::copy(row.begin(), row.end(), data_.begin() + static_cast<std::ptrdiff_t>(rows_ * columns()));
+  ++rows_;
+  return true;
+}
+
+void SampleTable::write_csv(const std::filesystem::path& path) const {
+  std::ofstream f(path);
+  std::string line;
+  for (std::size_t i = 0; i < headers_.size(); ++i) {
+    line += (i ? "," : "");
+    line += headers_[i];
+  }
+  f << line << '\n';
+  for (std::size_t r = 0; r < rows_; ++r) {
+    line.clear();
+    const auto values = row(r);
+    for (std::size_t i = 0; i < values.size(); ++i) {
+      if (i) line += ',';
+      line += format_number(values[i]);
+    }
+    line += '\n';
+    f << line;
+  }
+  if (!f) throw std::runtime_error("writing " + path.string() + " failed");
+}
+
+void Experiment::run(const std::function<void(double, double)>& progress) {
+  using Clock = std::chrono::steady_clock;
+  const auto start = Clock::now();
+  auto next_report = start + std::chrono::seconds(1);
+  constexpr std::int64_t kCheckEvery = 4096;
+  const double duration = static_cast<double>(total_steps()) * step_size();
+  while (step()) {
+    if (progress && cycle() % kCheckEvery == 0 && Clock::now() >= next_report) {
+      progress(static_cast<double>(cycle()) * step_size(), duration);
+      next_report += std::chrono::seconds(1);
+    }
+  }
+  wall_time_s_ = std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+namespace {
+std::map<std::string, ExperimentFactory>& registry() {
+  static std::map<std::string, ExperimentFactory> kinds = {
+      {"sits",
+       [](const std::string& path, const std::vector<std::string>& overrides) {
+         return std::unique_ptr<Experiment>(
+             std::make_unique<SitsRunner>(load_scenario(path, overrides)));
+       }},
+  };
+  return kinds;
+}
+std::mutex& registry_mutex() {
+  static std::mutex m;
+  return m;
+}
+}  // namespace
+
+void register_experiment_kind(const std::string& kind, ExperimentFactory factory) {
+  const std::lock_guard<std::mutex> lock(registry_mutex());
+  registry()[kind] = std::move(factory);
+}
+
+std::string scenario_kind(const std::string& path) {
+  YAML::Node root;
+  try {
+    root = YAML::LoadFile(path);
+  } catch (const YAML::BadFile&) {
+    throw ScenarioError(path + ": cannot open the scenario file");
+  } catch (const YAML::Exception& e) {
+    throw ScenarioError(path + ": not valid YAML: " + e.what());
+  }
+  if (!root.IsMap() || !root["kind"]) return "sits";
+  if (!root["kind"].IsScalar()) throw ScenarioError(path + ": kind: must be a string");
+  return root["kind"].Scalar();
+}
+
+std::unique_ptr<Experiment> make_experiment(const std::string& path,
+                                            const std::vector<std::string>& overrides) {
+  const std::string kind = scenario_kind(path);
+  ExperimentFactory factory;
+  std::string known;
+  {
+    const std::lock_guard<std::mutex> lock(registry_mutex());
+    const auto it = registry().find(kind);
+    if (it != registry().end()) factory = it->second;
+    for (const auto& [name, unused] : registry()) known += (known.empty() ? "" : ", ") + name;
+  }
+  if (!factory) {
+    throw ScenarioError(path + ": kind = \"" + kind + "\": must be one of " + known);
+  }
+  return factory(path, overrides);
+}
+
+}  // namespace hyloop::experiment
