@@ -39,7 +39,8 @@ std::complex<double> delay_root(double wn, double tau) {
 
 TEST(SitsLoop, NoDelaysReproducesTheIdealTwinBitForBit) {
   for (const char* damping : {"50", "0"}) {
-    const auto runner_ptr = run_scenario("ideal", {std::string("rig.contact.damping_ns_per_m=") + damping});
+    const auto runner_ptr =
+        run_scenario("ideal", {std::string("rig.contact.damping_ns_per_m=") + damping});
     const SitsRunner& runner = *runner_ptr;
     ASSERT_EQ(runner.samples().rows(), 30000u);
     for (std::size_t i = 0; i < runner.samples().rows(); ++i) {

@@ -9,165 +9,10 @@
 #include <set>
 #include <sstream>
 
+#include "hyloop/experiment/yaml_fields.hpp"
+
 namespace hyloop::experiment {
 namespace {
-
-std::string format_value(double v) {
-  std::ostringstream s;
-  s.precision(10);
-  s << v;
-  return s.str();
-}
-
-// Reads one YAML map, remembering which keys were used, so that anything left over is reported
-// as an unknown field with the list of allowed ones.
-class MapReader {
- public:
-  MapReader(const YAML::Node& node, std::string path, std::string origin)
-      : node_(node), path_(std::move(path)), origin_(std::move(origin)) {
-    if (node_ && !node_.IsNull() && !node_.IsMap()) {
-      fail(path_.empty() ? "scenario" : path_, "must be a mapping of fields");
-    }
-  }
-
-  [[noreturn]] void fail(const std::string& field, const std::string& what) const {
-    throw ScenarioError(origin_ + ": " + field + ": " + what);
-  }
-
-  std::string field(const std::string& key) const {
-    return path_.empty() ? key : path_ + "." + key;
-  }
-
-  YAML::Node get(const std::string& key) {
-    allowed_.insert(key);
-    if (!node_ || node_.IsNull()) return YAML::Node(YAML::NodeType::Undefined);
-    const YAML::Node& map = node_;  // const access: a missing key must not be inserted
-    return map[key];
-  }
-
-  double number(const std::string& key, double& out) {
-    const YAML::Node n = get(key);
-    if (!n) return out;
-    if (!n.IsScalar()) fail(field(key), "must be a number");
-    const std::string text = n.Scalar();
-    double v = 0.0;
-    try {
-      v = n.as<double>();
-    } catch (const YAML::Exception&) {
-      fail(field(key), "\"" + text + "\" is not a number");
-    }
-    if (!std::isfinite(v)) fail(field(key), text + " is not finite");
-    out = v;
-    return out;
-  }
-
-  void integer(const std::string& key, int& out) {
-    double v = out;
-    number(key, v);
-    if (v != std::floor(v) || std::abs(v) > 1e9)
-      fail(field(key), format_value(v) + " must be an integer");
-    out = static_cast<int>(v);
-  }
-
-  void unsigned64(const std::string& key, std::uint64_t& out) {
-    const YAML::Node n = get(key);
-    if (!n) return;
-    try {
-      out = n.as<std::uint64_t>();
-    } catch (const YAML::Exception&) {
-      fail(field(key), "\"" + (n.IsScalar() ? n.Scalar() : std::string("?")) +
-                           "\" must be a non-negative integer");
-    }
-  }
-
-  void boolean(const std::string& key, bool& out) {
-    const YAML::Node n = get(key);
-    if (!n) return;
-    try {
-      out = n.as<bool>();
-    } catch (const YAML::Exception&) {
-      fail(field(key),
-           "\"" + (n.IsScalar() ? n.Scalar() : std::string("?")) + "\" must be true or false");
-    }
-  }
-
-  void string(const std::string& key, std::string& out) {
-    const YAML::Node n = get(key);
-    if (!n) return;
-    if (!n.IsScalar()) fail(field(key), "must be a string");
-    out = n.Scalar();
-  }
-
-  void numbers(const std::string& key, std::vector<double>& out) {
-    const YAML::Node n = get(key);
-    if (!n) return;
-    if (!n.IsSequence()) fail(field(key), "must be a list of numbers");
-    out.clear();
-    for (std::size_t i = 0; i < n.size(); ++i) {
-      double v = 0.0;
-      try {
-        v = n[i].as<double>();
-      } catch (const YAML::Exception&) {
-        fail(field(key) + "[" + std::to_string(i) + "]", "is not a number");
-      }
-      if (!std::isfinite(v)) fail(field(key) + "[" + std::to_string(i) + "]", "is not finite");
-      out.push_back(v);
-    }
-  }
-
-  MapReader child(const std::string& key) { return MapReader(get(key), field(key), origin_); }
-
-  void finish() const {
-    if (!node_ || !node_.IsMap()) return;
-    for (const auto& kv : node_) {
-      const std::string key = kv.first.as<std::string>();
-      if (allowed_.count(key) == 0) {
-        std::string list;
-        for (const std::string& a : allowed_) list += (list.empty() ? "" : ", ") + a;
-        fail(field(key), "unknown field (allowed here: " + list + ")");
-      }
-    }
-  }
-
- private:
-  YAML::Node node_;
-  std::string path_;
-  std::string origin_;
-  std::set<std::string> allowed_;
-};
-
-void apply_override(YAML::Node& root, const std::string& assignment, const std::string& origin) {
-  const auto eq = assignment.find('=');
-  if (eq == std::string::npos || eq == 0) {
-    throw ScenarioError(origin + ": --set " + assignment + ": expected dotted.path=value");
-  }
-  const std::string path = assignment.substr(0, eq);
-  YAML::Node value;
-  try {
-    value = YAML::Load(assignment.substr(eq + 1));
-  } catch (const YAML::Exception& e) {
-    throw ScenarioError(origin + ": --set " + path + ": value is not valid YAML: " + e.msg);
-  }
-  std::vector<std::string> keys;
-  std::stringstream ss(path);
-  for (std::string part; std::getline(ss, part, '.');) {
-    if (part.empty()) throw ScenarioError(origin + ": --set " + path + ": empty path component");
-    keys.push_back(part);
-  }
-  // yaml-cpp nodes are handles: walk with fresh handles and assign at the leaf.
-  std::vector<YAML::Node> chain{root};
-  for (std::size_t i = 0; i + 1 < keys.size(); ++i) {
-    YAML::Node next = chain.back()[keys[i]];
-    if (!next || next.IsNull()) {
-      chain.back()[keys[i]] = YAML::Node(YAML::NodeType::Map);
-      next = chain.back()[keys[i]];
-    } else if (!next.IsMap()) {
-      throw ScenarioError(origin + ": --set " + path + ": " + keys[i] + " is not a mapping");
-    }
-    chain.push_back(next);
-  }
-  chain.back()[keys.back()] = value;
-}
 
 void parse_into(const YAML::Node& root, const std::string& origin, SitsScenario& s) {
   MapReader top(root, "", origin);
@@ -269,19 +114,6 @@ void parse_into(const YAML::Node& root, const std::string& origin, SitsScenario&
 
   top.finish();
   s.tracking_differentiator.step = s.timing.step;
-}
-
-[[noreturn]] void invalid(const std::string& field, double value, const std::string& allowed) {
-  throw ScenarioError(field + " = " + format_value(value) + ": " + allowed);
-}
-
-void require(bool ok, const std::string& field, double value, const std::string& allowed) {
-  if (!ok) invalid(field, value, allowed);
-}
-
-bool is_integer_ratio(double a, double b, double& ratio) {
-  ratio = a / b;
-  return std::abs(ratio - std::round(ratio)) <= 1e-9 * std::max(1.0, std::abs(ratio));
 }
 
 }  // namespace
@@ -404,14 +236,7 @@ void validate(const SitsScenario& s) {
 
 SitsScenario parse_scenario(const std::string& yaml_text, const std::string& origin,
                             const std::vector<std::string>& overrides) {
-  YAML::Node root;
-  try {
-    root = YAML::Load(yaml_text);
-  } catch (const YAML::Exception& e) {
-    throw ScenarioError(origin + ": not valid YAML: " + e.what());
-  }
-  if (!root || root.IsNull()) root = YAML::Node(YAML::NodeType::Map);
-  for (const std::string& o : overrides) apply_override(root, o, origin);
+  const YAML::Node root = load_yaml(yaml_text, origin, overrides);
   SitsScenario s;
   parse_into(root, origin, s);
   try {
@@ -423,11 +248,7 @@ SitsScenario parse_scenario(const std::string& yaml_text, const std::string& ori
 }
 
 SitsScenario load_scenario(const std::string& path, const std::vector<std::string>& overrides) {
-  std::ifstream in(path);
-  if (!in) throw ScenarioError(path + ": cannot open the scenario file");
-  std::stringstream text;
-  text << in.rdbuf();
-  return parse_scenario(text.str(), path, overrides);
+  return parse_scenario(read_scenario_text(path), path, overrides);
 }
 
 std::string to_yaml(const SitsScenario& s) {

@@ -1,11 +1,11 @@
 #include "hyloop/experiment/sits_runner.hpp"
 
-#include "hyloop/experiment/run_directory.hpp"
-
 #include <cmath>
 #include <fstream>
-#include <stdexcept>
 #include <limits>
+#include <stdexcept>
+
+#include "hyloop/experiment/run_directory.hpp"
 
 namespace hyloop::experiment {
 namespace {

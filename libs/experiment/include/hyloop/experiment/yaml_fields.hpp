@@ -1,0 +1,155 @@
+#pragma once
+// Strict reading of scenario YAML, shared by every experiment kind: MapReader reads one mapping
+// field by field, validates each value and reports anything left over as an unknown field;
+// `--set dotted.path=value` overrides are applied before reading. Errors are ScenarioError
+// with one line: "ORIGIN: field: what is wrong".
+
+#include <yaml-cpp/yaml.h>
+
+#include <cmath>
+#include <cstdint>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "hyloop/experiment/scenario.hpp"
+
+namespace hyloop::experiment {
+
+/// A number for messages (10 significant digits).
+std::string format_value(double v);
+
+/// The text of a scenario file. @throws ScenarioError if it cannot be read.
+std::string read_scenario_text(const std::string& path);
+
+/// Parses YAML text (an empty document is an empty map) and applies the overrides.
+YAML::Node load_yaml(const std::string& text, const std::string& origin,
+                     const std::vector<std::string>& overrides);
+
+/// Applies one "dotted.path=value" override (value read as YAML) to root.
+void apply_override(YAML::Node& root, const std::string& assignment, const std::string& origin);
+
+/// @throws ScenarioError "field = value: allowed" unless ok.
+void require(bool ok, const std::string& field, double value, const std::string& allowed);
+[[noreturn]] void invalid(const std::string& field, double value, const std::string& allowed);
+/// True when a/b is a whole number (relative tolerance 1e-9); ratio receives a/b.
+bool is_integer_ratio(double a, double b, double& ratio);
+
+// Reads one YAML map, remembering which keys were used, so that anything left over is reported
+// as an unknown field with the list of allowed ones.
+class MapReader {
+ public:
+  MapReader(const YAML::Node& node, std::string path, std::string origin)
+      : node_(node), path_(std::move(path)), origin_(std::move(origin)) {
+    if (node_ && !node_.IsNull() && !node_.IsMap()) {
+      fail(path_.empty() ? "scenario" : path_, "must be a mapping of fields");
+    }
+  }
+
+  [[noreturn]] void fail(const std::string& field, const std::string& what) const {
+    throw ScenarioError(origin_ + ": " + field + ": " + what);
+  }
+
+  std::string field(const std::string& key) const {
+    return path_.empty() ? key : path_ + "." + key;
+  }
+
+  YAML::Node get(const std::string& key) {
+    allowed_.insert(key);
+    if (!node_ || node_.IsNull()) return YAML::Node(YAML::NodeType::Undefined);
+    const YAML::Node& map = node_;  // const access: a missing key must not be inserted
+    return map[key];
+  }
+
+  double number(const std::string& key, double& out) {
+    const YAML::Node n = get(key);
+    if (!n) return out;
+    if (!n.IsScalar()) fail(field(key), "must be a number");
+    const std::string text = n.Scalar();
+    double v = 0.0;
+    try {
+      v = n.as<double>();
+    } catch (const YAML::Exception&) {
+      fail(field(key), "\"" + text + "\" is not a number");
+    }
+    if (!std::isfinite(v)) fail(field(key), text + " is not finite");
+    out = v;
+    return out;
+  }
+
+  void integer(const std::string& key, int& out) {
+    double v = out;
+    number(key, v);
+    if (v != std::floor(v) || std::abs(v) > 1e9)
+      fail(field(key), format_value(v) + " must be an integer");
+    out = static_cast<int>(v);
+  }
+
+  void unsigned64(const std::string& key, std::uint64_t& out) {
+    const YAML::Node n = get(key);
+    if (!n) return;
+    try {
+      out = n.as<std::uint64_t>();
+    } catch (const YAML::Exception&) {
+      fail(field(key), "\"" + (n.IsScalar() ? n.Scalar() : std::string("?")) +
+                           "\" must be a non-negative integer");
+    }
+  }
+
+  void boolean(const std::string& key, bool& out) {
+    const YAML::Node n = get(key);
+    if (!n) return;
+    try {
+      out = n.as<bool>();
+    } catch (const YAML::Exception&) {
+      fail(field(key),
+           "\"" + (n.IsScalar() ? n.Scalar() : std::string("?")) + "\" must be true or false");
+    }
+  }
+
+  void string(const std::string& key, std::string& out) {
+    const YAML::Node n = get(key);
+    if (!n) return;
+    if (!n.IsScalar()) fail(field(key), "must be a string");
+    out = n.Scalar();
+  }
+
+  void numbers(const std::string& key, std::vector<double>& out) {
+    const YAML::Node n = get(key);
+    if (!n) return;
+    if (!n.IsSequence()) fail(field(key), "must be a list of numbers");
+    out.clear();
+    for (std::size_t i = 0; i < n.size(); ++i) {
+      double v = 0.0;
+      try {
+        v = n[i].as<double>();
+      } catch (const YAML::Exception&) {
+        fail(field(key) + "[" + std::to_string(i) + "]", "is not a number");
+      }
+      if (!std::isfinite(v)) fail(field(key) + "[" + std::to_string(i) + "]", "is not finite");
+      out.push_back(v);
+    }
+  }
+
+  MapReader child(const std::string& key) { return MapReader(get(key), field(key), origin_); }
+
+  void finish() const {
+    if (!node_ || !node_.IsMap()) return;
+    for (const auto& kv : node_) {
+      const std::string key = kv.first.as<std::string>();
+      if (allowed_.count(key) == 0) {
+        std::string list;
+        for (const std::string& a : allowed_) list += (list.empty() ? "" : ", ") + a;
+        fail(field(key), "unknown field (allowed here: " + list + ")");
+      }
+    }
+  }
+
+ private:
+  YAML::Node node_;
+  std::string path_;
+  std::string origin_;
+  std::set<std::string> allowed_;
+};
+
+}  // namespace hyloop::experiment
