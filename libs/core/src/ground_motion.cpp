@@ -92,7 +92,8 @@ bool value_after(const std::string& line, const std::string& key, double& value)
     ++i;
   }
   std::size_t j = i;
-  while (j < line.size() && std::string_view("0123456789+-.EeDd").find(line[j]) != std::string_view::npos) {
+  while (j < line.size() &&
+         std::string_view("0123456789+-.EeDd").find(line[j]) != std::string_view::npos) {
     ++j;
   }
   return parse_number(std::string_view(line).substr(i, j - i), value);
@@ -330,8 +331,8 @@ GroundMotion resample(const GroundMotion& motion, double step) {
   const double ratio = step / motion.step;
   for (std::size_t k = 0; k < n; ++k) {
     // Interpolate on the index grid directly (avoids t0 + k·step round-off at the ends).
-    const double x = std::min(static_cast<double>(k) * ratio,
-                              static_cast<double>(motion.size() - 1));
+    const double x =
+        std::min(static_cast<double>(k) * ratio, static_cast<double>(motion.size() - 1));
     const auto i = std::min(static_cast<std::size_t>(std::floor(x)), motion.size() - 1);
     const double f = x - static_cast<double>(i);
     out.acceleration[k] = f > 0.0 && i + 1 < motion.size()

@@ -16,8 +16,8 @@ InverseDelayCompensator::InverseDelayCompensator(const InverseDelayCompensatorCo
   }
   if (!std::isfinite(config.delay) || config.delay < config.step) {
     std::ostringstream msg;
-    msg << "delay = " << config.delay << " s: must be finite and at least one step (>= "
-        << config.step << " s)";
+    msg << "delay = " << config.delay
+        << " s: must be finite and at least one step (>= " << config.step << " s)";
     throw std::invalid_argument(msg.str());
   }
   alpha_ = alpha_for(config.delay, config.step);

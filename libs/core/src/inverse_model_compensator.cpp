@@ -84,9 +84,9 @@ LoadingModelRegression InverseModelCompensator::regression(
   const int n_c = config.command_terms;
   const int n_m = config.measurement_terms;
   if (commands.size() != measured.size()) {
-    throw std::invalid_argument("measured.size() = " + std::to_string(measured.size()) +
-                                ": must equal commands.size() = " +
-                                std::to_string(commands.size()));
+    throw std::invalid_argument(
+        "measured.size() = " + std::to_string(measured.size()) +
+        ": must equal commands.size() = " + std::to_string(commands.size()));
   }
   const int first = std::max(n_c, n_m - 1);
   const int rows = static_cast<int>(commands.size()) - first;

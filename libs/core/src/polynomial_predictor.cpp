@@ -13,10 +13,10 @@ void validate(const PolynomialPredictorConfig& c) {
     throw std::invalid_argument("order = " + std::to_string(c.order) + ": must be >= 0");
   }
   if (c.points <= c.order || c.points > PolynomialPredictor::kMaxPoints) {
-    throw std::invalid_argument("points = " + std::to_string(c.points) + ": must be in [order + 1, " +
-                                std::to_string(PolynomialPredictor::kMaxPoints) + "] = [" +
-                                std::to_string(c.order + 1) + ", " +
-                                std::to_string(PolynomialPredictor::kMaxPoints) + "]");
+    throw std::invalid_argument(
+        "points = " + std::to_string(c.points) + ": must be in [order + 1, " +
+        std::to_string(PolynomialPredictor::kMaxPoints) + "] = [" + std::to_string(c.order + 1) +
+        ", " + std::to_string(PolynomialPredictor::kMaxPoints) + "]");
   }
   if (c.steps_ahead < 1) {
     throw std::invalid_argument("steps_ahead = " + std::to_string(c.steps_ahead) +
@@ -56,7 +56,8 @@ std::vector<double> PolynomialPredictor::compute_weights(const PolynomialPredict
 }
 
 PolynomialPredictor::PolynomialPredictor(const PolynomialPredictorConfig& config, double initial)
-    : config_(config), weights_(compute_weights(config)),
+    : config_(config),
+      weights_(compute_weights(config)),
       history_(static_cast<std::size_t>(config.points), initial) {}
 
 double PolynomialPredictor::step(double sample) noexcept {

@@ -99,8 +99,7 @@ void RecursiveLeastSquares::initialise_batch(const Eigen::MatrixXd& regressors,
     reject("regressors.cols()", static_cast<double>(regressors.cols()), "equal to parameters");
   }
   if (regressors.rows() != targets.size()) {
-    reject("targets.size()", static_cast<double>(targets.size()),
-           "equal to regressors.rows()");
+    reject("targets.size()", static_cast<double>(targets.size()), "equal to regressors.rows()");
   }
   if (regressors.rows() < n) {
     reject("regressors.rows()", static_cast<double>(regressors.rows()),

@@ -102,8 +102,7 @@ StructureModel::StructureModel(const StructureConfig& config) : config_(config) 
   const double omega2_max = eig.eigenvalues().maxCoeff();
   shortest_period_ = omega2_max > 0.0 ? 2.0 * std::numbers::pi / std::sqrt(omega2_max)
                                       : std::numeric_limits<double>::infinity();
-  if (config.integrator == StructureIntegrator::kCentralDifference &&
-      !(dt_ < stability_limit())) {
+  if (config.integrator == StructureIntegrator::kCentralDifference && !(dt_ < stability_limit())) {
     std::ostringstream msg;
     msg << "step = " << dt_ << ": must be < T_min/pi = " << stability_limit()
         << " s for the central-difference method (shortest period T_min = " << shortest_period_

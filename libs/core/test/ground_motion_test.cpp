@@ -2,6 +2,7 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cmath>
 #include <cstdio>
@@ -10,7 +11,6 @@
 #include <fstream>
 #include <stdexcept>
 #include <string>
-#include <unistd.h>
 
 namespace hyloop::core {
 namespace {
@@ -78,14 +78,14 @@ TEST_F(GroundMotionFiles, RejectsAWrongPointCountNamingNpts) {
 }
 
 TEST_F(GroundMotionFiles, RejectsNonFiniteAndMalformedValues) {
-  const fs::path nan = write("nan.AT2", std::string(kAt2Header) +
-                                            "NPTS=     3, DT=   .0100 SEC\n0.1 nan 0.3\n");
+  const fs::path nan =
+      write("nan.AT2", std::string(kAt2Header) + "NPTS=     3, DT=   .0100 SEC\n0.1 nan 0.3\n");
   EXPECT_THAT(error_of(nan), ::testing::HasSubstr("line 5: value nan is not finite"));
-  const fs::path bad = write("bad.AT2", std::string(kAt2Header) +
-                                            "NPTS=     3, DT=   .0100 SEC\n0.1 0.2x 0.3\n");
+  const fs::path bad =
+      write("bad.AT2", std::string(kAt2Header) + "NPTS=     3, DT=   .0100 SEC\n0.1 0.2x 0.3\n");
   EXPECT_THAT(error_of(bad), ::testing::HasSubstr("\"0.2x\" is not a number"));
-  const fs::path dt = write("dt.AT2", std::string(kAt2Header) +
-                                          "NPTS=     3, DT=   -.0100 SEC\n0.1 0.2 0.3\n");
+  const fs::path dt =
+      write("dt.AT2", std::string(kAt2Header) + "NPTS=     3, DT=   -.0100 SEC\n0.1 0.2 0.3\n");
   EXPECT_THAT(error_of(dt), ::testing::HasSubstr("DT = -0.01"));
   const fs::path inf = write("inf.txt", "0.0 0.1\n0.01 inf\n0.02 0.3\n");
   EXPECT_THAT(error_of(inf), ::testing::HasSubstr("line 2: values must be finite"));
@@ -100,8 +100,8 @@ TEST_F(GroundMotionFiles, ReadsTwoColumnTextWithHeaderAndComments) {
                            "\n"
                            "1.04, -2.5\n"
                            "1.06, 0.5\n");
-  const GroundMotion m = read_ground_motion(p, GroundMotionFormat::kAuto,
-                                            AccelerationUnit::kMetrePerSecondSquared);
+  const GroundMotion m =
+      read_ground_motion(p, GroundMotionFormat::kAuto, AccelerationUnit::kMetrePerSecondSquared);
   ASSERT_EQ(m.size(), 4u);
   EXPECT_NEAR(m.step, 0.02, 1e-15);
   EXPECT_DOUBLE_EQ(m.start_time, 1.0);
@@ -140,8 +140,8 @@ TEST(GroundMotion, ScalesToATargetPeakAndResamplesLinearly) {
   ASSERT_EQ(coarse.size(), 3u);
   EXPECT_DOUBLE_EQ(coarse.acceleration[1], 0.75 * 1.0 + 0.25 * -2.0);
 
-  EXPECT_THAT([&] { scale_to_peak(m, -1.0); },
-              ::testing::ThrowsMessage<std::invalid_argument>(::testing::HasSubstr("target_peak = -1")));
+  EXPECT_THAT([&] { scale_to_peak(m, -1.0); }, ::testing::ThrowsMessage<std::invalid_argument>(
+                                                   ::testing::HasSubstr("target_peak = -1")));
   EXPECT_THAT([&] { resample(m, 0.0); },
               ::testing::ThrowsMessage<std::invalid_argument>(::testing::HasSubstr("step = 0")));
 }
@@ -151,9 +151,9 @@ fs::path find_el_centro() {
   if (const char* dir = std::getenv("HYLOOP_DATA_DIR")) {
     candidates.emplace_back(fs::path(dir) / "elcentro_ns_1940.txt");
   }
-  for (const char* c : {"data/elcentro_ns_1940.txt", "data/ground_motions/elcentro_ns_1940.txt",
-                        "../shared/data/elcentro_ns_1940.txt",
-                        "/work/shared/data/elcentro_ns_1940.txt"}) {
+  for (const char* c :
+       {"data/ground_motion/elcentro_ns_1940.txt", "data/elcentro_ns_1940.txt",
+        "../shared/data/elcentro_ns_1940.txt", "/work/shared/data/elcentro_ns_1940.txt"}) {
     candidates.emplace_back(c);
   }
   for (const auto& c : candidates) {
@@ -179,11 +179,11 @@ TEST(GroundMotion, ElCentro1940NsPeakDurationAndPointCount) {
 
   // The RHT paper's input: peak 0.263 g, at the 0.01 s integration step.
   const GroundMotion input = resample(scale_to_peak(m, 0.263 * kStandardGravity), 0.01);
-  std::printf("El Centro: %zu points at %.2f s, %.2f s, peak %.5f g at %.2f s; RHT input %zu points, "
-              "peak %.5f g\n",
-              m.size(), m.step, m.duration(), m.peak() / kStandardGravity,
-              static_cast<double>(m.peak_index()) * m.step, input.size(),
-              input.peak() / kStandardGravity);
+  std::printf(
+      "El Centro: %zu points at %.2f s, %.2f s, peak %.5f g at %.2f s; RHT input %zu points, "
+      "peak %.5f g\n",
+      m.size(), m.step, m.duration(), m.peak() / kStandardGravity,
+      static_cast<double>(m.peak_index()) * m.step, input.size(), input.peak() / kStandardGravity);
   EXPECT_EQ(input.size(), 3117u);
   EXPECT_NEAR(input.duration(), 31.16, 1e-9);
   EXPECT_NEAR(input.peak(), 0.263 * kStandardGravity, 1e-12);

@@ -37,7 +37,8 @@ TEST(InverseDelayCompensator, CancelsTheIdealisedTransferSystemExactly) {
   double worst = 0.0;
   hyloop::testing::AllocGuard guard;
   for (int j = 1; j <= 3000; ++j) {
-    const double xc = std::sin(2.0 * std::numbers::pi * 0.5 * j * 0.001) + 0.3 * std::sin(2.0 * std::numbers::pi * 2.1 * j * 0.001);
+    const double xc = std::sin(2.0 * std::numbers::pi * 0.5 * j * 0.001) +
+                      0.3 * std::sin(2.0 * std::numbers::pi * 2.1 * j * 0.001);
     const double xp = comp.step(xc);
     xm = xm + (xp - xm) / alpha;
     worst = std::max(worst, std::abs(xm - xc));

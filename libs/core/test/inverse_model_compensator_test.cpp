@@ -144,9 +144,10 @@ TEST(InverseModelCompensator, OnlineRlsConvergesFromAnOffInitialModel) {
   comp.set_parameters(off, p);
   const LoopResult r = run_loop(comp, 12.0, 5.0);
   const double theta_error = (r.theta - exact).cwiseAbs().maxCoeff();
-  std::printf("p4 adaptive from a 10%%-off model: max |d_m - d| after 5 s = %.3e m, "
-              "theta error %.3e\n",
-              r.worst_after, theta_error);
+  std::printf(
+      "p4 adaptive from a 10%%-off model: max |d_m - d| after 5 s = %.3e m, "
+      "theta error %.3e\n",
+      r.worst_after, theta_error);
   EXPECT_LT(r.worst_after, 1e-7);  // 1e-4 mm, the criterion
   EXPECT_LT(theta_error, 1e-8);
   EXPECT_EQ(comp.estimator().rejected(), 0u);
@@ -161,7 +162,8 @@ TEST(InverseModelCompensator, ThreeParameterFirInverseIsStableAndClose) {
   for (double c : commands) {
     measured.push_back(servo.step(c));
   }
-  InverseModelCompensator comp(InverseModelCompensatorConfig::preset(LoadingModelPreset::kThreeParameter));
+  InverseModelCompensator comp(
+      InverseModelCompensatorConfig::preset(LoadingModelPreset::kThreeParameter));
   comp.initialise_batch(commands, measured);
   const LoopResult r = run_loop(comp, 20.0, 5.0);
   std::printf("p3 adaptive: max |d_m - d| after 5 s = %.3e m (desired amplitude ~1.6e-2 m)\n",
@@ -220,7 +222,8 @@ TEST(InverseModelCompensator, PresetsAndNoAllocationInTheLoop) {
   }
   EXPECT_THROW(parse_loading_model_preset("p5"), std::invalid_argument);
 
-  InverseModelCompensator comp(InverseModelCompensatorConfig::preset(LoadingModelPreset::kSevenParameter));
+  InverseModelCompensator comp(
+      InverseModelCompensatorConfig::preset(LoadingModelPreset::kSevenParameter));
   RlsVector theta = RlsVector::Zero(7);
   theta(3) = 1.0;
   comp.set_parameters(theta);

@@ -86,7 +86,8 @@ TEST(Rls, WithUnitForgettingItEqualsTheBatchFitOfAllData) {
   for (int k = l; k < 300; ++k) {
     rls.update(arx.phi[static_cast<std::size_t>(k)], arx.y[static_cast<std::size_t>(k)]);
   }
-  const Eigen::VectorXd batch = (phi_all.transpose() * phi_all).ldlt().solve(phi_all.transpose() * y_all);
+  const Eigen::VectorXd batch =
+      (phi_all.transpose() * phi_all).ldlt().solve(phi_all.transpose() * y_all);
   EXPECT_LT((rls.parameters() - batch).cwiseAbs().maxCoeff(), 1e-10);
 }
 
@@ -148,7 +149,9 @@ TEST(Rls, GuardKeepsTheModelOnNaN) {
 
 TEST(Rls, GuardStopsCovarianceWindupAndParameterJumps) {
   // No excitation with λ = 0.9: P grows by 1/λ a step until the trace limit holds it.
-  RecursiveLeastSquares rls({.parameters = 2, .forgetting_factor = 0.9, .initial_covariance = 1.0,
+  RecursiveLeastSquares rls({.parameters = 2,
+                             .forgetting_factor = 0.9,
+                             .initial_covariance = 1.0,
                              .max_covariance_trace = 100.0});
   const RlsVector zero = RlsVector::Zero(2);
   int accepted = 0;
@@ -160,7 +163,8 @@ TEST(Rls, GuardStopsCovarianceWindupAndParameterJumps) {
   EXPECT_EQ(rls.count(RlsStatus::kCovarianceLimit), 63u);
   EXPECT_LE(rls.covariance().trace(), 100.0);
 
-  RecursiveLeastSquares jump({.parameters = 1, .forgetting_factor = 1.0, .max_parameter_jump = 0.1});
+  RecursiveLeastSquares jump(
+      {.parameters = 1, .forgetting_factor = 1.0, .max_parameter_jump = 0.1});
   RlsVector theta(1);
   theta << 2.0;
   RlsMatrix p(1, 1);
@@ -220,7 +224,8 @@ TEST(Rls, RejectsBadConfigurationAndData) {
   } catch (const std::invalid_argument& e) {
     EXPECT_THAT(e.what(), ::testing::HasSubstr("rank 2"));
   }
-  EXPECT_THROW(rls.initialise_batch(phi.topRows(2), Eigen::VectorXd::Ones(2)), std::invalid_argument);
+  EXPECT_THROW(rls.initialise_batch(phi.topRows(2), Eigen::VectorXd::Ones(2)),
+               std::invalid_argument);
   EXPECT_THAT([&] { rls.initialise_batch(phi, Eigen::VectorXd::Ones(10), -1.0); },
               ::testing::ThrowsMessage<std::invalid_argument>(::testing::HasSubstr("ridge = -1")));
   // A ridge makes the collinear data solvable: θ0 = (ΦᵀΦ + ρ·tr/n·I)⁻¹ΦᵀD.

@@ -16,8 +16,8 @@ namespace hyloop::core {
 namespace {
 
 constexpr double kPi = std::numbers::pi;
-constexpr double kMass = 1000.0;                          // kg (RHT paper)
-const double kStiffness = 4.0 * kPi * kPi * kMass;        // 39 478.4 N/m: T_n = 1 s
+constexpr double kMass = 1000.0;                    // kg (RHT paper)
+const double kStiffness = 4.0 * kPi * kPi * kMass;  // 39 478.4 N/m: T_n = 1 s
 const double kOmegaN = 2.0 * kPi;
 
 // Largest |u − u_exact| relative to max|u_exact| over `duration` of an undamped SDOF under
@@ -44,8 +44,8 @@ TEST(StructureModel, UndampedSdofStepLoadMatchesClosedForm) {
   const double p0 = 1000.0;
   auto force = [p0](double) { return p0; };
   auto exact = [p0](double t) { return p0 / kStiffness * (1.0 - std::cos(kOmegaN * t)); };
-  for (auto integrator :
-       {StructureIntegrator::kCentralDifference, StructureIntegrator::kNewmarkAverageAcceleration}) {
+  for (auto integrator : {StructureIntegrator::kCentralDifference,
+                          StructureIntegrator::kNewmarkAverageAcceleration}) {
     const double e1 = sdof_error(integrator, 0.01, 5.0, force, exact);
     const double e2 = sdof_error(integrator, 0.005, 5.0, force, exact);
     // Period error: Δω/ω = (ω_n Δt)²/24 (central difference, shorter) or /12 (Newmark, longer),
@@ -53,9 +53,10 @@ TEST(StructureModel, UndampedSdofStepLoadMatchesClosedForm) {
     const double x = kOmegaN * 0.01;
     const double per = integrator == StructureIntegrator::kCentralDifference ? 24.0 : 12.0;
     const double predicted = 0.5 * kOmegaN * x * x / per * 5.0;
-    std::printf("%s, step load, 5 s: relative error %.3e at 10 ms (period-error estimate %.3e), "
-                "%.3e at 5 ms (ratio %.2f)\n",
-                std::string(to_string(integrator)).c_str(), e1, predicted, e2, e1 / e2);
+    std::printf(
+        "%s, step load, 5 s: relative error %.3e at 10 ms (period-error estimate %.3e), "
+        "%.3e at 5 ms (ratio %.2f)\n",
+        std::string(to_string(integrator)).c_str(), e1, predicted, e2, e1 / e2);
     EXPECT_LT(e1, 1.02 * predicted);
     EXPECT_GT(e1, 0.9 * predicted);
     EXPECT_NEAR(e1 / e2, 4.0, 0.3);  // second order
@@ -71,8 +72,8 @@ TEST(StructureModel, UndampedSdofSineLoadMatchesClosedForm) {
   auto exact = [=](double t) {
     return p0 / kStiffness / (1.0 - r * r) * (std::sin(big_omega * t) - r * std::sin(kOmegaN * t));
   };
-  for (auto integrator :
-       {StructureIntegrator::kCentralDifference, StructureIntegrator::kNewmarkAverageAcceleration}) {
+  for (auto integrator : {StructureIntegrator::kCentralDifference,
+                          StructureIntegrator::kNewmarkAverageAcceleration}) {
     const double e1 = sdof_error(integrator, 0.01, 5.0, force, exact);
     const double e2 = sdof_error(integrator, 0.005, 5.0, force, exact);
     std::printf("%s, sine load, 5 s: relative error %.3e at 10 ms, %.3e at 5 ms (ratio %.2f)\n",
@@ -85,8 +86,8 @@ TEST(StructureModel, UndampedSdofSineLoadMatchesClosedForm) {
 TEST(StructureModel, CentralDifferenceFirstStepsAreTheTextbookValues) {
   // u_1 = Δt²/2·p0/m from rest under a step load (u_{−1} = Δt²/2·a_0, a_0 = p0/m).
   const double dt = 0.01;
-  StructureModel model(
-      StructureConfig::single_dof(kMass, 0.0, kStiffness, dt, StructureIntegrator::kCentralDifference));
+  StructureModel model(StructureConfig::single_dof(kMass, 0.0, kStiffness, dt,
+                                                   StructureIntegrator::kCentralDifference));
   model.reset(StructureVector::Zero(1), StructureVector::Zero(1), 0.0, 1000.0);
   EXPECT_DOUBLE_EQ(model.acceleration()(0), 1.0);
   model.step(0.0, 1000.0);
@@ -121,17 +122,17 @@ TEST(StructureModel, GroundAccelerationIsAnInertialLoadOnEveryDof) {
     }
     return u;
   };
-  for (auto integrator :
-       {StructureIntegrator::kCentralDifference, StructureIntegrator::kNewmarkAverageAcceleration}) {
+  for (auto integrator : {StructureIntegrator::kCentralDifference,
+                          StructureIntegrator::kNewmarkAverageAcceleration}) {
     c.integrator = integrator;
     StructureModel model(c);
     model.reset(StructureVector::Zero(2), StructureVector::Zero(2), ag, 0.0);
     double worst = 0.0;
     for (int i = 0; i < 1000; ++i) {
       model.step(ag, 0.0);
-      worst = std::max(worst, (Eigen::Vector2d(model.displacement()) - exact(model.time()))
-                                  .cwiseAbs()
-                                  .maxCoeff());
+      worst = std::max(
+          worst,
+          (Eigen::Vector2d(model.displacement()) - exact(model.time())).cwiseAbs().maxCoeff());
     }
     const double scale = exact(0.5).cwiseAbs().maxCoeff();
     std::printf("%s, 2-DOF under a_g = %.1f m/s^2, 2 s: max error %.3e m (scale %.3e m)\n",
@@ -148,8 +149,8 @@ TEST(StructureModel, ExperimentalForceOnADofActsLikeStiffness) {
       StructureConfig::single_dof(kMass, 0.0, 0.0, dt, StructureIntegrator::kCentralDifference);
   split.experimental_stiffness = kStiffness;
   StructureModel hybrid(split);
-  StructureModel whole(
-      StructureConfig::single_dof(kMass, 0.0, kStiffness, dt, StructureIntegrator::kCentralDifference));
+  StructureModel whole(StructureConfig::single_dof(kMass, 0.0, kStiffness, dt,
+                                                   StructureIntegrator::kCentralDifference));
   hybrid.reset();
   whole.reset();
   double worst = 0.0;
@@ -165,8 +166,8 @@ TEST(StructureModel, ExperimentalForceOnADofActsLikeStiffness) {
 
 TEST(StructureModel, CentralDifferenceStabilityLimitIsEnforced) {
   // T_n = 1 s: the limit is 1/π = 0.3183 s.
-  const StructureModel ok(
-      StructureConfig::single_dof(kMass, 0.0, kStiffness, 0.3, StructureIntegrator::kCentralDifference));
+  const StructureModel ok(StructureConfig::single_dof(kMass, 0.0, kStiffness, 0.3,
+                                                      StructureIntegrator::kCentralDifference));
   EXPECT_NEAR(ok.stability_limit(), 1.0 / kPi, 1e-12);
   try {
     StructureModel bad(StructureConfig::single_dof(kMass, 0.0, kStiffness, 0.32,
@@ -182,8 +183,8 @@ TEST(StructureModel, CentralDifferenceStabilityLimitIsEnforced) {
   split.experimental_stiffness = kStiffness;
   EXPECT_THROW(StructureModel{split}, std::invalid_argument);
   // Newmark is unconditionally stable, and stays bounded at a step far beyond the limit.
-  StructureModel newmark(StructureConfig::single_dof(kMass, 0.0, kStiffness, 0.5,
-                                                     StructureIntegrator::kNewmarkAverageAcceleration));
+  StructureModel newmark(StructureConfig::single_dof(
+      kMass, 0.0, kStiffness, 0.5, StructureIntegrator::kNewmarkAverageAcceleration));
   newmark.reset(StructureVector::Constant(1, 0.01), StructureVector::Zero(1));
   for (int i = 0; i < 1000; ++i) {
     newmark.step(0.0, 0.0);
@@ -207,8 +208,8 @@ TEST(StructureModel, StepDoesNotAllocate) {
   c.damping = StructureMatrix::Identity(8, 8) * 10.0;
   c.stiffness = StructureMatrix::Identity(8, 8) * 4e4;
   c.step = 0.01;
-  for (auto integrator :
-       {StructureIntegrator::kCentralDifference, StructureIntegrator::kNewmarkAverageAcceleration}) {
+  for (auto integrator : {StructureIntegrator::kCentralDifference,
+                          StructureIntegrator::kNewmarkAverageAcceleration}) {
     c.integrator = integrator;
     StructureModel model(c);
     model.reset();
@@ -229,8 +230,8 @@ TEST(StructureModel, RejectsBadConfigurationNamingTheField) {
     }
     return "";
   };
-  StructureConfig c =
-      StructureConfig::single_dof(kMass, 0.0, kStiffness, 0.01, StructureIntegrator::kCentralDifference);
+  StructureConfig c = StructureConfig::single_dof(kMass, 0.0, kStiffness, 0.01,
+                                                  StructureIntegrator::kCentralDifference);
   c.step = -0.01;
   EXPECT_THAT(message(c), ::testing::HasSubstr("step = -0.01"));
   c.step = 0.01;
@@ -242,7 +243,8 @@ TEST(StructureModel, RejectsBadConfigurationNamingTheField) {
   c.external_force_dof = 0;
   c.stiffness = StructureMatrix::Zero(2, 2);
   EXPECT_THAT(message(c), ::testing::HasSubstr("stiffness is 2 x 2"));
-  EXPECT_EQ(parse_structure_integrator("newmark"), StructureIntegrator::kNewmarkAverageAcceleration);
+  EXPECT_EQ(parse_structure_integrator("newmark"),
+            StructureIntegrator::kNewmarkAverageAcceleration);
   EXPECT_THROW(parse_structure_integrator("rk4"), std::invalid_argument);
 }
 

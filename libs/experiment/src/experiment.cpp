@@ -7,6 +7,8 @@
 #include <map>
 #include <mutex>
 
+#include "hyloop/experiment/fcu_experiment.hpp"
+#include "hyloop/experiment/rht_experiment.hpp"
 #include "hyloop/experiment/run_directory.hpp"
 #include "hyloop/experiment/scenario.hpp"
 #include "hyloop/experiment/sits_runner.hpp"
@@ -67,6 +69,16 @@ void Experiment::run(const std::function<void(double, double)>& progress) {
 namespace {
 std::map<std::string, ExperimentFactory>& registry() {
   static std::map<std::string, ExperimentFactory> kinds = {
+      {"fcu",
+       [](const std::string& path, const std::vector<std::string>& overrides) {
+         return std::unique_ptr<Experiment>(
+             std::make_unique<FcuExperiment>(load_fcu_scenario(path, overrides)));
+       }},
+      {"rht",
+       [](const std::string& path, const std::vector<std::string>& overrides) {
+         return std::unique_ptr<Experiment>(
+             std::make_unique<RhtExperiment>(load_rht_scenario(path, overrides)));
+       }},
       {"sits",
        [](const std::string& path, const std::vector<std::string>& overrides) {
          return std::unique_ptr<Experiment>(

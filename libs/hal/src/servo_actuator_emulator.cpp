@@ -23,23 +23,22 @@ bool finite_positive(double v) { return std::isfinite(v) && v > 0.0; }
 ServoActuatorEmulator::ServoActuatorEmulator(const ServoActuatorConfig& config)
     : config_(config), rng_(config.seed), noise_(0.0, 1.0) {
   require(finite_positive(config.step), "step", config.step, "finite and > 0 s");
-  require(std::isfinite(config.zeta) && config.zeta >= 0.0, "zeta", config.zeta,
-          "finite and >= 0");
+  require(std::isfinite(config.zeta) && config.zeta >= 0.0, "zeta", config.zeta, "finite and >= 0");
   const auto& v = config.omega_variation;
   if (v.enabled) {
     require(finite_positive(v.omega_min), "omega_variation.omega_min", v.omega_min,
             "finite and > 0 rad/s");
-    require(std::isfinite(v.omega_max) && v.omega_max >= v.omega_min,
-            "omega_variation.omega_max", v.omega_max, "finite and >= omega_min");
+    require(std::isfinite(v.omega_max) && v.omega_max >= v.omega_min, "omega_variation.omega_max",
+            v.omega_max, "finite and >= omega_min");
     require(finite_positive(v.period), "omega_variation.period", v.period, "finite and > 0 s");
     require(std::isfinite(v.phase), "omega_variation.phase", v.phase, "finite");
   } else {
     require(finite_positive(config.omega), "omega", config.omega, "finite and > 0 rad/s");
   }
-  require(std::isfinite(config.noise_std) && config.noise_std >= 0.0, "noise_std",
-          config.noise_std, "finite and >= 0 m");
-  require(std::isfinite(config.specimen_stiffness), "specimen_stiffness",
-          config.specimen_stiffness, "finite (N/m)");
+  require(std::isfinite(config.noise_std) && config.noise_std >= 0.0, "noise_std", config.noise_std,
+          "finite and >= 0 m");
+  require(std::isfinite(config.specimen_stiffness), "specimen_stiffness", config.specimen_stiffness,
+          "finite (N/m)");
   require(std::isfinite(config.specimen_damping), "specimen_damping", config.specimen_damping,
           "finite (N*s/m)");
   discretise(omega_at(0.5 * config.step), config.zeta, config.step, a_d_, b_d_);
@@ -119,8 +118,8 @@ void ServoActuatorEmulator::measure(double omega) noexcept {
   measurement_.velocity = state_(1);
   measurement_.displacement =
       state_(0) + (config_.noise_std > 0.0 ? config_.noise_std * noise_(rng_) : 0.0);
-  measurement_.force = config_.specimen_stiffness * state_(0) +
-                       config_.specimen_damping * state_(1);
+  measurement_.force =
+      config_.specimen_stiffness * state_(0) + config_.specimen_damping * state_(1);
   measurement_.omega = omega;
 }
 

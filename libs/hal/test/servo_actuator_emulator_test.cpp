@@ -106,17 +106,19 @@ TEST(ServoActuatorEmulator, MeasuredDelayOfThePaperServoIsAbout27ms) {
   const double r = w / 50.0;
   const double phase = std::atan2(2.0 * 0.8 * r, 1.0 - r * r);
   const double expected = phase / w + 0.5 * step - step;
-  std::printf("omega 50, zeta 0.8, step 10 ms, 1 Hz sine: measured delay %.3f ms "
-              "(closed form %.3f ms, paper ~27 ms)\n",
-              1e3 * delay, 1e3 * expected);
+  std::printf(
+      "omega 50, zeta 0.8, step 10 ms, 1 Hz sine: measured delay %.3f ms "
+      "(closed form %.3f ms, paper ~27 ms)\n",
+      1e3 * delay, 1e3 * expected);
   EXPECT_NEAR(delay, expected, 2e-4);
   EXPECT_NEAR(delay, 0.027, 0.2 * 0.027);
 
   const double slow = measured_delay(44.0, 0.78, step);
   const double fast = measured_delay(54.0, 0.78, step);
-  std::printf("zeta 0.78: delay at omega 44 = %.3f ms, at 54 = %.3f ms, difference %.3f ms "
-              "(paper: about 8 ms)\n",
-              1e3 * slow, 1e3 * fast, 1e3 * (slow - fast));
+  std::printf(
+      "zeta 0.78: delay at omega 44 = %.3f ms, at 54 = %.3f ms, difference %.3f ms "
+      "(paper: about 8 ms)\n",
+      1e3 * slow, 1e3 * fast, 1e3 * (slow - fast));
   EXPECT_GT(slow - fast, 0.005);
   EXPECT_LT(slow - fast, 0.010);
 }

@@ -32,10 +32,10 @@ GroundMotionFormat parse_ground_motion_format(std::string_view name);
 AccelerationUnit parse_acceleration_unit(std::string_view name);
 
 struct GroundMotion {
-  double step = 0.0;                  ///< s
-  double start_time = 0.0;            ///< time of the first sample, s
-  std::vector<double> acceleration;   ///< m/s²
-  std::string source;                 ///< where it came from (file, and what was done to it)
+  double step = 0.0;                 ///< s
+  double start_time = 0.0;           ///< time of the first sample, s
+  std::vector<double> acceleration;  ///< m/s²
+  std::string source;                ///< where it came from (file, and what was done to it)
 
   [[nodiscard]] std::size_t size() const noexcept { return acceleration.size(); }
   /// (N − 1)·step, s.

@@ -36,12 +36,11 @@
 //
 // Units: displacements in m (any consistent unit works; θ is dimensionless).
 
+#include <Eigen/Core>
 #include <array>
 #include <cstdint>
 #include <span>
 #include <string_view>
-
-#include <Eigen/Core>
 
 #include "hyloop/core/rls.hpp"
 

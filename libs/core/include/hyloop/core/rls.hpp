@@ -34,19 +34,19 @@ using RlsMatrix =
     Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, 0, kRlsMaxParameters, kRlsMaxParameters>;
 
 enum class RlsStatus : std::uint8_t {
-  kAccepted,        ///< θ and P updated
-  kNotFinite,       ///< NaN/inf in the data or the result: θ, P kept
-  kCovarianceLimit, ///< trace(P) > max_covariance_trace: θ, P kept
-  kParameterJump,   ///< max|Δθ| > max_parameter_jump: θ, P kept
+  kAccepted,         ///< θ and P updated
+  kNotFinite,        ///< NaN/inf in the data or the result: θ, P kept
+  kCovarianceLimit,  ///< trace(P) > max_covariance_trace: θ, P kept
+  kParameterJump,    ///< max|Δθ| > max_parameter_jump: θ, P kept
 };
 inline constexpr std::size_t kRlsStatusCount = 4;
 
 std::string_view to_string(RlsStatus status) noexcept;
 
 struct RlsConfig {
-  int parameters = 1;                 ///< n ∈ [1, 16]
-  double forgetting_factor = 1.0;     ///< λ ∈ (0, 1]
-  double initial_covariance = 1.0e6;  ///< p0 > 0: P0 = p0·I when not started from a batch fit
+  int parameters = 1;                    ///< n ∈ [1, 16]
+  double forgetting_factor = 1.0;        ///< λ ∈ (0, 1]
+  double initial_covariance = 1.0e6;     ///< p0 > 0: P0 = p0·I when not started from a batch fit
   double max_covariance_trace = 1.0e12;  ///< > 0; +inf disables the check
   double max_parameter_jump = std::numeric_limits<double>::infinity();  ///< > 0; +inf disables
 };

@@ -34,7 +34,7 @@ class TrackingIndicator {
   void reset() noexcept;
 
   [[nodiscard]] double value() const noexcept { return 0.5 * (area_ - complementary_area_); }
-  [[nodiscard]] double area() const noexcept { return area_; }                        ///< A
+  [[nodiscard]] double area() const noexcept { return area_; }                              ///< A
   [[nodiscard]] double complementary_area() const noexcept { return complementary_area_; }  ///< TA
 
  private:

@@ -40,10 +40,10 @@ struct ServoActuatorConfig {
     double phase = 0.0;       ///< rad
   } omega_variation;
 
-  double noise_std = 0.0;            ///< σ of the displacement measurement noise, m; ≥ 0
-  std::uint64_t seed = 1;            ///< noise generator seed
-  double specimen_stiffness = 0.0;   ///< k, N/m
-  double specimen_damping = 0.0;     ///< c, N·s/m
+  double noise_std = 0.0;           ///< σ of the displacement measurement noise, m; ≥ 0
+  std::uint64_t seed = 1;           ///< noise generator seed
+  double specimen_stiffness = 0.0;  ///< k, N/m
+  double specimen_damping = 0.0;    ///< c, N·s/m
 };
 
 /// Measurement of one step, taken at its end.

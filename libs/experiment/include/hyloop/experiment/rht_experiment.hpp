@@ -1,0 +1,152 @@
+#pragma once
+// Real-time hybrid test of a single-storey structure under an earthquake with adaptive delay
+// compensation (RHT paper; papers/README.md; DESIGN.md §3.2, §6).
+//
+// Numerical substructure: the storey mass m (and optional numerical stiffness/damping) under the
+// ground acceleration a_g, integrated by central difference:
+//   m·ü + c·u̇ + k_num·u = −m·a_g − F,    F = the specimen's measured restoring force (N)
+// Physical substructure: a specimen (k, c) on a servo-hydraulic actuator G(s) = ω²/(s²+2ζωs+ω²)
+// (hal::ServoActuatorEmulator; ω may vary between two values; noise on the measured displacement).
+//
+// Cycle i (step Δt): the actuator holds d_c(i) over step i; d_m(i) and F(i) are measured at its
+// end (t_{i+1}); the compensator records (d_c(i), d_m(i)) and updates its model by guarded RLS;
+// the structure integrates to u_{i+2}, the desired displacement d(i+1) for the end of step i+1;
+// the compensator inverts its model for d_c(i+1) (none: d_c(i+1) = d(i+1)), which is checked
+// finite and within the actuator's stroke before it is sent.
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "hyloop/core/ground_motion.hpp"
+#include "hyloop/core/inverse_model_compensator.hpp"
+#include "hyloop/core/structure_model.hpp"
+#include "hyloop/experiment/experiment.hpp"
+#include "hyloop/hal/servo_actuator_emulator.hpp"
+
+namespace hyloop::experiment {
+
+struct RhtScenario {
+  int schema_version = 1;
+  std::string name = "rht";
+  std::string description;
+  std::string origin;  ///< the scenario file (relative paths resolve against its folder)
+
+  struct Structure {
+    double mass = 1000.0;              ///< kg
+    double damping = 0.0;              ///< N·s/m (numerical)
+    double numerical_stiffness = 0.0;  ///< N/m (the specimen carries the storey's stiffness)
+  } structure;
+
+  struct Specimen {
+    double stiffness = 39478.417604357;  ///< N/m: period 1 s with 1000 kg
+    double damping = 0.0;                ///< N·s/m
+  } specimen;
+
+  struct GroundMotion {
+    std::string file = "data/ground_motion/elcentro_ns_1940.txt";  ///< project-relative
+    std::string format = "auto";                                   ///< auto | at2 | two_column
+    std::string unit = "g";                                        ///< g | m/s2 (two-column files)
+    double peak_g = 0.263;  ///< scaled to this peak (g); 0 keeps the record's
+  } ground_motion;
+
+  struct Servo {
+    double omega = 50.0;  ///< rad/s
+    double zeta = 0.8;
+    bool varying = false;
+    double omega_min = 44.0;  ///< rad/s
+    double omega_max = 54.0;  ///< rad/s
+    double period = 10.0;     ///< s
+    double noise_std = 0.0;   ///< m
+    std::uint64_t seed = 1;
+    double stroke = 0.25;  ///< |d_c| limit, m
+  } servo;
+
+  struct Compensator {
+    std::string type = "none";  ///< none | adaptive
+    std::string model = "p4";   ///< p3 | p4 | p7
+    double forgetting_factor = 0.97;
+    double batch_ridge = 0.0;
+    double max_parameter_jump = 1.0e6;
+    double max_covariance_trace = 1.0e12;
+    bool adapt = true;
+    /// Measurement noise of the offline run that initialises the model (m). A noisy offline
+    /// run biases θ0 (errors-in-variables); labs average repeated offline runs, hence 0.
+    double offline_noise_std = 0.0;
+  } compensator;
+
+  struct Timing {
+    double step = 0.01;     ///< Δt, s
+    double duration = 0.0;  ///< s; 0: the record's duration
+  } timing;
+
+  struct Metrics {
+    double settle_time = 3.0;  ///< errors after this time are reported separately, s
+    double oscillation_threshold =
+        0.05;  ///< Nyquist share of the command flagging a 2Δt oscillation
+  } metrics;
+
+  struct Outputs {
+    bool samples = true;
+    std::string progress = "auto";
+  } outputs;
+};
+
+/// Parses and validates (messages name the field). @throws ScenarioError.
+RhtScenario load_rht_scenario(const std::string& path, const std::vector<std::string>& overrides);
+std::string to_yaml(const RhtScenario& scenario);
+
+class RhtExperiment final : public Experiment {
+ public:
+  explicit RhtExperiment(const RhtScenario& scenario);
+  RhtExperiment(const RhtExperiment&) = delete;
+  RhtExperiment& operator=(const RhtExperiment&) = delete;
+
+  bool step() noexcept override;
+  [[nodiscard]] std::int64_t cycle() const noexcept override { return cycle_; }
+  [[nodiscard]] std::int64_t total_steps() const noexcept override { return total_steps_; }
+  [[nodiscard]] double step_size() const noexcept override { return scenario_.timing.step; }
+  [[nodiscard]] const SampleTable& samples() const noexcept override { return samples_; }
+  [[nodiscard]] std::string name() const override { return scenario_.name; }
+  [[nodiscard]] std::string kind() const override { return "rht"; }
+  [[nodiscard]] nlohmann::json summary() const override;
+  [[nodiscard]] std::string resolved_yaml() const override { return to_yaml(scenario_); }
+  void write_extra_files(const std::filesystem::path& dir) const override;
+  [[nodiscard]] std::string progress_mode() const override { return scenario_.outputs.progress; }
+
+  [[nodiscard]] const std::vector<double>& initial_parameters() const { return theta0_; }
+  [[nodiscard]] const core::InverseModelCompensator* compensator() const {
+    return compensator_ ? &*compensator_ : nullptr;
+  }
+
+ private:
+  void record(double t, double a_g, const hal::ServoMeasurement& m, std::uint8_t status) noexcept;
+
+  RhtScenario scenario_;
+  core::GroundMotion motion_;
+  std::int64_t total_steps_;
+  core::StructureModel structure_;
+  core::StructureModel reference_;  // pure numerical: the specimen's stiffness in the model
+  hal::ServoActuatorEmulator servo_;
+  std::optional<core::InverseModelCompensator> compensator_;
+  std::vector<double> theta0_;
+  SampleTable samples_;
+  std::vector<double> row_;
+  // per-step series kept for the summary (reserved at construction)
+  std::vector<double> desired_;
+  std::vector<double> command_;
+  std::vector<double> measured_;
+  std::vector<double> true_;
+  std::int64_t cycle_ = 0;
+  double desired_next_ = 0.0;
+  double command_next_ = 0.0;
+  bool stopped_ = false;
+  const char* stop_reason_ = nullptr;
+  std::uint64_t guard_events_ = 0;
+  std::array<std::uint64_t, core::kRlsStatusCount> status_counts_{};
+};
+
+}  // namespace hyloop::experiment
