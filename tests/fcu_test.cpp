@@ -47,8 +47,8 @@ TEST(FcuLoop, CompensatorsCarryThePapersNumbers) {
   EXPECT_NEAR(w[2], 15753.0, 1e-6);
   EXPECT_EQ(poly->scenario().resolved_steps_ahead(), 177);
   // P defaults to round(total delay / step) = 177 as well.
-  const FcuScenario defaulted = parse_fcu_scenario(
-      "kind: fcu\ncompensator: {type: polynomial}\n", "inline");
+  const FcuScenario defaulted =
+      parse_fcu_scenario("kind: fcu\ncompensator: {type: polynomial}\n", "inline");
   EXPECT_EQ(defaulted.resolved_steps_ahead(), 177);
 
   const auto inverse = run_fcu("inverse");
@@ -157,8 +157,8 @@ TEST(FcuLoop, WithoutTransferDelaysTheLoopIsTheIdealTwinBitForBit) {
 
 TEST(FcuLoop, StepAllocatesNothing) {
   for (const char* name : {"none", "inverse", "polynomial"}) {
-    FcuExperiment runner(load_fcu_scenario(scenario_path(name),
-                                           {"transfer.measurement_noise_std_kg_s=0.0001"}));
+    FcuExperiment runner(
+        load_fcu_scenario(scenario_path(name), {"transfer.measurement_noise_std_kg_s=0.0001"}));
     const hyloop::testing::AllocGuard guard;
     while (runner.step()) {
     }

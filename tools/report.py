@@ -573,8 +573,40 @@ def _save(fig, path, written):
     written.append(path)
 
 
+# (desired, measured) pairs of tracking experiments (RHT, FCU): tracking.png shows them.
+TRACKING_PAIRS = [("d_desired", "d_measured"), ("x_c", "x_m"), ("speed_ideal", "speed")]
+
+
+def tracking_figure(run, desired, measured):
+    """Desired vs measured (whole run and a 1 s zoom at the largest desired value) and error."""
+    t, d, m = run.t, run.cols[desired], run.cols[measured]
+    fig, ax = _figure(3, 1, 10, 9)
+    unit = run.unit(desired)
+    lines(ax[0, 0], t, [(d, desired, {}), (m, measured, {"linestyle": "--"})],
+          "signal", unit)
+    finite = np.isfinite(d)
+    k = int(np.nanargmax(np.abs(np.where(finite, d, 0.0)))) if finite.any() else 0
+    zoom = (t >= t[k] - 0.5) & (t <= t[k] + 0.5)
+    if zoom.sum() >= 2:
+        lines(ax[1, 0], t[zoom], [(d[zoom], desired, {"marker": "."}),
+                                  (m[zoom], measured, {"marker": "."})], "zoom (1 s)", unit)
+    else:
+        blank(ax[1, 0], "run too short to zoom")
+    err = m - d
+    lines(ax[2, 0], t, [(err, f"{measured} − {desired}", {"color": "C3"})], "error", unit)
+    peak = np.nanmax(np.abs(err)) if np.isfinite(err).any() else float("nan")
+    ax[2, 0].set_title(f"peak |error| = {_fmt(peak, unit)}", fontsize=10)
+    fig.suptitle(run.title(f"tracking: {measured} vs {desired}"))
+    return fig
+
+
 def report_one(run, out):
     written = []
+    for desired, measured in TRACKING_PAIRS:
+        if run.has(desired) and run.has(measured):
+            _save(tracking_figure(run, desired, measured),
+                  os.path.join(out, "tracking.png"), written)
+            break
 
     specs = [
         ("velocity.png", "velocity: v vs ideal twin v_i, and e_V", panel_velocity, panel_ev),

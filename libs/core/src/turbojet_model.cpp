@@ -28,10 +28,10 @@ void validate(const TurbojetConfig& c) {
           c.idle_speed, "must be in (0, 1)");
   require(std::isfinite(c.idle_fuel) && c.idle_fuel >= 0.0, "idle_fuel", c.idle_fuel,
           "must be >= 0 kg/s");
-  require(std::isfinite(c.design_fuel) && c.design_fuel > c.idle_fuel, "design_fuel",
-          c.design_fuel, "must be > idle_fuel");
-  require(std::isfinite(c.idle_time_constant) && c.idle_time_constant > 0.0,
-          "idle_time_constant", c.idle_time_constant, "must be > 0 s");
+  require(std::isfinite(c.design_fuel) && c.design_fuel > c.idle_fuel, "design_fuel", c.design_fuel,
+          "must be > idle_fuel");
+  require(std::isfinite(c.idle_time_constant) && c.idle_time_constant > 0.0, "idle_time_constant",
+          c.idle_time_constant, "must be > 0 s");
   require(std::isfinite(c.design_time_constant) && c.design_time_constant > 0.0,
           "design_time_constant", c.design_time_constant, "must be > 0 s");
 }
@@ -90,8 +90,8 @@ EngineControlUnit::EngineControlUnit(const EngineControlUnitConfig& config,
   require(std::isfinite(c.pla_idle), "pla_idle", c.pla_idle, "must be finite");
   require(std::isfinite(c.pla_max) && c.pla_max > c.pla_idle, "pla_max", c.pla_max,
           "must be > pla_idle");
-  require(std::isfinite(c.max_speed) && c.max_speed > engine.idle_speed, "max_speed",
-          c.max_speed, "must be > the engine's idle_speed");
+  require(std::isfinite(c.max_speed) && c.max_speed > engine.idle_speed, "max_speed", c.max_speed,
+          "must be > the engine's idle_speed");
   require(std::isfinite(c.kp) && c.kp >= 0.0, "kp", c.kp, "must be >= 0");
   require(std::isfinite(c.ki) && c.ki >= 0.0, "ki", c.ki, "must be >= 0");
   require(std::isfinite(c.accel_ratio) && c.accel_ratio >= 1.0, "accel_ratio", c.accel_ratio,
@@ -136,8 +136,8 @@ FuelControlUnit::FuelControlUnit(const FuelControlUnitConfig& config, double ste
     : config_(config), decay_(0.0), position_(initial_position) {
   require(std::isfinite(config.valve_time_constant) && config.valve_time_constant >= 0.0,
           "valve_time_constant", config.valve_time_constant, "must be >= 0 s");
-  require(std::isfinite(config.flow_gain) && config.flow_gain > 0.0, "flow_gain",
-          config.flow_gain, "must be > 0 kg/s");
+  require(std::isfinite(config.flow_gain) && config.flow_gain > 0.0, "flow_gain", config.flow_gain,
+          "must be > 0 kg/s");
   require_step(step);
   require(std::isfinite(initial_position) && initial_position >= 0.0 && initial_position <= 1.0,
           "initial_position", initial_position, "must be in [0, 1]");

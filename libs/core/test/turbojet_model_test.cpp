@@ -91,10 +91,12 @@ TEST(TurbojetModel, StepIsRtSafe) {
 TEST(TurbojetModel, RejectsBadParametersNamingThem) {
   TurbojetConfig c;
   c.design_fuel = 0.01;
-  EXPECT_THAT(message_of([&] { TurbojetModel(c, kStep, 0.7); }), ::testing::HasSubstr("design_fuel"));
+  EXPECT_THAT(message_of([&] { TurbojetModel(c, kStep, 0.7); }),
+              ::testing::HasSubstr("design_fuel"));
   c = {};
   c.idle_speed = 1.2;
-  EXPECT_THAT(message_of([&] { TurbojetModel(c, kStep, 0.7); }), ::testing::HasSubstr("idle_speed"));
+  EXPECT_THAT(message_of([&] { TurbojetModel(c, kStep, 0.7); }),
+              ::testing::HasSubstr("idle_speed"));
   c = {};
   c.idle_time_constant = 0.0;
   EXPECT_THAT(message_of([&] { TurbojetModel(c, kStep, 0.7); }),
@@ -147,7 +149,8 @@ TEST(EngineControlUnit, AccelerationAndDecelerationLimitsWithoutWindUp) {
 TEST(EngineControlUnit, RejectsBadParametersNamingThem) {
   EngineControlUnitConfig c;
   c.pla_max = 10.0;
-  EXPECT_THAT(message_of([&] { EngineControlUnit(c, {}, kStep); }), ::testing::HasSubstr("pla_max"));
+  EXPECT_THAT(message_of([&] { EngineControlUnit(c, {}, kStep); }),
+              ::testing::HasSubstr("pla_max"));
   c = {};
   c.accel_ratio = 0.9;
   EXPECT_THAT(message_of([&] { EngineControlUnit(c, {}, kStep); }),
@@ -191,9 +194,13 @@ TEST(FuelControlUnit, RtSafeAndRejectsBadParameters) {
     for (int k = 0; k < 1000; ++k) fcu.step(0.3 + 0.1 * std::sin(k * 0.02));
     EXPECT_EQ(guard.allocations(), 0u);
   }
-  EXPECT_THAT(message_of([] { FuelControlUnit({-0.1, 0.15}, kStep, 0.0); }),
+  EXPECT_THAT(message_of([] {
+                FuelControlUnit({-0.1, 0.15}, kStep, 0.0);
+              }),
               ::testing::HasSubstr("valve_time_constant"));
-  EXPECT_THAT(message_of([] { FuelControlUnit({0.005, 0.0}, kStep, 0.0); }),
+  EXPECT_THAT(message_of([] {
+                FuelControlUnit({0.005, 0.0}, kStep, 0.0);
+              }),
               ::testing::HasSubstr("flow_gain"));
 }
 

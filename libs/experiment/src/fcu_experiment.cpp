@@ -47,8 +47,7 @@ void parse_into(const YAML::Node& root, const std::string& origin, FcuScenario& 
     }
     s.reference.sinusoids.clear();
     for (std::size_t i = 0; i < list.size(); ++i) {
-      MapReader term(list[i], reference.field("sinusoids") + "[" + std::to_string(i) + "]",
-                     origin);
+      MapReader term(list[i], reference.field("sinusoids") + "[" + std::to_string(i) + "]", origin);
       PlaSinusoid p;
       term.number("amplitude_deg", p.amplitude);
       term.number("frequency_hz", p.frequency);
@@ -157,7 +156,8 @@ double initial_fuel(const FcuScenario& s) {
 }
 
 std::size_t history_capacity(const FcuScenario& s) {
-  const auto window = static_cast<std::int64_t>(std::llround(s.metrics.delay_window / s.timing.step));
+  const auto window =
+      static_cast<std::int64_t>(std::llround(s.metrics.delay_window / s.timing.step));
   return static_cast<std::size_t>(std::max<std::int64_t>(1, std::min(window, s.steps())));
 }
 
@@ -201,8 +201,7 @@ double FcuScenario::Reference::at(double t) const noexcept {
   for (const PlaSinusoid& p : sinusoids) {
     sum += p.amplitude * std::sin(2.0 * std::numbers::pi * p.frequency * t + p.phase);
   }
-  const double window =
-      t < ramp_in ? 0.5 * (1.0 - std::cos(std::numbers::pi * t / ramp_in)) : 1.0;
+  const double window = t < ramp_in ? 0.5 * (1.0 - std::cos(std::numbers::pi * t / ramp_in)) : 1.0;
   return offset + window * sum;
 }
 
@@ -258,8 +257,8 @@ void validate(const FcuScenario& s) {
 
   const auto& c = s.compensator;
   if (c.steps_ahead_given) {
-    require(c.steps_ahead >= 1 && c.steps_ahead <= 100000, "compensator.steps_ahead",
-            c.steps_ahead, "must be in [1, 100000] (P = 0 predicts nothing)");
+    require(c.steps_ahead >= 1 && c.steps_ahead <= 100000, "compensator.steps_ahead", c.steps_ahead,
+            "must be in [1, 100000] (P = 0 predicts nothing)");
   }
   if (c.delay_given) {
     require(c.delay >= dt && c.delay / dt <= 1e6, "compensator.delay_s", c.delay,
@@ -300,16 +299,15 @@ void validate(const FcuScenario& s) {
   require(u.accel_ratio >= 1.0, "ecu.accel_ratio", u.accel_ratio, "must be >= 1");
   require(u.decel_ratio > 0.0 && u.decel_ratio <= 1.0, "ecu.decel_ratio", u.decel_ratio,
           "must be in (0, 1]");
-  require(s.fcu.valve_time_constant >= 0.0, "fcu.valve_time_constant_s",
-          s.fcu.valve_time_constant, "must be >= 0 s");
+  require(s.fcu.valve_time_constant >= 0.0, "fcu.valve_time_constant_s", s.fcu.valve_time_constant,
+          "must be >= 0 s");
   require(s.fcu.flow_gain > 0.0, "fcu.flow_gain_kg_s", s.fcu.flow_gain, "must be > 0 kg/s");
   const double w0 = initial_fuel(s);
   require(w0 <= s.fcu.flow_gain, "fcu.flow_gain_kg_s", s.fcu.flow_gain,
           "the valve cannot meter the initial steady fuel flow " + format_value(w0) + " kg/s");
 
   require(s.metrics.delay_search >= 2.0 * dt && s.metrics.delay_search < 0.5 * s.timing.duration,
-          "metrics.delay_search_s", s.metrics.delay_search,
-          "must be in [2 steps, duration_s/2)");
+          "metrics.delay_search_s", s.metrics.delay_search, "must be in [2 steps, duration_s/2)");
   require(s.metrics.delay_window > 2.0 * s.metrics.delay_search, "metrics.delay_window_s",
           s.metrics.delay_window, "must be > 2·delay_search_s");
   require(s.outputs.decimation >= 1, "outputs.decimation", s.outputs.decimation, "must be >= 1");
@@ -339,7 +337,9 @@ FcuScenario load_fcu_scenario(const std::string& path, const std::vector<std::st
 std::string to_yaml(const FcuScenario& s) {
   YAML::Emitter e;
   e.SetDoublePrecision(17);
-  const auto kv = [&e](const char* key, auto value) { e << YAML::Key << key << YAML::Value << value; };
+  const auto kv = [&e](const char* key, auto value) {
+    e << YAML::Key << key << YAML::Value << value;
+  };
   e << YAML::BeginMap;
   kv("schema_version", s.schema_version);
   kv("name", s.name);
@@ -414,10 +414,10 @@ std::string to_yaml(const FcuScenario& s) {
 // ---------------------------------------------------------------------------------- runner
 
 const std::array<std::string_view, kFcuColumns> kFcuColumnHeaders = {
-    "time[s]",         "pla[deg]",     "n_demand[%]",      "x_c[kg/s]",
-    "x_p[kg/s]",       "x_motor[kg/s]", "valve_position[-]", "fuel_flow[kg/s]",
-    "x_m[kg/s]",       "n[%]",          "n_ideal[%]",        "x_c_ideal[kg/s]",
-    "fuel_flow_ideal[kg/s]", "e_n[%]",  "e_flow[kg/s]",      "ti[kg^2/s^2]"};
+    "time[s]",       "pla[deg]",          "n_demand[%]",           "x_c[kg/s]", "x_p[kg/s]",
+    "x_motor[kg/s]", "valve_position[-]", "fuel_flow[kg/s]",       "x_m[kg/s]", "n[%]",
+    "n_ideal[%]",    "x_c_ideal[kg/s]",   "fuel_flow_ideal[kg/s]", "e_n[%]",    "e_flow[kg/s]",
+    "ti[kg^2/s^2]"};
 
 FcuExperiment::FcuExperiment(const FcuScenario& scenario)
     : scenario_(scenario),
@@ -538,9 +538,8 @@ core::DelayEstimate FcuExperiment::delay_estimate() const {
   std::vector<double> c(count);
   std::vector<double> m(count);
   // Unroll the ring: the oldest stored sample first.
-  const std::size_t first = static_cast<std::size_t>(cycle_) >= cap
-                                ? static_cast<std::size_t>(cycle_) % cap
-                                : 0;
+  const std::size_t first =
+      static_cast<std::size_t>(cycle_) >= cap ? static_cast<std::size_t>(cycle_) % cap : 0;
   for (std::size_t i = 0; i < count; ++i) {
     c[i] = command_history_[(first + i) % cap];
     m[i] = measured_history_[(first + i) % cap];
@@ -564,8 +563,8 @@ nlohmann::json FcuExperiment::summary() const {
   nlohmann::json j;
   j["compensator"] = std::string(to_string(s.compensator.type));
   j["diverged"] = stopped();
-  j["stop_reason"] = stopped() ? nlohmann::json(std::string(to_string(stop_reason_)))
-                               : nlohmann::json(nullptr);
+  j["stop_reason"] =
+      stopped() ? nlohmann::json(std::string(to_string(stop_reason_))) : nlohmann::json(nullptr);
   j["tracking_indicator"] = {{"ti_kg2_s2", ti_.value()},
                              {"area_kg2_s2", ti_.area()},
                              {"complementary_area_kg2_s2", ti_.complementary_area()}};

@@ -52,11 +52,11 @@
 namespace hyloop::core {
 
 struct TurbojetConfig {
-  double idle_speed = 0.6;             ///< n_idle, normalised, in (0, 1)
-  double idle_fuel = 0.02;             ///< w_idle, kg/s, ≥ 0
-  double design_fuel = 0.10;           ///< w_design, kg/s, > w_idle
-  double idle_time_constant = 1.5;     ///< τ_idle, s, > 0
-  double design_time_constant = 0.4;   ///< τ_design, s, > 0
+  double idle_speed = 0.6;            ///< n_idle, normalised, in (0, 1)
+  double idle_fuel = 0.02;            ///< w_idle, kg/s, ≥ 0
+  double design_fuel = 0.10;          ///< w_design, kg/s, > w_idle
+  double idle_time_constant = 1.5;    ///< τ_idle, s, > 0
+  double design_time_constant = 0.4;  ///< τ_design, s, > 0
 };
 
 /// @throws std::invalid_argument naming the field when a TurbojetConfig is out of range.
@@ -93,13 +93,13 @@ class TurbojetModel {
 };
 
 struct EngineControlUnitConfig {
-  double pla_idle = 20.0;     ///< PLA at idle demand, deg
-  double pla_max = 90.0;      ///< PLA at maximum demand, deg, > pla_idle
-  double max_speed = 1.0;     ///< n_max demanded at pla_max, > engine idle_speed
-  double kp = 0.04;           ///< K_p, kg/s per unit speed error, ≥ 0
-  double ki = 0.4;            ///< K_i, kg/s² per unit speed error, ≥ 0
-  double accel_ratio = 1.5;   ///< r_acc ≥ 1: acceleration limit r_acc·w_ss(n)
-  double decel_ratio = 0.5;   ///< r_dec in (0, 1]: deceleration limit r_dec·w_ss(n)
+  double pla_idle = 20.0;    ///< PLA at idle demand, deg
+  double pla_max = 90.0;     ///< PLA at maximum demand, deg, > pla_idle
+  double max_speed = 1.0;    ///< n_max demanded at pla_max, > engine idle_speed
+  double kp = 0.04;          ///< K_p, kg/s per unit speed error, ≥ 0
+  double ki = 0.4;           ///< K_i, kg/s² per unit speed error, ≥ 0
+  double accel_ratio = 1.5;  ///< r_acc ≥ 1: acceleration limit r_acc·w_ss(n)
+  double decel_ratio = 0.5;  ///< r_dec in (0, 1]: deceleration limit r_dec·w_ss(n)
 };
 
 /// What limited the ECU's output in its last step.

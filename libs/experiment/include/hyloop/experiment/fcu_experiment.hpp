@@ -76,8 +76,8 @@ struct FcuScenario {
   } reference;
 
   struct Transfer {
-    double motor_delay = 0.169;       ///< τ_A, s (0: off; otherwise ≥ one step)
-    double flow_meter_delay = 0.008;  ///< τ_F, s (0: off; otherwise ≥ one step)
+    double motor_delay = 0.169;          ///< τ_A, s (0: off; otherwise ≥ one step)
+    double flow_meter_delay = 0.008;     ///< τ_F, s (0: off; otherwise ≥ one step)
     double measurement_noise_std = 0.0;  ///< flow-meter noise, kg/s
     std::uint64_t seed = 1;
     [[nodiscard]] double total_delay() const noexcept { return motor_delay + flow_meter_delay; }
@@ -176,7 +176,9 @@ class FcuExperiment final : public Experiment {
   [[nodiscard]] const std::array<double, kFcuColumns>& last_row() const noexcept { return row_; }
   [[nodiscard]] double tracking_indicator() const noexcept { return ti_.value(); }
   /// Engine speed n against the twin's n_i (normalised speed).
-  [[nodiscard]] core::TrackingErrors speed_errors() const noexcept { return speed_errors_.result(); }
+  [[nodiscard]] core::TrackingErrors speed_errors() const noexcept {
+    return speed_errors_.result();
+  }
   /// Measured flow x_m against the command x_c (kg/s).
   [[nodiscard]] core::TrackingErrors flow_errors() const noexcept { return flow_errors_.result(); }
   /// Cross-correlation delay of x_m behind x_c over the recorded window. Not RT (allocates).
