@@ -4,7 +4,7 @@
 set -euo pipefail
 
 packages=(
-  build-essential cmake ninja-build ccache git pkg-config
+  build-essential cmake ninja-build ccache git pkg-config clang-format
   libeigen3-dev libyaml-cpp-dev libcli11-dev nlohmann-json3-dev
   googletest libgtest-dev libgmock-dev libbenchmark-dev
   python3 python3-matplotlib python3-numpy

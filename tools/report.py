@@ -574,7 +574,7 @@ def _save(fig, path, written):
 
 
 # (desired, measured) pairs of tracking experiments (RHT, FCU): tracking.png shows them.
-TRACKING_PAIRS = [("d_desired", "d_measured"), ("x_c", "x_m"), ("speed_ideal", "speed")]
+TRACKING_PAIRS = [("d_desired", "d_measured"), ("n_ideal", "n"), ("x_c", "x_m")]
 
 
 def tracking_figure(run, desired, measured):

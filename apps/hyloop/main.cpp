@@ -126,12 +126,13 @@ int main(int argc, char** argv) {
       return 0;
     }
     if (*validate_cmd) {
-      const SitsScenario s = load_scenario(scenario_path, overrides);
+      const auto experiment = make_experiment(scenario_path, overrides);
       if (print_resolved) {
-        std::cout << to_yaml(s);
+        std::cout << experiment->resolved_yaml();
       } else {
-        std::cout << scenario_path << ": valid (" << s.steps() << " steps, h = " << s.hold_steps()
-                  << ", d = " << s.sensor_delay_steps() << ")\n";
+        std::cout << scenario_path << ": valid " << experiment->kind() << " scenario ("
+                  << experiment->total_steps() << " steps of " << experiment->step_size()
+                  << " s)\n";
       }
       return 0;
     }

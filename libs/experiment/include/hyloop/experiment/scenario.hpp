@@ -18,10 +18,6 @@
 #include "hyloop/core/tracking_differentiator.hpp"
 #include "hyloop/hal/actuator_limits.hpp"
 
-namespace YAML {
-class Node;
-}
-
 namespace hyloop::experiment {
 
 inline constexpr int kSchemaVersion = 1;

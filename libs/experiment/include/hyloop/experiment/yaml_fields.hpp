@@ -65,7 +65,7 @@ class MapReader {
     const YAML::Node n = get(key);
     if (!n) return out;
     if (!n.IsScalar()) fail(field(key), "must be a number");
-    const std::string text = n.Scalar();
+    const std::string& text = n.Scalar();
     double v = 0.0;
     try {
       v = n.as<double>();
