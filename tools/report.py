@@ -588,8 +588,9 @@ def tracking_figure(run, desired, measured):
     k = int(np.nanargmax(np.abs(np.where(finite, d, 0.0)))) if finite.any() else 0
     zoom = (t >= t[k] - 0.5) & (t <= t[k] + 0.5)
     if zoom.sum() >= 2:
-        lines(ax[1, 0], t[zoom], [(d[zoom], desired, {"marker": "."}),
-                                  (m[zoom], measured, {"marker": "."})], "zoom (1 s)", unit)
+        style = {"marker": "."} if zoom.sum() <= 200 else {}
+        lines(ax[1, 0], t[zoom], [(d[zoom], desired, style),
+                                  (m[zoom], measured, dict(style, linestyle="--"))], "zoom (1 s)", unit)
     else:
         blank(ax[1, 0], "run too short to zoom")
     err = m - d
