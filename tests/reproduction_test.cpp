@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <sstream>
 #include <string>
 
 #include "hyloop/experiment/jobs.hpp"
@@ -133,6 +134,32 @@ TEST(HyloopTool, BadScenarioExitsNonZeroWithOneLineAndWritesNothing) {
     EXPECT_FALSE(fs::exists(out)) << yaml;
   }
   fs::remove_all(tmp);
+}
+
+// hyloop tune keeps only gains whose whole K_h range the Routh analysis calls stable, and its
+// best SCVG candidate meets the Table 1 claims.
+TEST(Tune, KeepsOnlyRouthStableGainsAndFindsAnScvgThatBeatsFgcAndLgc) {
+  const SitsScenario s = load_scenario(scenario_path("table1_scvg"));
+  TuneOptions options;
+  options.switch_times = {26.0};
+  options.top = 5;
+  std::ostringstream log;
+  const auto result = tune_compensator(s, options, log);
+  const auto& intervals = result["stable_k_h_intervals"];
+  ASSERT_FALSE(intervals.empty());
+  for (const auto& row : result["table"]) {
+    EXPECT_TRUE(row["routh_stable"].get<bool>());
+    EXPECT_FALSE(row["diverged"].get<bool>());
+    const double lo = intervals[0]["lower"].get<double>();
+    const double hi = intervals[0]["upper"].get<double>();
+    EXPECT_GT(row["k_h_min"].get<double>(), lo);
+    EXPECT_LT(row["k_h_max"].get<double>(), hi);
+  }
+  const auto& best = result["best"];
+  EXPECT_TRUE(best["beats_fgc_and_lgc"].get<bool>());
+  EXPECT_GE(best["amplitude_ratio"].get<double>(), 0.995);
+  EXPECT_LE(best["amplitude_ratio"].get<double>(), 1.005);
+  EXPECT_NE(log.str().find("top SCVG candidates"), std::string::npos);
 }
 
 }  // namespace

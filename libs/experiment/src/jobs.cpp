@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <cstdio>
 #include <fstream>
 #include <limits>
 #include <mutex>
@@ -552,6 +553,18 @@ json tune_compensator(const SitsScenario& base, const TuneOptions& options, std:
       beats = true;
       break;
     }
+  }
+  log << "tune: top SCVG candidates (final " << base.metrics.window << " s)\n"
+      << "  rank   K_eps0      K_eps1       K_eps2      t_eps  amplitude  e_F[N]    e_V[mm/s]  "
+         "C_el      C_eh\n";
+  for (std::size_t i = 0; i < std::min<std::size_t>(options.top, top); ++i) {
+    const Outcome& o = scvg[i];
+    char line[200];
+    std::snprintf(line, sizeof line,
+                  "  %4zu %9.4f %11.6f %11.5g %6.1f %10.6f %9.5f %10.6f %9.4f %9.4f\n", i + 1,
+                  o.gains.k0, o.gains.k1, o.gains.k2, o.gains.t_switch, o.amplitude, o.e_f,
+                  o.e_v * 1e3, o.kh_min, o.kh_max);
+    log << line;
   }
   json table = json::array();
   for (std::size_t i = 0; i < std::min<std::size_t>(options.top, top); ++i) {
