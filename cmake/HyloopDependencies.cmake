@@ -4,6 +4,8 @@ find_package(yaml-cpp REQUIRED)
 find_package(CLI11 REQUIRED)
 find_package(nlohmann_json 3.10 REQUIRED)
 find_package(Threads REQUIRED)
+find_package(Protobuf REQUIRED)  # CMake's module: protobuf::libprotobuf, protobuf::protoc
+find_package(cppzmq REQUIRED)    # target cppzmq (pulls libzmq)
 if(HYLOOP_BUILD_TESTS)
   find_package(GTest REQUIRED)
 endif()

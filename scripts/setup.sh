@@ -8,6 +8,7 @@ packages=(
   libeigen3-dev libyaml-cpp-dev libcli11-dev nlohmann-json3-dev
   googletest libgtest-dev libgmock-dev libbenchmark-dev
   python3 python3-matplotlib python3-numpy
+  libprotobuf-dev protobuf-compiler libzmq3-dev cppzmq-dev
 )
 
 missing=()

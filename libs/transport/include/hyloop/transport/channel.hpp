@@ -1,0 +1,129 @@
+#pragma once
+// ZeroMQ loop channels (DESIGN.md §1–2): one message per cycle, bounded queues (high-water
+// marks), non-blocking send (a full queue or a missing peer counts a drop and never blocks the
+// loop; lockstep and recorded streams use the lossless send() that waits for room instead),
+// receive with a poll timeout, reconnection left to ZeroMQ (reconnect interval options).
+// Endpoints are ZeroMQ strings: inproc://name (same zmq::context_t, threads of one process),
+// ipc:///path (same host), tcp://host:port.
+//
+// RT-safety: try_send(), receive() and drain_newest() take no lock of ours and make no C++
+// allocation; libzmq itself allocates (malloc) a message body above 33 bytes. A Channel is used
+// by one thread (ZeroMQ sockets are not thread-safe); its counters are atomics readable anywhere.
+// Units: sizes in bytes, timeouts in milliseconds (zmq_poll's resolution).
+
+#include <atomic>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <zmq.hpp>
+
+namespace hyloop::transport {
+
+enum class Pattern : std::uint8_t {
+  kPair,  ///< exclusive bidirectional pair (one peer)
+  kPush,  ///< send side of a pipeline
+  kPull,  ///< receive side of a pipeline
+};
+
+enum class Role : std::uint8_t { kBind, kConnect };
+
+struct ChannelConfig {
+  std::string endpoint;  ///< "inproc://x", "ipc:///tmp/x.sock", "tcp://127.0.0.1:5555"
+  Pattern pattern = Pattern::kPair;
+  Role role = Role::kBind;
+  int send_hwm = 16;               ///< messages queued for sending before drops (ZMQ_SNDHWM)
+  int recv_hwm = 16;               ///< messages queued on receipt (ZMQ_RCVHWM)
+  int linger_ms = 0;               ///< on close, 0 = drop unsent messages at once
+  int reconnect_ivl_ms = 10;       ///< first reconnection attempt after a lost peer
+  int reconnect_ivl_max_ms = 500;  ///< back-off ceiling
+  /// Keep only the newest message in the queues (ZMQ_CONFLATE; push/pull only): the
+  /// "newest wins" semantics of real-time control inputs. Never for recorded streams.
+  bool conflate = false;
+};
+
+/// Parses "pair"/"push"/"pull" and "bind"/"connect"; throws std::invalid_argument otherwise.
+[[nodiscard]] Pattern parse_pattern(std::string_view s);
+[[nodiscard]] Role parse_role(std::string_view s);
+
+/// A message received into the caller's buffer.
+struct Received {
+  std::span<const std::byte> bytes;  ///< what fit in the buffer
+  std::size_t wire_bytes = 0;        ///< size sent; > bytes.size() when truncated
+  [[nodiscard]] bool truncated() const noexcept { return wire_bytes > bytes.size(); }
+};
+
+class Channel {
+ public:
+  /// Creates the socket, sets the options and binds or connects. Throws zmq::error_t on a bad
+  /// endpoint or an address in use.
+  Channel(zmq::context_t& context, ChannelConfig config);
+  Channel(const Channel&) = delete;
+  Channel& operator=(const Channel&) = delete;
+  Channel(Channel&&) = delete;
+  Channel& operator=(Channel&&) = delete;
+  ~Channel() = default;
+
+  /// Non-blocking send. Returns true if queued; false counts a drop (queue at its high-water
+  /// mark, or no peer yet for a pair/push socket). Never blocks.
+  bool try_send(std::span<const std::byte> bytes) noexcept;
+
+  /// Lossless send for lockstep and recorded streams: waits up to `timeout` for room in the
+  /// queue (the receiver paces the sender), then sends. Returns false (counted as a drop) only
+  /// on timeout. Not for real-time control paths: it can block for `timeout`.
+  bool send(std::span<const std::byte> bytes, std::chrono::milliseconds timeout) noexcept;
+
+  /// Waits up to `timeout` (0 = just look) for one message and copies it into `buffer`.
+  /// Returns std::nullopt on timeout. A message longer than the buffer is truncated (see
+  /// Received::truncated) and counted in truncated().
+  std::optional<Received> receive(std::span<std::byte> buffer,
+                                  std::chrono::milliseconds timeout) noexcept;
+
+  /// Reads every queued message without waiting and keeps the last one in `buffer` (newest
+  /// wins); the older ones are counted in superseded(). std::nullopt if the queue was empty.
+  std::optional<Received> drain_newest(std::span<std::byte> buffer) noexcept;
+
+  [[nodiscard]] const ChannelConfig& config() const noexcept { return config_; }
+  /// The endpoint actually bound (resolves tcp://*:0 to the chosen port).
+  [[nodiscard]] const std::string& endpoint() const noexcept { return endpoint_; }
+  [[nodiscard]] zmq::socket_t& socket() noexcept { return socket_; }
+
+  [[nodiscard]] std::uint64_t sent() const noexcept {
+    return sent_.load(std::memory_order_relaxed);
+  }
+  [[nodiscard]] std::uint64_t dropped() const noexcept {
+    return dropped_.load(std::memory_order_relaxed);
+  }
+  [[nodiscard]] std::uint64_t received() const noexcept {
+    return received_.load(std::memory_order_relaxed);
+  }
+  [[nodiscard]] std::uint64_t truncated() const noexcept {
+    return truncated_.load(std::memory_order_relaxed);
+  }
+  [[nodiscard]] std::uint64_t superseded() const noexcept {
+    return superseded_.load(std::memory_order_relaxed);
+  }
+  [[nodiscard]] std::uint64_t errors() const noexcept {
+    return errors_.load(std::memory_order_relaxed);
+  }
+
+ private:
+  static void bump(std::atomic<std::uint64_t>& a, std::uint64_t by = 1) noexcept {
+    a.store(a.load(std::memory_order_relaxed) + by, std::memory_order_relaxed);
+  }
+  std::optional<Received> recv_now(std::span<std::byte> buffer) noexcept;
+
+  ChannelConfig config_;
+  zmq::socket_t socket_;
+  std::string endpoint_;
+  std::atomic<std::uint64_t> sent_{0};
+  std::atomic<std::uint64_t> dropped_{0};
+  std::atomic<std::uint64_t> received_{0};
+  std::atomic<std::uint64_t> truncated_{0};
+  std::atomic<std::uint64_t> superseded_{0};
+  std::atomic<std::uint64_t> errors_{0};
+};
+
+}  // namespace hyloop::transport
