@@ -746,6 +746,14 @@ def compare(runs, out):
     written = []
     labels = _unique_labels(runs)
 
+    # Tracking experiments (RHT, FCU): measured minus desired for every run that records them.
+    for desired, measured in TRACKING_PAIRS:
+        if any(r.has(desired) and r.has(measured) for r in runs):
+            _compare_error_fig(runs, labels, measured, desired, f"{measured} − {desired}",
+                               desired, "tracking error", "compare_tracking_error.png", out,
+                               written)
+            break
+
     _compare_error_fig(runs, labels, "v", "v_ideal", "e_V = v − v_i", "v",
                        "velocity error e_V (cf. paper Fig. 12)",
                        "compare_velocity_error.png", out, written)
