@@ -396,10 +396,12 @@ nlohmann::json RhtExperiment::summary() const {
     }
   }
   const std::span<const double> d(desired_), c(command_), m(measured_);
-  const int max_lag = static_cast<int>(std::min<std::size_t>(50, n > 3 ? n - 2 : 1));
+  // A delay estimate needs several times the lag range of data: too short a run reports null.
+  constexpr int kMaxLag = 50;
+  const bool enough = n >= 4 * static_cast<std::size_t>(kMaxLag);
   const core::DelayEstimate none{};
-  const auto delay_cm = n > 3 ? core::estimate_delay(c, m, max_lag) : none;
-  const auto delay_dm = n > 3 ? core::estimate_delay(d, m, max_lag) : none;
+  const auto delay_cm = enough ? core::estimate_delay(c, m, kMaxLag) : none;
+  const auto delay_dm = enough ? core::estimate_delay(d, m, kMaxLag) : none;
   const core::TrackingErrors errors = n > 0 ? core::tracking_errors(d, m) : core::TrackingErrors{};
   // 2Δt oscillation of the command: the RMS of its third difference /8 (gain 1 at the Nyquist
   // frequency, (ωΔt)³/8 below it) over the RMS of the command, after the settle time.
@@ -432,8 +434,8 @@ nlohmann::json RhtExperiment::summary() const {
       {"peak_error_m", errors.peak},
       {"normalised_peak_error", errors.normalised_peak},
       {"tracking_indicator_m2", n > 1 ? core::tracking_indicator(d, m) : 0.0},
-      {"delay_command_to_measured_s", delay_cm.delay(dt)},
-      {"delay_desired_to_measured_s", delay_dm.delay(dt)},
+      {"delay_command_to_measured_s", enough ? num(delay_cm.delay(dt)) : nlohmann::json(nullptr)},
+      {"delay_desired_to_measured_s", enough ? num(delay_dm.delay(dt)) : nlohmann::json(nullptr)},
       {"command_two_step_rms_m", two_step_rms},
       {"command_two_step_ratio", num(two_step_ratio)},
       {"command_two_step_oscillation",
