@@ -11,6 +11,7 @@
 #include <string>
 
 #include "hyloop/experiment/jobs.hpp"
+#include "hyloop/experiment/run_directory.hpp"
 #include "hyloop/experiment/scenario.hpp"
 #include "hyloop/experiment/sits_runner.hpp"
 
@@ -160,6 +161,25 @@ TEST(Tune, KeepsOnlyRouthStableGainsAndFindsAnScvgThatBeatsFgcAndLgc) {
   EXPECT_GE(best["amplitude_ratio"].get<double>(), 0.995);
   EXPECT_LE(best["amplitude_ratio"].get<double>(), 1.005);
   EXPECT_NE(log.str().find("top SCVG candidates"), std::string::npos);
+}
+
+// DESIGN §10: identification also works on recorded data (x_cmd → x_robot of a closed-loop run).
+TEST(Identification, RecordedRunRecoversTheRobot) {
+  namespace fs = std::filesystem;
+  const SitsScenario s = load_scenario(scenario_path("table1_scvg"), {"timing.duration_s=10"});
+  SitsRunner runner(s);
+  runner.run();
+  const fs::path dir = fs::temp_directory_path() / ("hyloop_ident_" + std::to_string(::getpid()));
+  write_run_directory(runner, dir, true);
+  const auto j = identify_from_run(load_scenario(scenario_path("identify")), dir);
+  fs::remove_all(dir);
+  EXPECT_EQ(j["samples"].get<int>(), 5000);
+  EXPECT_GT(j["nrmse_prediction_percent"].get<double>(), 99.99);
+  for (const auto& p : j["frequency_response"]) {
+    if (p["frequency_hz"].get<double>() == 10.0) {
+      EXPECT_NEAR(p["phase_deg"].get<double>(), -5.9157, 0.01);
+    }
+  }
 }
 
 }  // namespace
