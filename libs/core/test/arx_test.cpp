@@ -15,9 +15,12 @@
 #include <vector>
 
 #include "hyloop/core/lti.hpp"
+#include "hyloop/testing/messages.hpp"
 
 namespace hyloop::core {
 namespace {
+
+using hyloop::testing::invalid_argument_message;
 
 using ::testing::HasSubstr;
 
@@ -63,15 +66,6 @@ SweepData sweep() {
   }
   data.sampled = robot.sampled_transfer_function();
   return data;
-}
-
-std::string message_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const std::invalid_argument& e) {
-    return e.what();
-  }
-  return "(no std::invalid_argument thrown)";
 }
 
 TEST(ArxTest, RecoversTheSampledRobotFromNoiseFreeSweep) {
@@ -196,31 +190,43 @@ TEST(ArxTest, ExactDifferenceEquationWithDelayAndCovarianceOfStaticGain) {
 TEST(ArxTest, RejectsInvalidInputNamingTheArgument) {
   const std::vector<double> u(100, 1.0);
   const std::vector<double> y(99, 1.0);
-  const std::string wrong_length = message_of([&] { fit_arx(u, y, {2, 2, 0}); });
+  const std::string wrong_length = invalid_argument_message([&] { fit_arx(u, y, {2, 2, 0}); });
   EXPECT_THAT(wrong_length, HasSubstr("u has 100 samples"));
   EXPECT_THAT(wrong_length, HasSubstr("y has 99"));
   const std::vector<double> y100(100, 1.0);
-  EXPECT_THAT(message_of([&] { fit_arx(u, y100, {2, 0, 0}); }), HasSubstr("orders.n_b = 0"));
-  EXPECT_THAT(message_of([&] { fit_arx(u, y100, {-1, 1, 0}); }), HasSubstr("orders.n_a = -1"));
-  EXPECT_THAT(message_of([&] { fit_arx(u, y100, {1, 1, -2}); }), HasSubstr("orders.n_k = -2"));
+  EXPECT_THAT(invalid_argument_message([&] {
+                fit_arx(u, y100, {2, 0, 0});
+              }),
+              HasSubstr("orders.n_b = 0"));
+  EXPECT_THAT(invalid_argument_message([&] {
+                fit_arx(u, y100, {-1, 1, 0});
+              }),
+              HasSubstr("orders.n_a = -1"));
+  EXPECT_THAT(invalid_argument_message([&] {
+                fit_arx(u, y100, {1, 1, -2});
+              }),
+              HasSubstr("orders.n_k = -2"));
   const std::vector<double> few(5, 1.0);
-  EXPECT_THAT(message_of([&] { fit_arx(few, few, {2, 2, 0}); }), HasSubstr("at least 7"));
+  EXPECT_THAT(invalid_argument_message([&] {
+                fit_arx(few, few, {2, 2, 0});
+              }),
+              HasSubstr("at least 7"));
   std::vector<double> bad(100, 1.0);
   bad[3] = std::nan("");
-  EXPECT_THAT(message_of([&] { fit_arx(u, bad, {1, 1, 0}); }), HasSubstr("y[3]"));
+  EXPECT_THAT(invalid_argument_message([&] { fit_arx(u, bad, {1, 1, 0}); }), HasSubstr("y[3]"));
   // A constant input cannot identify two b coefficients.
-  EXPECT_THAT(message_of([&] { fit_arx(u, y100, {0, 2, 0}); }), HasSubstr("rank"));
+  EXPECT_THAT(invalid_argument_message([&] { fit_arx(u, y100, {0, 2, 0}); }), HasSubstr("rank"));
 }
 
 TEST(ArxTest, ContinuousConversionRejectsPureDelayAndBadArguments) {
   const SweepData data = sweep();
   const ArxModel model = fit_arx(data.u, data.y, {2, 2, 0});
-  EXPECT_THAT(message_of([&] { identified_continuous_model(model, 0.0, 1); }),
+  EXPECT_THAT(invalid_argument_message([&] { identified_continuous_model(model, 0.0, 1); }),
               HasSubstr("step = 0"));
-  EXPECT_THAT(message_of([&] { identified_continuous_model(model, kStep, -1); }),
+  EXPECT_THAT(invalid_argument_message([&] { identified_continuous_model(model, kStep, -1); }),
               HasSubstr("advance = -1"));
   // Advancing twice leaves a pole at z = 0.
-  EXPECT_THAT(message_of([&] { identified_continuous_model(model, kStep, 2); }),
+  EXPECT_THAT(invalid_argument_message([&] { identified_continuous_model(model, kStep, 2); }),
               HasSubstr("z = 0"));
 }
 
@@ -255,7 +261,7 @@ TEST(ArxTest, BodeMagnitudeAndUnwrappedPhase) {
   // Integrator: −90° at every frequency.
   EXPECT_NEAR(bode(TransferFunction{{1.0}, {1.0, 0.0}}, f_ap)[1].phase_deg, -90.0, 1e-12);
   const std::vector<double> negative{1.0, -2.0};
-  EXPECT_THAT(message_of([&] { bode(g, negative); }), HasSubstr("frequencies_hz[1]"));
+  EXPECT_THAT(invalid_argument_message([&] { bode(g, negative); }), HasSubstr("frequencies_hz[1]"));
 }
 
 }  // namespace

@@ -15,9 +15,12 @@
 #include <vector>
 
 #include "hyloop/testing/alloc_guard.hpp"
+#include "hyloop/testing/messages.hpp"
 
 namespace hyloop::core {
 namespace {
+
+using hyloop::testing::invalid_argument_message;
 
 using ::testing::HasSubstr;
 using Complex = std::complex<double>;
@@ -47,15 +50,6 @@ double robot_phase_deg(const RobotPreset& r, double omega) {
 }
 
 double relative_error(const LtiMatrix& a, const LtiMatrix& b) { return (a - b).norm() / b.norm(); }
-
-std::string message_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const std::invalid_argument& e) {
-    return e.what();
-  }
-  return "(no std::invalid_argument thrown)";
-}
 
 TEST(LtiTest, ControllableCanonicalForm) {
   // G = (4s² + 2s + 6)/(2s² + 8s + 10) = (2s² + s + 3)/(s² + 4s + 5)
@@ -127,17 +121,20 @@ TEST(LtiTest, ZeroPoleGainRoundTrip) {
 }
 
 TEST(LtiTest, RejectsInvalidTransferFunctions) {
-  EXPECT_THAT(message_of([] {
+  EXPECT_THAT(invalid_argument_message([] {
                 to_state_space({{1.0, 0.0, 0.0}, {1.0, 1.0}});
               }),
               HasSubstr("improper"));
-  EXPECT_THAT(message_of([] { to_state_space({{1.0}, {0.0, 1.0}}); }), HasSubstr("tf.den[0]"));
-  EXPECT_THAT(message_of([] { to_state_space({{}, {1.0}}); }), HasSubstr("tf.num"));
-  EXPECT_THAT(message_of([] {
+  EXPECT_THAT(invalid_argument_message([] {
+                to_state_space({{1.0}, {0.0, 1.0}});
+              }),
+              HasSubstr("tf.den[0]"));
+  EXPECT_THAT(invalid_argument_message([] { to_state_space({{}, {1.0}}); }), HasSubstr("tf.num"));
+  EXPECT_THAT(invalid_argument_message([] {
                 to_state_space({{1.0}, std::vector<double>(10, 1.0)});
               }),
               HasSubstr("kMaxLtiOrder"));
-  EXPECT_THAT(message_of([] {
+  EXPECT_THAT(invalid_argument_message([] {
                 to_state_space({{1.0}, {1.0, std::nan("")}});
               }),
               HasSubstr("tf.den[1]"));
@@ -226,9 +223,10 @@ TEST(LtiTest, ContinualiseRejectsNegativeRealEigenvalue) {
   d.a = LtiMatrix::Constant(1, 1, -0.5);
   d.b = LtiVector::Constant(1, 1.0);
   d.c = LtiRow::Constant(1, 1.0);
-  EXPECT_THAT(message_of([&] { continualise(d, 0.01, Discretisation::kZeroOrderHold); }),
-              HasSubstr("negative real axis"));
-  EXPECT_THAT(message_of([&] { discretise(d, 0.0, Discretisation::kZeroOrderHold); }),
+  EXPECT_THAT(
+      invalid_argument_message([&] { continualise(d, 0.01, Discretisation::kZeroOrderHold); }),
+      HasSubstr("negative real axis"));
+  EXPECT_THAT(invalid_argument_message([&] { discretise(d, 0.0, Discretisation::kZeroOrderHold); }),
               HasSubstr("step = 0"));
 }
 
@@ -387,11 +385,12 @@ TEST(LtiTest, StepDoesNotAllocate) {
 
 TEST(LtiTest, SystemValidatesItsParameters) {
   const StateSpace plant = to_state_space(robot_tf(kDefaultRobot));
-  EXPECT_THAT(message_of([&] { LtiSystem(plant, -0.002); }), HasSubstr("step = -0.002"));
-  EXPECT_THAT(message_of([&] { LtiSystem(plant, std::nan("")); }), HasSubstr("step"));
+  EXPECT_THAT(invalid_argument_message([&] { LtiSystem(plant, -0.002); }),
+              HasSubstr("step = -0.002"));
+  EXPECT_THAT(invalid_argument_message([&] { LtiSystem(plant, std::nan("")); }), HasSubstr("step"));
   StateSpace broken = plant;
   broken.c.resize(1);
-  EXPECT_THAT(message_of([&] { LtiSystem(broken, 0.002); }), HasSubstr("dimensions"));
+  EXPECT_THAT(invalid_argument_message([&] { LtiSystem(broken, 0.002); }), HasSubstr("dimensions"));
 }
 
 }  // namespace

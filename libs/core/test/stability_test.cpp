@@ -17,9 +17,12 @@
 
 #include "hyloop/core/lti.hpp"
 #include "hyloop/core/polynomial.hpp"
+#include "hyloop/testing/messages.hpp"
 
 namespace hyloop::core {
 namespace {
+
+using hyloop::testing::invalid_argument_message;
 
 using ::testing::HasSubstr;
 using Complex = std::complex<double>;
@@ -54,15 +57,6 @@ double max_real_part(const Polynomial& p) {
     m = std::max(m, r.real());
   }
   return m;
-}
-
-std::string message_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const std::invalid_argument& e) {
-    return e.what();
-  }
-  return "(no std::invalid_argument thrown)";
 }
 
 std::string describe(const std::vector<GainInterval>& intervals) {
@@ -147,17 +141,19 @@ TEST(StabilityTest, ForceDelayAloneGrowsAtDesignRate) {
 TEST(StabilityTest, RejectsInvalidParametersNamingThem) {
   SitsLoopParameters p = kTable1;
   p.m_e = 0.0;
-  EXPECT_THAT(message_of([&] { sits_characteristic(p, default_robot()); }), HasSubstr("m_e = 0"));
+  EXPECT_THAT(invalid_argument_message([&] { sits_characteristic(p, default_robot()); }),
+              HasSubstr("m_e = 0"));
   p = kTable1;
   p.tau_s = -0.002;
-  EXPECT_THAT(message_of([&] { sits_characteristic(p, default_robot()); }),
+  EXPECT_THAT(invalid_argument_message([&] { sits_characteristic(p, default_robot()); }),
               HasSubstr("tau_s = -0.002"));
   ZeroPoleGain broken = default_robot();
   broken.poles.pop_back();
-  EXPECT_THAT(message_of([&] { sits_characteristic(kTable1, broken); }), HasSubstr("robot.poles"));
+  EXPECT_THAT(invalid_argument_message([&] { sits_characteristic(kTable1, broken); }),
+              HasSubstr("robot.poles"));
   broken = default_robot();
   broken.gain = 0.0;
-  EXPECT_THAT(message_of([&] { sits_characteristic(kTable1, broken); }),
+  EXPECT_THAT(invalid_argument_message([&] { sits_characteristic(kTable1, broken); }),
               HasSubstr("robot.gain = 0"));
 }
 

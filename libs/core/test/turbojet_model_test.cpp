@@ -8,21 +8,14 @@
 #include <string>
 
 #include "hyloop/testing/alloc_guard.hpp"
+#include "hyloop/testing/messages.hpp"
 
 namespace hyloop::core {
 namespace {
 
-constexpr double kStep = 0.001;
+using hyloop::testing::invalid_argument_message;
 
-template <typename F>
-std::string message_of(F&& f) {
-  try {
-    f();
-  } catch (const std::invalid_argument& e) {
-    return e.what();
-  }
-  return "(no exception)";
-}
+constexpr double kStep = 0.001;
 
 TEST(TurbojetModel, SteadyStateLineAndTimeConstantSchedule) {
   const TurbojetModel engine({}, kStep, 0.6);
@@ -91,17 +84,18 @@ TEST(TurbojetModel, StepIsRtSafe) {
 TEST(TurbojetModel, RejectsBadParametersNamingThem) {
   TurbojetConfig c;
   c.design_fuel = 0.01;
-  EXPECT_THAT(message_of([&] { TurbojetModel(c, kStep, 0.7); }),
+  EXPECT_THAT(invalid_argument_message([&] { TurbojetModel(c, kStep, 0.7); }),
               ::testing::HasSubstr("design_fuel"));
   c = {};
   c.idle_speed = 1.2;
-  EXPECT_THAT(message_of([&] { TurbojetModel(c, kStep, 0.7); }),
+  EXPECT_THAT(invalid_argument_message([&] { TurbojetModel(c, kStep, 0.7); }),
               ::testing::HasSubstr("idle_speed"));
   c = {};
   c.idle_time_constant = 0.0;
-  EXPECT_THAT(message_of([&] { TurbojetModel(c, kStep, 0.7); }),
+  EXPECT_THAT(invalid_argument_message([&] { TurbojetModel(c, kStep, 0.7); }),
               ::testing::HasSubstr("idle_time_constant"));
-  EXPECT_THAT(message_of([&] { TurbojetModel({}, 0.0, 0.7); }), ::testing::HasSubstr("step"));
+  EXPECT_THAT(invalid_argument_message([&] { TurbojetModel({}, 0.0, 0.7); }),
+              ::testing::HasSubstr("step"));
 }
 
 TEST(EngineControlUnit, SpeedScheduleFromThePowerLever) {
@@ -149,19 +143,20 @@ TEST(EngineControlUnit, AccelerationAndDecelerationLimitsWithoutWindUp) {
 TEST(EngineControlUnit, RejectsBadParametersNamingThem) {
   EngineControlUnitConfig c;
   c.pla_max = 10.0;
-  EXPECT_THAT(message_of([&] { EngineControlUnit(c, {}, kStep); }),
+  EXPECT_THAT(invalid_argument_message([&] { EngineControlUnit(c, {}, kStep); }),
               ::testing::HasSubstr("pla_max"));
   c = {};
   c.accel_ratio = 0.9;
-  EXPECT_THAT(message_of([&] { EngineControlUnit(c, {}, kStep); }),
+  EXPECT_THAT(invalid_argument_message([&] { EngineControlUnit(c, {}, kStep); }),
               ::testing::HasSubstr("accel_ratio"));
   c = {};
   c.decel_ratio = 0.0;
-  EXPECT_THAT(message_of([&] { EngineControlUnit(c, {}, kStep); }),
+  EXPECT_THAT(invalid_argument_message([&] { EngineControlUnit(c, {}, kStep); }),
               ::testing::HasSubstr("decel_ratio"));
   c = {};
   c.ki = -1.0;
-  EXPECT_THAT(message_of([&] { EngineControlUnit(c, {}, kStep); }), ::testing::HasSubstr("ki"));
+  EXPECT_THAT(invalid_argument_message([&] { EngineControlUnit(c, {}, kStep); }),
+              ::testing::HasSubstr("ki"));
 }
 
 TEST(FuelControlUnit, StepResponseIsTheExactFirstOrderLag) {
@@ -194,11 +189,11 @@ TEST(FuelControlUnit, RtSafeAndRejectsBadParameters) {
     for (int k = 0; k < 1000; ++k) fcu.step(0.3 + 0.1 * std::sin(k * 0.02));
     EXPECT_EQ(guard.allocations(), 0u);
   }
-  EXPECT_THAT(message_of([] {
+  EXPECT_THAT(invalid_argument_message([] {
                 FuelControlUnit({-0.1, 0.15}, kStep, 0.0);
               }),
               ::testing::HasSubstr("valve_time_constant"));
-  EXPECT_THAT(message_of([] {
+  EXPECT_THAT(invalid_argument_message([] {
                 FuelControlUnit({0.005, 0.0}, kStep, 0.0);
               }),
               ::testing::HasSubstr("flow_gain"));

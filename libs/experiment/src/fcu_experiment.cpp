@@ -311,10 +311,7 @@ void validate(const FcuScenario& s) {
   require(s.metrics.delay_window > 2.0 * s.metrics.delay_search, "metrics.delay_window_s",
           s.metrics.delay_window, "must be > 2·delay_search_s");
   require(s.outputs.decimation >= 1, "outputs.decimation", s.outputs.decimation, "must be >= 1");
-  if (s.outputs.progress != "auto" && s.outputs.progress != "on" && s.outputs.progress != "off") {
-    throw ScenarioError("outputs.progress = \"" + s.outputs.progress +
-                        "\": must be auto, on or off");
-  }
+  require_progress_mode("outputs.progress", s.outputs.progress);
 }
 
 FcuScenario parse_fcu_scenario(const std::string& yaml_text, const std::string& origin,
@@ -322,11 +319,7 @@ FcuScenario parse_fcu_scenario(const std::string& yaml_text, const std::string& 
   const YAML::Node root = load_yaml(yaml_text, origin, overrides);
   FcuScenario s;
   parse_into(root, origin, s);
-  try {
-    validate(s);
-  } catch (const ScenarioError& e) {
-    throw ScenarioError(origin + ": " + e.what());
-  }
+  validate_with_origin(origin, [&] { validate(s); });
   return s;
 }
 

@@ -156,7 +156,7 @@ RhtScenario load_rht_scenario(const std::string& path, const std::vector<std::st
   top.finish();
 
   const auto fail = [&](const std::string& msg) { throw ScenarioError(path + ": " + msg); };
-  try {
+  validate_with_origin(path, [&] {
     require(s.schema_version == 1, "schema_version", s.schema_version, "this hyloop reads 1");
     if (kind != "rht") fail("kind = \"" + kind + "\": must be rht");
     require(s.structure.mass > 0.0, "structure.mass_kg", s.structure.mass, "must be > 0 kg");
@@ -208,14 +208,8 @@ RhtScenario load_rht_scenario(const std::string& path, const std::vector<std::st
             "must be >= 0");
     require(s.metrics.oscillation_threshold > 0.0 && s.metrics.oscillation_threshold <= 1.0,
             "metrics.oscillation_threshold", s.metrics.oscillation_threshold, "must be in (0, 1]");
-    if (s.outputs.progress != "auto" && s.outputs.progress != "on" && s.outputs.progress != "off") {
-      fail("outputs.progress = \"" + s.outputs.progress + "\": must be auto, on or off");
-    }
-  } catch (const ScenarioError& e) {
-    const std::string what = e.what();
-    if (what.rfind(path + ":", 0) == 0) throw;
-    throw ScenarioError(path + ": " + what);
-  }
+    require_progress_mode("outputs.progress", s.outputs.progress);
+  });
   return s;
 }
 

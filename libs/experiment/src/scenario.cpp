@@ -224,10 +224,7 @@ void validate(const SitsScenario& s) {
   }
 
   require(s.outputs.decimation >= 1, "outputs.decimation", s.outputs.decimation, "must be >= 1");
-  if (s.outputs.progress != "auto" && s.outputs.progress != "on" && s.outputs.progress != "off") {
-    throw ScenarioError("outputs.progress = \"" + s.outputs.progress +
-                        "\": must be auto, on or off");
-  }
+  require_progress_mode("outputs.progress", s.outputs.progress);
   require(s.metrics.window > 0.0 && s.metrics.window <= s.timing.duration, "metrics.window_s",
           s.metrics.window, "must be in (0, timing.duration_s]");
   require(s.metrics.diverged_energy_ratio > 1.0, "metrics.diverged_energy_ratio",
@@ -239,11 +236,7 @@ SitsScenario parse_scenario(const std::string& yaml_text, const std::string& ori
   const YAML::Node root = load_yaml(yaml_text, origin, overrides);
   SitsScenario s;
   parse_into(root, origin, s);
-  try {
-    validate(s);
-  } catch (const ScenarioError& e) {
-    throw ScenarioError(origin + ": " + e.what());
-  }
+  validate_with_origin(origin, [&] { validate(s); });
   return s;
 }
 

@@ -181,18 +181,17 @@ nlohmann::json number_or_null(double v) {
 
 nlohmann::json SitsRunner::summary() const {
   const SitsScenario& s = scenario_;
-  const SitsRunner& runner = *this;
-  const core::CycleMetrics& m = runner.metrics();
+  const core::CycleMetrics& m = metrics_;
   const core::WindowMetrics w = m.window();
   const double energy_ratio = m.energy_ratio();
-  const bool diverged = runner.stopped() || (std::isfinite(energy_ratio) &&
-                                             energy_ratio > s.metrics.diverged_energy_ratio);
+  const bool diverged =
+      stopped() || (std::isfinite(energy_ratio) && energy_ratio > s.metrics.diverged_energy_ratio);
   const auto cycles = m.cycles();
   nlohmann::json j;
   j["compensator"] = std::string(core::to_string(s.compensator.kind));
   j["diverged"] = diverged;
-  j["stop_reason"] = runner.stopped() ? nlohmann::json(std::string(to_string(runner.stop_reason())))
-                                      : nlohmann::json(nullptr);
+  j["stop_reason"] =
+      stopped() ? nlohmann::json(std::string(to_string(stop_reason()))) : nlohmann::json(nullptr);
   j["energy_ratio"] = number_or_null(energy_ratio);
   j["amplitude_growth_rate_per_s"] = number_or_null(m.amplitude_growth_rate());
   j["cycles"] = cycles.size();
@@ -201,13 +200,13 @@ nlohmann::json SitsRunner::summary() const {
       {"window_s", s.metrics.window}, {"cycles_in_window", w.cycles},
       {"e_F_peak_N", w.e_f_peak},     {"e_V_peak_mps", w.e_v_peak},
       {"e_R", number_or_null(w.e_r)}, {"amplitude_ratio", number_or_null(w.amplitude_ratio)}};
-  j["k_h"] = {{"min", number_or_null(runner.k_h_min())},
-              {"max", number_or_null(runner.k_h_max())},
-              {"final", runner.last_row()[static_cast<std::size_t>(SitsColumn::kKh)]}};
+  j["k_h"] = {{"min", number_or_null(k_h_min())},
+              {"max", number_or_null(k_h_max())},
+              {"final", last_row()[static_cast<std::size_t>(SitsColumn::kKh)]}};
   j["delays"] = {{"force_measurement_steps", s.sensor_delay_steps()},
                  {"control_cycle_steps", s.hold_steps()},
                  {"robot_response", s.delays.robot_response}};
-  j["rejected_commands"] = runner.rejected_commands();
+  j["rejected_commands"] = rejected_commands();
   j["seed"] = s.rig.seed;
   return j;
 }

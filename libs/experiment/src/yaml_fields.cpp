@@ -58,6 +58,12 @@ bool is_integer_ratio(double a, double b, double& ratio) {
   return std::abs(ratio - std::round(ratio)) <= 1e-9 * std::max(1.0, std::abs(ratio));
 }
 
+void require_progress_mode(const std::string& field, const std::string& mode) {
+  if (mode != "auto" && mode != "on" && mode != "off") {
+    throw ScenarioError(field + " = \"" + mode + "\": must be auto, on or off");
+  }
+}
+
 std::string read_scenario_text(const std::string& path) {
   std::ifstream in(path);
   if (!in) throw ScenarioError(path + ": cannot open the scenario file");

@@ -9,9 +9,7 @@
 // step() is RT-safe: everything is allocated by the constructor.
 
 #include <array>
-#include <chrono>
 #include <cstdint>
-#include <functional>
 #include <span>
 #include <string>
 #include <string_view>

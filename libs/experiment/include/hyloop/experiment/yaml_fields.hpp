@@ -35,6 +35,21 @@ void require(bool ok, const std::string& field, double value, const std::string&
 /// True when a/b is a whole number (relative tolerance 1e-9); ratio receives a/b.
 bool is_integer_ratio(double a, double b, double& ratio);
 
+/// outputs.progress: auto | on | off. @throws ScenarioError naming `field`.
+void require_progress_mode(const std::string& field, const std::string& mode);
+
+/// Runs `validate`; a ScenarioError it throws is rethrown prefixed with "ORIGIN: " (once).
+template <typename Validate>
+void validate_with_origin(const std::string& origin, Validate&& validate) {
+  try {
+    validate();
+  } catch (const ScenarioError& e) {
+    const std::string what = e.what();
+    if (what.rfind(origin + ":", 0) == 0) throw;
+    throw ScenarioError(origin + ": " + what);
+  }
+}
+
 // Reads one YAML map, remembering which keys were used, so that anything left over is reported
 // as an unknown field with the list of allowed ones.
 class MapReader {
