@@ -6,6 +6,8 @@ find_package(nlohmann_json 3.10 REQUIRED)
 find_package(Threads REQUIRED)
 find_package(Protobuf REQUIRED)  # CMake's module: protobuf::libprotobuf, protobuf::protoc
 find_package(cppzmq REQUIRED)    # target cppzmq (pulls libzmq)
+find_package(gRPC CONFIG REQUIRED)  # gRPC::grpc++, gRPC::grpc++_reflection, gRPC::grpc_cpp_plugin
+find_package(spdlog REQUIRED)
 if(HYLOOP_BUILD_TESTS)
   find_package(GTest REQUIRED)
 endif()

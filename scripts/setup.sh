@@ -9,6 +9,8 @@ packages=(
   googletest libgtest-dev libgmock-dev libbenchmark-dev
   python3 python3-matplotlib python3-numpy
   libprotobuf-dev protobuf-compiler libzmq3-dev cppzmq-dev
+  libgrpc++-dev protobuf-compiler-grpc grpc-proto libspdlog-dev
+  python3-grpcio python3-grpc-tools python3-zmq
 )
 
 missing=()
