@@ -14,6 +14,7 @@
 #include "hyloop/experiment/run_directory.hpp"
 #include "hyloop/experiment/scenario.hpp"
 #include "hyloop/experiment/sits_runner.hpp"
+#include "up.hpp"
 
 namespace fs = std::filesystem;
 using namespace hyloop::experiment;
@@ -59,6 +60,23 @@ int main(int argc, char** argv) {
   run->add_option("--out", out, "run directory to write")->required();
   run->add_option("--set", overrides, "override a field: dotted.path=value (YAML scalar)");
   run->add_flag("--force", force, "replace an existing run directory");
+
+  hyloop::app::UpOptions up_options;
+  auto* up = app.add_subcommand(
+      "up",
+      "run a scenario through the services (separate processes, or --inproc) and write "
+      "the same run directory as run");
+  up->add_option("scenario", up_options.scenario, "scenario YAML file");
+  up->add_option("--out", up_options.out, "run directory to write");
+  up->add_option("--set", up_options.overrides, "override a field: dotted.path=value");
+  up->add_option("--mode", up_options.mode, "clock mode")
+      ->check(CLI::IsMember({"lockstep", "realtime"}));
+  up->add_flag("--inproc", up_options.inproc,
+               "the services as components in this process (inproc:// endpoints)");
+  up->add_flag("--serve", up_options.serve,
+               "start the stack, print the coordinator's address, serve until Ctrl-C");
+  up->add_option("--address", up_options.coordinator_address,
+                 "--serve: the coordinator's gRPC address (default 127.0.0.1:0, any free port)");
 
   auto* validate_cmd = app.add_subcommand("validate", "check a scenario without running it");
   bool print_resolved = false;
@@ -107,6 +125,14 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
 
   try {
+    if (*up) {
+      if (!up_options.serve && (up_options.scenario.empty() || up_options.out.empty())) {
+        std::cerr << "hyloop up: SCENARIO and --out DIR are required (or --serve)\n";
+        return 2;
+      }
+      if (!up_options.serve) check_output_directory(up_options.out, false);
+      return hyloop::app::run_up(up_options);
+    }
     if (*run) {
       const auto experiment = make_experiment(scenario_path, overrides);
       check_output_directory(out, force);

@@ -12,6 +12,7 @@
 #include "hyloop/experiment/run_directory.hpp"
 #include "hyloop/experiment/scenario.hpp"
 #include "hyloop/experiment/sits_runner.hpp"
+#include "hyloop/experiment/yaml_fields.hpp"
 
 namespace hyloop::experiment {
 
@@ -70,19 +71,22 @@ namespace {
 std::map<std::string, ExperimentFactory>& registry() {
   static std::map<std::string, ExperimentFactory> kinds = {
       {"fcu",
-       [](const std::string& path, const std::vector<std::string>& overrides) {
+       [](const std::string& text, const std::string& origin,
+          const std::vector<std::string>& overrides) {
          return std::unique_ptr<Experiment>(
-             std::make_unique<FcuExperiment>(load_fcu_scenario(path, overrides)));
+             std::make_unique<FcuExperiment>(parse_fcu_scenario(text, origin, overrides)));
        }},
       {"rht",
-       [](const std::string& path, const std::vector<std::string>& overrides) {
+       [](const std::string& text, const std::string& origin,
+          const std::vector<std::string>& overrides) {
          return std::unique_ptr<Experiment>(
-             std::make_unique<RhtExperiment>(load_rht_scenario(path, overrides)));
+             std::make_unique<RhtExperiment>(parse_rht_scenario(text, origin, overrides)));
        }},
       {"sits",
-       [](const std::string& path, const std::vector<std::string>& overrides) {
+       [](const std::string& text, const std::string& origin,
+          const std::vector<std::string>& overrides) {
          return std::unique_ptr<Experiment>(
-             std::make_unique<SitsRunner>(load_scenario(path, overrides)));
+             std::make_unique<SitsRunner>(parse_scenario(text, origin, overrides)));
        }},
   };
   return kinds;
@@ -98,23 +102,31 @@ void register_experiment_kind(const std::string& kind, ExperimentFactory factory
   registry()[kind] = std::move(factory);
 }
 
-std::string scenario_kind(const std::string& path) {
+std::string scenario_kind_of_text(const std::string& text, const std::string& origin) {
   YAML::Node root;
   try {
-    root = YAML::LoadFile(path);
-  } catch (const YAML::BadFile&) {
-    throw ScenarioError(path + ": cannot open the scenario file");
+    root = YAML::Load(text);
   } catch (const YAML::Exception& e) {
-    throw ScenarioError(path + ": not valid YAML: " + e.what());
+    throw ScenarioError(origin + ": not valid YAML: " + e.what());
   }
   if (!root.IsMap() || !root["kind"]) return "sits";
-  if (!root["kind"].IsScalar()) throw ScenarioError(path + ": kind: must be a string");
+  if (!root["kind"].IsScalar()) throw ScenarioError(origin + ": kind: must be a string");
   return root["kind"].Scalar();
+}
+
+std::string scenario_kind(const std::string& path) {
+  return scenario_kind_of_text(read_scenario_text(path), path);
 }
 
 std::unique_ptr<Experiment> make_experiment(const std::string& path,
                                             const std::vector<std::string>& overrides) {
-  const std::string kind = scenario_kind(path);
+  return make_experiment_from_text(read_scenario_text(path), path, overrides);
+}
+
+std::unique_ptr<Experiment> make_experiment_from_text(const std::string& text,
+                                                      const std::string& origin,
+                                                      const std::vector<std::string>& overrides) {
+  const std::string kind = scenario_kind_of_text(text, origin);
   ExperimentFactory factory;
   std::string known;
   {
@@ -124,9 +136,9 @@ std::unique_ptr<Experiment> make_experiment(const std::string& path,
     for (const auto& [name, unused] : registry()) known += (known.empty() ? "" : ", ") + name;
   }
   if (!factory) {
-    throw ScenarioError(path + ": kind = \"" + kind + "\": must be one of " + known);
+    throw ScenarioError(origin + ": kind = \"" + kind + "\": must be one of " + known);
   }
-  return factory(path, overrides);
+  return factory(text, origin, overrides);
 }
 
 }  // namespace hyloop::experiment

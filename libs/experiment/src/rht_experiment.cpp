@@ -96,7 +96,12 @@ nlohmann::json num(double v) {
 }  // namespace
 
 RhtScenario load_rht_scenario(const std::string& path, const std::vector<std::string>& overrides) {
-  const YAML::Node root = load_yaml(read_scenario_text(path), path, overrides);
+  return parse_rht_scenario(read_scenario_text(path), path, overrides);
+}
+
+RhtScenario parse_rht_scenario(const std::string& text, const std::string& path,
+                               const std::vector<std::string>& overrides) {
+  const YAML::Node root = load_yaml(text, path, overrides);
   RhtScenario s;
   s.origin = path;
   MapReader top(root, "", path);

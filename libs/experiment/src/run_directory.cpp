@@ -81,7 +81,8 @@ void check_output_directory(const fs::path& out, bool overwrite) {
   }
 }
 
-void write_run_directory(const Experiment& experiment, const fs::path& out, bool overwrite) {
+void write_run_directory(const Experiment& experiment, const fs::path& out, bool overwrite,
+                         const nlohmann::json& extra_summary) {
   check_output_directory(out, overwrite);
   const fs::path parent = out.has_parent_path() ? out.parent_path() : fs::path(".");
   fs::create_directories(parent);
@@ -97,7 +98,9 @@ void write_run_directory(const Experiment& experiment, const fs::path& out, bool
     }
     {
       std::ofstream f(tmp / "summary.json");
-      f << make_summary(experiment).dump(2) << '\n';
+      nlohmann::json summary = make_summary(experiment);
+      if (extra_summary.is_object()) summary.update(extra_summary);
+      f << summary.dump(2) << '\n';
       if (!f) throw std::runtime_error("writing summary.json failed");
     }
     if (fs::exists(out)) fs::remove_all(out);

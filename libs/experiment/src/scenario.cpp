@@ -57,8 +57,20 @@ void parse_into(const YAML::Node& root, const std::string& origin, SitsScenario&
   limits.number("position_min_m", s.rig.limits.position_min);
   limits.number("position_max_m", s.rig.limits.position_max);
   limits.number("velocity_max_mps", s.rig.limits.velocity_max);
+  limits.limit("acceleration_max_mps2", s.safety.acceleration_max);
   limits.finish();
   rig.finish();
+
+  MapReader acq = top.child("acquisition");
+  acq.boolean("tare", s.acquisition.tare);
+  acq.number("filter_time_constant_s", s.acquisition.filter_time_constant);
+  acq.finish();
+
+  MapReader safety = top.child("safety");
+  safety.limit("rate_limit_mps", s.safety.rate_limit);
+  safety.integer("watchdog_cycles", s.safety.watchdog_cycles);
+  safety.number("stop_deceleration_mps2", s.safety.stop_deceleration);
+  safety.finish();
 
   MapReader delays = top.child("delays");
   delays.boolean("force_measurement", s.delays.force_measurement);
@@ -182,6 +194,18 @@ void validate(const SitsScenario& s) {
           s.rig.limits.position_min, "must be < position_max_m");
   require(s.rig.limits.velocity_max > 0.0, "rig.limits.velocity_max_mps", s.rig.limits.velocity_max,
           "must be > 0");
+  require(s.safety.acceleration_max > 0.0, "rig.limits.acceleration_max_mps2",
+          s.safety.acceleration_max, "must be > 0 (.inf: no limit)");
+  require(s.safety.rate_limit > 0.0, "safety.rate_limit_mps", s.safety.rate_limit,
+          "must be > 0 (.inf: no limit)");
+  require(s.safety.watchdog_cycles >= 1 && s.safety.watchdog_cycles <= 100000,
+          "safety.watchdog_cycles", s.safety.watchdog_cycles, "must be in [1, 100000]");
+  require(std::isfinite(s.safety.stop_deceleration) && s.safety.stop_deceleration > 0.0,
+          "safety.stop_deceleration_mps2", s.safety.stop_deceleration, "must be finite and > 0");
+  require(std::isfinite(s.acquisition.filter_time_constant) &&
+              s.acquisition.filter_time_constant >= 0.0,
+          "acquisition.filter_time_constant_s", s.acquisition.filter_time_constant,
+          "must be finite and >= 0 (0: off)");
   require(s.model.initial_position >= s.rig.limits.position_min &&
               s.model.initial_position <= s.rig.limits.position_max,
           "model.initial_position_m", s.model.initial_position, "must lie within rig.limits");
@@ -283,7 +307,17 @@ std::string to_yaml(const SitsScenario& s) {
   e << YAML::Key << "position_min_m" << YAML::Value << s.rig.limits.position_min;
   e << YAML::Key << "position_max_m" << YAML::Value << s.rig.limits.position_max;
   e << YAML::Key << "velocity_max_mps" << YAML::Value << s.rig.limits.velocity_max;
+  e << YAML::Key << "acceleration_max_mps2" << YAML::Value << s.safety.acceleration_max;
   e << YAML::EndMap;
+  e << YAML::EndMap;
+  e << YAML::Key << "acquisition" << YAML::Value << YAML::BeginMap;
+  e << YAML::Key << "tare" << YAML::Value << s.acquisition.tare;
+  e << YAML::Key << "filter_time_constant_s" << YAML::Value << s.acquisition.filter_time_constant;
+  e << YAML::EndMap;
+  e << YAML::Key << "safety" << YAML::Value << YAML::BeginMap;
+  e << YAML::Key << "rate_limit_mps" << YAML::Value << s.safety.rate_limit;
+  e << YAML::Key << "watchdog_cycles" << YAML::Value << s.safety.watchdog_cycles;
+  e << YAML::Key << "stop_deceleration_mps2" << YAML::Value << s.safety.stop_deceleration;
   e << YAML::EndMap;
   e << YAML::Key << "delays" << YAML::Value << YAML::BeginMap;
   e << YAML::Key << "force_measurement" << YAML::Value << s.delays.force_measurement;

@@ -1,5 +1,6 @@
 #include "hyloop/experiment/sits_runner.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <limits>
@@ -10,66 +11,24 @@
 namespace hyloop::experiment {
 namespace {
 
-hal::SitsRigConfig rig_config(const SitsScenario& s) {
-  hal::SitsRigConfig c;
-  c.step = s.timing.step;
-  if (s.delays.robot_response) {
-    c.robot = s.rig.robot.transfer_function();
-  }
-  c.contact = s.rig.contact;
-  c.sensor_delay_steps = s.sensor_delay_steps();
-  c.force_noise_std = s.rig.force_noise_std;
-  c.position_noise_std = s.rig.position_noise_std;
-  c.seed = s.rig.seed;
-  c.limits = s.rig.limits;
-  return c;
-}
-
 std::size_t cycle_capacity(const SitsScenario& s) {
   // A vibration cycle shorter than 8 steps cannot be resolved; the bound keeps memory modest.
   return static_cast<std::size_t>(s.steps() / 8 + 16);
 }
 
-constexpr std::size_t col(SitsColumn c) { return static_cast<std::size_t>(c); }
-
 }  // namespace
-
-const std::array<std::string_view, kSitsColumns> kSitsColumnHeaders = {
-    "time[s]",       "x[m]",         "v[m/s]",       "x_ideal[m]",      "v_ideal[m/s]",
-    "x_cmd[m]",      "x_robot[m]",   "v_robot[m/s]", "v_est[m/s]",      "f_contact[N]",
-    "f_meas[N]",     "f_ideal[N]",   "f_input[N]",   "f_comp[N]",       "k_h[N*s/m]",
-    "eps_h[J]",      "eps_sum[J*s]", "energy[J]",    "energy_ideal[J]", "power[W]",
-    "power_ideal[W]"};
-
-std::string_view to_string(StopReason reason) noexcept {
-  switch (reason) {
-    case StopReason::kNone:
-      return "none";
-    case StopReason::kNotFinite:
-      return "not_finite";
-    case StopReason::kDisplacementLimit:
-      return "displacement_limit";
-    case StopReason::kDriverFault:
-      return "driver_fault";
-  }
-  return "unknown";
-}
 
 SitsRunner::SitsRunner(const SitsScenario& scenario)
     : scenario_(scenario),
       step_(scenario.timing.step),
       total_steps_(scenario.steps()),
-      rig_(rig_config(scenario)),
+      rig_(sits_rig_config(scenario)),
       actuator_(rig_),
       sensor_(rig_),
-      target_(scenario.model.mass, scenario.timing.step,
-              {scenario.model.initial_position, scenario.model.initial_velocity}),
-      twin_(scenario.model.mass, scenario.timing.step, scenario.rig.contact,
-            {scenario.model.initial_position, scenario.model.initial_velocity}),
-      contact_(scenario.rig.contact),
-      td_(scenario.tracking_differentiator),
-      compensator_(scenario.compensator, scenario.timing.step),
-      hold_(scenario.hold_steps()),
+      conditioner_(scenario.acquisition.tare, scenario.acquisition.filter_time_constant,
+                   scenario.timing.step),
+      dynamics_(scenario),
+      actuator_stage_(scenario.hold_steps(), sits_safety_config(scenario)),
       metrics_(cycle_capacity(scenario), scenario.timing.duration - scenario.metrics.window),
       samples_(std::vector<std::string>(kSitsColumnHeaders.begin(), kSitsColumnHeaders.end()),
                scenario.outputs.samples
@@ -80,12 +39,8 @@ SitsRunner::SitsRunner(const SitsScenario& scenario)
       k_h_max_(-std::numeric_limits<double>::infinity()) {
   // Bumpless start: the rig at rest at the target's initial position, the command there.
   rig_.reset(scenario.model.initial_position);
-  const hal::ActuatorCommand initial{scenario.model.initial_position,
-                                     scenario.model.initial_velocity};
-  hold_.reset(hold_.update(0, initial));
-  actuator_.command(hold_.held());
-  td_.reset(scenario.model.initial_position,
-            scenario.delays.robot_response ? 0.0 : scenario.model.initial_velocity);
+  actuator_stage_.reset(dynamics_.initial_command());
+  actuator_.command(actuator_stage_.output().command);
 }
 
 bool SitsRunner::step() noexcept {
@@ -93,7 +48,6 @@ bool SitsRunner::step() noexcept {
     return false;
   }
   const std::int64_t k = cycle_;
-  const double t = static_cast<double>(k) * step_;
 
   // 1–2. The rig advances under the held command and takes the measurements of cycle k.
   rig_.advance();
@@ -105,72 +59,55 @@ bool SitsRunner::step() noexcept {
     return false;
   }
   // 4. Dynamics with compensation.
-  const double v_est = td_.update(robot.position);
-  const double f_comp = compensator_.force(t, v_est);
-  const double f_input = force.force + f_comp;
-  const core::MassState x = target_.state();
-  const core::MassState xi = twin_.state();
-  const double f_ideal = twin_.force();
-  const double eps_h = compensator_.observe(t, f_ideal, xi.position, f_input, robot.position);
-  const double energy = target_.kinetic_energy() + contact_.potential_energy(x.position);
-  const double energy_ideal = twin_.energy();
-  const double k_h = compensator_.last_gain();
-  k_h_min_ = std::min(k_h_min_, k_h);
-  k_h_max_ = std::max(k_h_max_, k_h);
-
-  row_[col(SitsColumn::kTime)] = t;
-  row_[col(SitsColumn::kX)] = x.position;
-  row_[col(SitsColumn::kV)] = x.velocity;
-  row_[col(SitsColumn::kXIdeal)] = xi.position;
-  row_[col(SitsColumn::kVIdeal)] = xi.velocity;
-  row_[col(SitsColumn::kXCmd)] = rig_.held_command().position;
-  row_[col(SitsColumn::kXRobot)] = robot.position;
-  row_[col(SitsColumn::kVRobot)] = robot.velocity;
-  row_[col(SitsColumn::kVEst)] = v_est;
-  row_[col(SitsColumn::kFContact)] = rig_.contact_force();
-  row_[col(SitsColumn::kFMeas)] = force.force;
-  row_[col(SitsColumn::kFIdeal)] = f_ideal;
-  row_[col(SitsColumn::kFInput)] = f_input;
-  row_[col(SitsColumn::kFComp)] = f_comp;
-  row_[col(SitsColumn::kKh)] = k_h;
-  row_[col(SitsColumn::kEpsH)] = eps_h;
-  row_[col(SitsColumn::kEpsSum)] = compensator_.observer().sum();
-  row_[col(SitsColumn::kEnergy)] = energy;
-  row_[col(SitsColumn::kEnergyIdeal)] = energy_ideal;
-  row_[col(SitsColumn::kPower)] = f_input * x.velocity;
-  row_[col(SitsColumn::kPowerIdeal)] = f_ideal * xi.velocity;
-  if (scenario_.outputs.samples && k % decimation_ == 0) {
-    samples_.append(row_);
-  }
-  metrics_.add({.t = t,
-                .v = x.velocity,
-                .v_ideal = xi.velocity,
-                .energy = energy,
-                .energy_ideal = energy_ideal,
-                .e_f = f_ideal - f_input,
-                .e_v = x.velocity - xi.velocity});
-
-  target_.step(f_input);
-  twin_.step();
-  cycle_ = k + 1;
-
-  // 5. The command for the next cycle, checked before it reaches the driver.
-  const core::MassState next = target_.state();
-  if (!std::isfinite(next.position) || !std::isfinite(next.velocity) || !std::isfinite(f_input)) {
-    stop_reason_ = StopReason::kNotFinite;
+  SampleRow row;
+  row[col(SitsColumn::kXCmd)] = rig_.held_command().position;
+  row[col(SitsColumn::kFContact)] = rig_.contact_force();
+  hal::ActuatorCommand next{};
+  const StopReason verdict = dynamics_.step(
+      k, {robot.position, robot.velocity, conditioner_.update(force.force)}, row, next);
+  record_cycle(row);
+  if (verdict != StopReason::kNone) {
+    stop_reason_ = verdict;
     return false;
   }
-  const hal::ActuatorLimits& limits = scenario_.rig.limits;
-  if (next.position < limits.position_min || next.position > limits.position_max) {
-    stop_reason_ = StopReason::kDisplacementLimit;
-    return false;
-  }
-  const hal::ActuatorCommand& held = hold_.update(cycle_, {next.position, next.velocity});
-  if (actuator_.command(held) == hal::DriverStatus::kFault) {
+  // 5. The command for the next cycle, through the actuator's safety layer to the driver.
+  const hal::SafetyOutput& out = actuator_stage_.update(cycle_, &next);
+  if (actuator_.command(out.command) == hal::DriverStatus::kFault) {
     stop_reason_ = StopReason::kDriverFault;
     return false;
   }
   return cycle_ < total_steps_;
+}
+
+bool SitsRunner::record_cycle(std::span<const double> row) noexcept {
+  if (row.size() != kSitsColumns || cycle_ >= total_steps_) {
+    return false;
+  }
+  const std::int64_t k = cycle_;
+  std::copy(row.begin(), row.end(), row_.begin());
+  const double k_h = row_[col(SitsColumn::kKh)];
+  k_h_min_ = std::min(k_h_min_, k_h);
+  k_h_max_ = std::max(k_h_max_, k_h);
+  if (scenario_.outputs.samples && k % decimation_ == 0) {
+    samples_.append(row_);
+  }
+  const double f_input = row_[col(SitsColumn::kFInput)];
+  metrics_.add({.t = row_[col(SitsColumn::kTime)],
+                .v = row_[col(SitsColumn::kV)],
+                .v_ideal = row_[col(SitsColumn::kVIdeal)],
+                .energy = row_[col(SitsColumn::kEnergy)],
+                .energy_ideal = row_[col(SitsColumn::kEnergyIdeal)],
+                .e_f = row_[col(SitsColumn::kFIdeal)] - f_input,
+                .e_v = row_[col(SitsColumn::kV)] - row_[col(SitsColumn::kVIdeal)]});
+  cycle_ = k + 1;
+  return true;
+}
+
+void SitsRunner::record_stop(std::string_view reason) {
+  stop_reason_ = parse_stop_reason(reason);
+  if (stop_reason_ == StopReason::kNone) {
+    stop_reason_ = StopReason::kDriverFault;
+  }
 }
 
 namespace {

@@ -62,6 +62,12 @@ class Experiment {
   [[nodiscard]] virtual std::string resolved_yaml() const = 0;
   /// Extra files of the run directory (e.g. cycles.csv).
   virtual void write_extra_files(const std::filesystem::path& /*dir*/) const {}
+  /// Distributed runs: records the next cycle as computed by the services (the row step() would
+  /// have made, in samples() column order). False when the kind does not support it or the run
+  /// is over. RT-safe.
+  virtual bool record_cycle(std::span<const double> /*row*/) noexcept { return false; }
+  /// Distributed runs: the loop stopped early for `reason` (a service's stop reason).
+  virtual void record_stop(std::string_view /*reason*/) {}
   /// Whether progress should be shown ("auto": when stderr is a terminal).
   [[nodiscard]] virtual std::string progress_mode() const { return "auto"; }
 
@@ -80,9 +86,16 @@ std::string scenario_kind(const std::string& path);
 std::unique_ptr<Experiment> make_experiment(const std::string& path,
                                             const std::vector<std::string>& overrides);
 
-/// Registers a kind: the factory parses and validates the file with the overrides.
+/// The same from a scenario's text (a service receives the text, not a file); `origin` names the
+/// text in messages. @throws ScenarioError.
+std::unique_ptr<Experiment> make_experiment_from_text(const std::string& text,
+                                                      const std::string& origin,
+                                                      const std::vector<std::string>& overrides);
+/// The `kind` field of a scenario's text ("sits" when absent).
+std::string scenario_kind_of_text(const std::string& text, const std::string& origin);
+/// Registers a kind: the factory parses and validates the text with the overrides.
 using ExperimentFactory = std::function<std::unique_ptr<Experiment>(
-    const std::string& path, const std::vector<std::string>& overrides)>;
+    const std::string& text, const std::string& origin, const std::vector<std::string>& overrides)>;
 void register_experiment_kind(const std::string& kind, ExperimentFactory factory);
 
 }  // namespace hyloop::experiment

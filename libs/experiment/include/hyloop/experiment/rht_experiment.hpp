@@ -97,6 +97,9 @@ struct RhtScenario {
 
 /// Parses and validates (messages name the field). @throws ScenarioError.
 RhtScenario load_rht_scenario(const std::string& path, const std::vector<std::string>& overrides);
+/// The same from the scenario's text; `path` names it in messages.
+RhtScenario parse_rht_scenario(const std::string& text, const std::string& path,
+                               const std::vector<std::string>& overrides);
 std::string to_yaml(const RhtScenario& scenario);
 
 class RhtExperiment final : public Experiment {

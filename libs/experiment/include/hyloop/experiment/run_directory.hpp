@@ -19,9 +19,11 @@ nlohmann::json make_summary(const Experiment& experiment);
 std::string git_revision();
 
 /// Writes the run directory `out`. Refuses (std::runtime_error) an existing non-empty `out`
-/// unless `overwrite`.
+/// unless `overwrite`. `extra_summary` (an object) is merged into summary.json (distributed runs
+/// add their run id, transport counters and timing there).
 void write_run_directory(const Experiment& experiment, const std::filesystem::path& out,
-                         bool overwrite = false);
+                         bool overwrite = false,
+                         const nlohmann::json& extra_summary = nlohmann::json::object());
 
 /// Fails early (before a run) if `out` exists and is not an empty directory.
 void check_output_directory(const std::filesystem::path& out, bool overwrite);

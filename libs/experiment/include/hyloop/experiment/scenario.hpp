@@ -5,6 +5,7 @@
 // error. See docs/scenarios.md for the full schema.
 
 #include <cstdint>
+#include <limits>
 #include <numbers>
 #include <optional>
 #include <stdexcept>
@@ -65,6 +66,20 @@ struct SitsScenario {
     std::uint64_t seed = 1;
     hal::ActuatorLimits limits{-0.5, 0.5, 2.0};
   } rig;
+
+  /// The sensor acquisition service (DESIGN §10): tare before arming, anti-aliasing filter.
+  struct Acquisition {
+    bool tare = false;                  ///< zero the force at the first sample
+    double filter_time_constant = 0.0;  ///< τ_f of a first-order low-pass, s; 0: off
+  } acquisition;
+
+  /// The actuator service's safety layer (hal::ActuatorSafety), beside rig.limits.
+  struct Safety {
+    double acceleration_max = std::numeric_limits<double>::infinity();  ///< |a|, m/s²
+    double rate_limit = std::numeric_limits<double>::infinity();        ///< |Δx|/T, m/s
+    int watchdog_cycles = 10;        ///< missing commands before the watchdog trips
+    double stop_deceleration = 2.0;  ///< ramp to rest on watchdog or e-stop, m/s²
+  } safety;
 
   struct Delays {
     bool force_measurement = true;

@@ -15,50 +15,15 @@
 #include <string_view>
 #include <vector>
 
-#include "hyloop/core/compensator.hpp"
 #include "hyloop/core/cycle_metrics.hpp"
-#include "hyloop/core/sit_model.hpp"
-#include "hyloop/core/tracking_differentiator.hpp"
-#include "hyloop/core/zero_order_hold.hpp"
+#include "hyloop/core/force_conditioner.hpp"
 #include "hyloop/experiment/experiment.hpp"
 #include "hyloop/experiment/scenario.hpp"
+#include "hyloop/experiment/sits_dynamics.hpp"
+#include "hyloop/hal/actuator_stage.hpp"
 #include "hyloop/hal/sits_rig_emulator.hpp"
 
 namespace hyloop::experiment {
-
-/// The columns of samples.csv, in order, with their units.
-enum class SitsColumn : std::uint8_t {
-  kTime,
-  kX,
-  kV,
-  kXIdeal,
-  kVIdeal,
-  kXCmd,
-  kXRobot,
-  kVRobot,
-  kVEst,
-  kFContact,
-  kFMeas,
-  kFIdeal,
-  kFInput,
-  kFComp,
-  kKh,
-  kEpsH,
-  kEpsSum,
-  kEnergy,
-  kEnergyIdeal,
-  kPower,
-  kPowerIdeal,
-  kCount
-};
-inline constexpr std::size_t kSitsColumns = static_cast<std::size_t>(SitsColumn::kCount);
-/// "name[unit]" headers of samples.csv.
-extern const std::array<std::string_view, kSitsColumns> kSitsColumnHeaders;
-
-using SampleRow = std::array<double, kSitsColumns>;
-
-enum class StopReason : std::uint8_t { kNone, kNotFinite, kDisplacementLimit, kDriverFault };
-std::string_view to_string(StopReason reason) noexcept;
 
 class SitsRunner final : public Experiment {
  public:
@@ -70,6 +35,10 @@ class SitsRunner final : public Experiment {
 
   /// Runs cycle k. Returns false when the run is over (finished or stopped). RT-safe.
   bool step() noexcept override;
+  /// Records cycle `cycle()` computed elsewhere (the services of a distributed run): the same
+  /// recording step() does. RT-safe.
+  bool record_cycle(std::span<const double> row) noexcept override;
+  void record_stop(std::string_view reason) override;
 
   [[nodiscard]] std::int64_t cycle() const noexcept override { return cycle_; }
   [[nodiscard]] std::int64_t total_steps() const noexcept override { return total_steps_; }
@@ -103,12 +72,9 @@ class SitsRunner final : public Experiment {
   hal::SitsRigEmulator rig_;
   hal::EmulatedActuator actuator_;
   hal::EmulatedForceSensor sensor_;
-  core::PointMass target_;
-  core::IdealTwin twin_;
-  core::ContactModel contact_;  // the nominal contact, for the target's energy
-  core::TrackingDifferentiator td_;
-  core::Compensator compensator_;
-  core::ZeroOrderHold<hal::ActuatorCommand> hold_;
+  core::ForceConditioner conditioner_;
+  SitsDynamics dynamics_;
+  hal::ActuatorStage actuator_stage_;
   core::CycleMetrics metrics_;
   SampleTable samples_;
   std::int64_t decimation_;

@@ -8,6 +8,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <set>
 #include <string>
 #include <vector>
@@ -74,6 +75,17 @@ class MapReader {
     if (!node_ || node_.IsNull()) return YAML::Node(YAML::NodeType::Undefined);
     const YAML::Node& map = node_;  // const access: a missing key must not be inserted
     return map[key];
+  }
+
+  /// A limit: a number or .inf ("no limit"); NaN and −inf are refused.
+  double limit(const std::string& key, double& out) {
+    const YAML::Node n = get(key);
+    if (n && n.IsScalar() &&
+        (n.Scalar() == ".inf" || n.Scalar() == ".Inf" || n.Scalar() == "inf")) {
+      out = std::numeric_limits<double>::infinity();
+      return out;
+    }
+    return number(key, out);
   }
 
   double number(const std::string& key, double& out) {

@@ -15,6 +15,9 @@ struct ActuatorLimits {
   double position_min = -std::numeric_limits<double>::infinity();  ///< m
   double position_max = std::numeric_limits<double>::infinity();   ///< m
   double velocity_max = std::numeric_limits<double>::infinity();   ///< |v|, m/s
+  /// |a|, m/s². Not part of check_command (a single command has no acceleration); enforced on
+  /// the output's implied motion by ActuatorSafety (actuator_safety.hpp).
+  double acceleration_max = std::numeric_limits<double>::infinity();
 };
 
 enum class LimitVerdict : std::uint8_t { kOk, kNotFinite, kPositionLimit, kVelocityLimit };

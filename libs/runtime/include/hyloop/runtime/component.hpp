@@ -9,9 +9,11 @@
 // fail(). emergency_stop() may be called from any thread at any time and must not block.
 
 #include <atomic>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include <hyloop/v1/control.pb.h>
 
@@ -68,6 +70,9 @@ class Component {
   std::string name_;
   std::atomic<LifecycleState> state_{v1::LIFECYCLE_STATE_UNCONFIGURED};
   mutable std::mutex mutex_;  // serialises transitions; never taken by a loop cycle
+  // Guards message_ only, held for a string copy: fail() from a loop thread that a transition
+  // (holding mutex_) is joining must not wait for that transition.
+  mutable std::mutex message_mutex_;
   std::string message_;
   zmq::context_t* context_ = nullptr;
   std::unique_ptr<zmq::context_t> own_context_;

@@ -1,0 +1,333 @@
+#include "ctl.hpp"
+
+#include <grpcpp/grpcpp.h>
+#include <hyloop/v1/control.grpc.pb.h>
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace hyloop::app {
+namespace {
+
+namespace v1 = hyloop::v1;
+
+const std::vector<std::string> kCommands{"start", "stop", "estop",   "status",
+                                         "watch", "load", "summary", "runs"};
+
+// Values `watch` prints when the telemetry has them (SITS); otherwise the first four.
+const std::vector<std::string> kPreferredNames{"x[m]", "v[m/s]", "k_h[N*s/m]", "f_meas[N]"};
+constexpr std::size_t kFallbackValues = 4;
+
+std::string strip_prefix(const std::string& s, const std::string& prefix) {
+  return s.rfind(prefix, 0) == 0 ? s.substr(prefix.size()) : s;
+}
+
+std::string run_state_name(v1::RunState s) {
+  return strip_prefix(v1::RunState_Name(s), "RUN_STATE_");
+}
+
+std::string lifecycle_state_name(v1::LifecycleState s) {
+  return strip_prefix(v1::LifecycleState_Name(s), "LIFECYCLE_STATE_");
+}
+
+// A failed call: `unreachable` when the channel never got to the coordinator.
+struct CallError : std::runtime_error {
+  CallError(const std::string& what, bool unreachable_)
+      : std::runtime_error(what), unreachable(unreachable_) {}
+  bool unreachable;
+};
+
+class Ctl {
+ public:
+  explicit Ctl(const CtlOptions& o)
+      : o_(o),
+        channel_(grpc::CreateChannel(o.address, grpc::InsecureChannelCredentials())),
+        stub_(v1::Experiment::NewStub(channel_)) {}
+
+  int run() {
+    const std::string& c = o_.command;
+    if (c == "load") return load();
+    if (c == "start") return start();
+    if (c == "stop") return stop();
+    if (c == "estop") return estop();
+    if (c == "status") return status();
+    if (c == "watch") return watch();
+    if (c == "summary") return summary();
+    if (c == "runs") return runs();
+    std::cerr << "hyloop ctl: unknown command '" << c << "'\n";
+    return 1;
+  }
+
+ private:
+  void set_unary_deadline(grpc::ClientContext& ctx) const {
+    const double seconds = o_.timeout_s > 0 ? o_.timeout_s : 10.0;
+    ctx.set_deadline(std::chrono::system_clock::now() +
+                     std::chrono::duration_cast<std::chrono::system_clock::duration>(
+                         std::chrono::duration<double>(seconds)));
+  }
+
+  // Throws CallError unless `status` is OK. A coordinator that answered with an error leaves the
+  // channel READY; one that was never reached leaves it connecting or failed.
+  void check(const grpc::Status& status, const std::string& what) const {
+    if (status.ok()) return;
+    const grpc::StatusCode code = status.error_code();
+    const bool transport =
+        code == grpc::StatusCode::UNAVAILABLE || code == grpc::StatusCode::DEADLINE_EXCEEDED;
+    if (transport && channel_->GetState(false) != GRPC_CHANNEL_READY) {
+      throw CallError(
+          "cannot reach the coordinator at " + o_.address + ": " + status.error_message(), true);
+    }
+    throw CallError(what + ": " + status.error_message(), false);
+  }
+
+  v1::LoadScenarioReply load_scenario() {
+    std::ifstream in(o_.scenario, std::ios::binary);
+    if (!in) throw std::runtime_error("cannot read scenario file " + o_.scenario);
+    std::ostringstream text;
+    text << in.rdbuf();
+    v1::LoadScenarioRequest request;
+    request.set_scenario_yaml(text.str());
+    for (const std::string& s : o_.overrides) request.add_overrides(s);
+    request.set_source_name(o_.scenario);
+    grpc::ClientContext ctx;
+    set_unary_deadline(ctx);
+    v1::LoadScenarioReply reply;
+    check(stub_->LoadScenario(&ctx, request, &reply), "load");
+    std::cout << "loaded " << reply.name() << " (" << reply.kind() << "): " << reply.total_cycles()
+              << " cycles of " << reply.step_s() << " s\n";
+    return reply;
+  }
+
+  int load() {
+    if (o_.scenario.empty()) {
+      std::cerr << "hyloop ctl: load needs --scenario FILE\n";
+      return 1;
+    }
+    load_scenario();
+    return 0;
+  }
+
+  int start() {
+    if (o_.out.empty()) {
+      std::cerr << "hyloop ctl: start needs --out DIR\n";
+      return 1;
+    }
+    if (!o_.scenario.empty()) load_scenario();
+    v1::StartRequest request;
+    // The coordinator usually runs on this machine with another working directory.
+    request.set_out_dir(std::filesystem::absolute(o_.out).lexically_normal().string());
+    request.set_mode(o_.mode == "realtime" ? v1::CLOCK_MODE_REAL_TIME : v1::CLOCK_MODE_LOCKSTEP);
+    grpc::ClientContext ctx;
+    set_unary_deadline(ctx);
+    v1::RunStatus reply;
+    check(stub_->Start(&ctx, request, &reply), "start");
+    print_status(reply);
+    return 0;
+  }
+
+  int stop() {
+    grpc::ClientContext ctx;
+    set_unary_deadline(ctx);
+    v1::RunStatus reply;
+    check(stub_->Stop(&ctx, v1::StopRequest{}, &reply), "stop");
+    print_status(reply);
+    return 0;
+  }
+
+  int estop() {
+    v1::EmergencyStopRequest request;
+    request.set_reason(o_.reason.empty() ? "hyloop ctl estop" : o_.reason);
+    grpc::ClientContext ctx;
+    set_unary_deadline(ctx);
+    v1::RunStatus reply;
+    check(stub_->EmergencyStop(&ctx, request, &reply), "estop");
+    print_status(reply);
+    return 0;
+  }
+
+  int status() {
+    grpc::ClientContext ctx;
+    set_unary_deadline(ctx);
+    v1::RunStatus reply;
+    check(stub_->GetStatus(&ctx, v1::StatusRequest{}, &reply), "status");
+    print_status(reply);
+    return 0;
+  }
+
+  int watch() {
+    v1::TelemetryRequest request;
+    request.set_decimation(o_.decimation);
+    grpc::ClientContext ctx;
+    if (o_.timeout_s > 0) set_unary_deadline(ctx);
+    std::unique_ptr<grpc::ClientReader<v1::TelemetryFrame>> reader =
+        stub_->StreamTelemetry(&ctx, request);
+    v1::TelemetryFrame frame;
+    std::vector<std::string> names;
+    std::vector<std::size_t> shown;
+    v1::RunState last_state = v1::RUN_STATE_UNSPECIFIED;
+    std::uint64_t frames = 0;
+    while (reader->Read(&frame)) {
+      if (frame.names_size() > 0) {
+        names.assign(frame.names().begin(), frame.names().end());
+        shown = choose_values(names);
+      }
+      print_frame(frame, names, shown);
+      last_state = frame.state();
+      ++frames;
+    }
+    const grpc::Status status = reader->Finish();
+    if (o_.timeout_s > 0 && status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED &&
+        channel_->GetState(false) == GRPC_CHANNEL_READY) {
+      std::cout << "watch: stopped after " << o_.timeout_s << " s (" << frames << " frames)\n";
+      return 0;
+    }
+    check(status, "watch");
+    std::cout << "watch: stream ended after " << frames << " frames";
+    // The run's state now (best effort): the last frame may predate the end of the run.
+    grpc::ClientContext status_ctx;
+    set_unary_deadline(status_ctx);
+    v1::RunStatus now;
+    if (stub_->GetStatus(&status_ctx, v1::StatusRequest{}, &now).ok()) {
+      std::cout << " (run " << now.run_id() << ": " << run_state_name(now.state()) << ")";
+    } else if (last_state != v1::RUN_STATE_UNSPECIFIED) {
+      std::cout << " (last frame: " << run_state_name(last_state) << ")";
+    }
+    std::cout << "\n";
+    return 0;
+  }
+
+  int summary() {
+    v1::RunSummaryRequest request;
+    request.set_run_id(o_.run_id);
+    grpc::ClientContext ctx;
+    set_unary_deadline(ctx);
+    v1::RunSummaryReply reply;
+    check(stub_->GetRunSummary(&ctx, request, &reply), "summary");
+    std::cout << reply.summary_json();
+    if (reply.summary_json().empty() || reply.summary_json().back() != '\n') std::cout << "\n";
+    return 0;
+  }
+
+  int runs() {
+    grpc::ClientContext ctx;
+    set_unary_deadline(ctx);
+    v1::ListRunsReply reply;
+    check(stub_->ListRuns(&ctx, v1::ListRunsRequest{}, &reply), "runs");
+    if (reply.runs_size() == 0) {
+      std::cout << "no runs\n";
+      return 0;
+    }
+    std::printf("%-40s %-10s %-20s %s\n", "RUN ID", "STATE", "SCENARIO", "OUT DIR");
+    for (const v1::RunInfo& r : reply.runs()) {
+      std::printf("%-40s %-10s %-20s %s\n", r.run_id().c_str(), run_state_name(r.state()).c_str(),
+                  r.scenario().c_str(), r.out_dir().c_str());
+    }
+    std::fflush(stdout);
+    return 0;
+  }
+
+  static std::vector<std::size_t> choose_values(const std::vector<std::string>& names) {
+    std::vector<std::size_t> shown;
+    for (const std::string& preferred : kPreferredNames) {
+      const auto it = std::find(names.begin(), names.end(), preferred);
+      if (it != names.end()) shown.push_back(static_cast<std::size_t>(it - names.begin()));
+    }
+    if (shown.empty()) {
+      for (std::size_t i = 0; i < std::min(kFallbackValues, names.size()); ++i) shown.push_back(i);
+    }
+    return shown;
+  }
+
+  static void print_frame(const v1::TelemetryFrame& frame, const std::vector<std::string>& names,
+                          const std::vector<std::size_t>& shown) {
+    std::printf("cycle %8llu  t %9.4f s", static_cast<unsigned long long>(frame.cycle()),
+                frame.virtual_time_s());
+    for (const std::size_t i : shown) {
+      if (i < static_cast<std::size_t>(frame.values_size())) {
+        std::printf("  %s=%.6g", names[i].c_str(), frame.values(static_cast<int>(i)));
+      }
+    }
+    std::printf("\n");
+    std::fflush(stdout);
+  }
+
+  static void print_status(const v1::RunStatus& s) {
+    std::printf("state:             %s\n", run_state_name(s.state()).c_str());
+    std::printf("run id:            %s\n", s.run_id().c_str());
+    std::printf("scenario:          %s\n", s.scenario().c_str());
+    std::printf("cycle:             %llu / %llu\n", static_cast<unsigned long long>(s.cycle()),
+                static_cast<unsigned long long>(s.total_cycles()));
+    std::printf("virtual time:      %.4f s\n", s.virtual_time_s());
+    if (!s.out_dir().empty()) std::printf("out dir:           %s\n", s.out_dir().c_str());
+    if (!s.message().empty()) std::printf("message:           %s\n", s.message().c_str());
+    std::printf("deadline misses:   %llu\n", static_cast<unsigned long long>(s.deadline_misses()));
+    std::printf("rejected messages: %llu\n",
+                static_cast<unsigned long long>(s.rejected_messages()));
+    if (s.services_size() > 0) {
+      std::printf("services:\n");
+      for (const v1::ServiceStatus& svc : s.services()) {
+        const char* health = svc.healthy() ? "healthy" : "UNHEALTHY";
+        std::printf("  %-16s %-22s %-13s ", svc.name().c_str(), svc.address().c_str(),
+                    lifecycle_state_name(svc.state()).c_str());
+        if (svc.message().empty()) {
+          std::printf("%s\n", health);
+        } else {
+          std::printf("%-9s %s\n", health, svc.message().c_str());
+        }
+      }
+    }
+    std::fflush(stdout);
+  }
+
+  const CtlOptions& o_;
+  std::shared_ptr<grpc::Channel> channel_;
+  std::unique_ptr<v1::Experiment::Stub> stub_;
+};
+
+}  // namespace
+
+CLI::App* add_ctl_subcommand(CLI::App& app, CtlOptions& options) {
+  CLI::App* ctl = app.add_subcommand("ctl", "drive a running coordinator over gRPC");
+  ctl->add_option("address", options.address, "coordinator address host:port")->required();
+  ctl->add_option("command", options.command, "start|stop|estop|status|watch|load|summary|runs")
+      ->required()
+      ->check(CLI::IsMember(kCommands));
+  ctl->add_option("--scenario", options.scenario,
+                  "scenario YAML file (load; start loads it first when given)");
+  ctl->add_option("--set", options.overrides, "override a field: dotted.path=value (repeatable)");
+  ctl->add_option("--out", options.out, "run directory to write (start)");
+  ctl->add_option("--mode", options.mode, "clock mode (start)")
+      ->check(CLI::IsMember({"lockstep", "realtime"}))
+      ->capture_default_str();
+  ctl->add_option("--reason", options.reason, "reason of the emergency stop (estop)");
+  ctl->add_option("--run-id", options.run_id, "run of `summary` (default: the latest)");
+  ctl->add_option("--decimation", options.decimation, "watch every n-th cycle")
+      ->capture_default_str();
+  ctl->add_option("--timeout", options.timeout_s,
+                  "seconds: deadline of a request (default 10); watch: stop after this");
+  return ctl;
+}
+
+int run_ctl(const CtlOptions& o) {
+  try {
+    return Ctl(o).run();
+  } catch (const CallError& e) {
+    std::cerr << "hyloop ctl: " << e.what() << "\n";
+    return e.unreachable ? 2 : 1;
+  } catch (const std::exception& e) {
+    std::cerr << "hyloop ctl: " << e.what() << "\n";
+    return 1;
+  }
+}
+
+}  // namespace hyloop::app

@@ -1,0 +1,34 @@
+// `hyloop ctl`: drive a running coordinator (hyloop.v1.Experiment) over gRPC.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace CLI {
+class App;
+}  // namespace CLI
+
+namespace hyloop::app {
+
+struct CtlOptions {
+  std::string address;                 // host:port of the coordinator
+  std::string command;                 // start|stop|estop|status|watch|load|summary|runs
+  std::string scenario;                // scenario file (load; start loads it first if given)
+  std::vector<std::string> overrides;  // "dotted.path=value"
+  std::string out;                     // run directory (start)
+  std::string mode = "lockstep";       // lockstep|realtime (start)
+  std::string reason;                  // estop
+  std::string run_id;                  // summary (empty: the latest run)
+  std::uint32_t decimation = 50;       // watch: every n-th cycle
+  double timeout_s = 0;  // unary calls: deadline (0: 10 s); watch: stop after this (0: run end)
+};
+
+// Declares the "ctl" subcommand of `app`, writing into `options`.
+// Returns the subcommand, so the caller can test whether it was parsed.
+CLI::App* add_ctl_subcommand(CLI::App& app, CtlOptions& options);
+
+// Runs one ctl command. Exit codes: 0 done, 1 refused or failed, 2 coordinator unreachable.
+int run_ctl(const CtlOptions& o);
+
+}  // namespace hyloop::app

@@ -1,0 +1,281 @@
+#include "up.hpp"
+
+#include <grpcpp/grpcpp.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <iostream>
+#include <memory>
+#include <sstream>
+#include <thread>
+
+#include "actuator/actuator_component.hpp"
+#include "coordinator/coordinator_component.hpp"
+#include "dynamics/dynamics_component.hpp"
+#include "hyloop/experiment/yaml_fields.hpp"
+#include "rig_emulator/rig_emulator_component.hpp"
+#include "sensor/sensor_component.hpp"
+
+extern char** environ;
+
+namespace hyloop::app {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::atomic<int> g_signal{0};
+void on_signal(int s) { g_signal.store(s); }
+
+struct Child {
+  std::string name;
+  pid_t pid = -1;
+  std::string address;
+};
+
+fs::path bin_dir() {
+  std::error_code ec;
+  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  return ec ? fs::current_path() : exe.parent_path();
+}
+
+// Starts build/bin/hyloop-<name> and reads its "hyloop-<name> grpc ADDRESS" line.
+Child spawn_service(const std::string& name, std::vector<std::string> extra,
+                    const std::string& address = "127.0.0.1:0") {
+  const fs::path exe = bin_dir() / ("hyloop-" + name);
+  int out[2];
+  if (pipe(out) != 0) throw std::runtime_error("pipe failed");
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, out[1], STDOUT_FILENO);
+  posix_spawn_file_actions_addclose(&actions, out[0]);
+  std::vector<std::string> args{exe.string(), "--grpc-address", address, "--log-level", "warn"};
+  args.insert(args.end(), extra.begin(), extra.end());
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  // Own process group: a Ctrl-C at the terminal reaches `hyloop up` only, which stops the run
+  // through the coordinator and then the services, in order.
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
+  posix_spawnattr_setpgroup(&attr, 0);
+  Child c{name, -1, {}};
+  const int rc = posix_spawn(&c.pid, exe.c_str(), &actions, &attr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  posix_spawnattr_destroy(&attr);
+  close(out[1]);
+  if (rc != 0) {
+    close(out[0]);
+    throw std::runtime_error("cannot start " + exe.string() + ": " + std::strerror(rc));
+  }
+  FILE* f = fdopen(out[0], "r");
+  char line[512];
+  const std::string prefix = "hyloop-" + name + " grpc ";
+  while (std::fgets(line, sizeof line, f) != nullptr) {
+    std::string s(line);
+    if (s.rfind(prefix, 0) == 0) {
+      c.address = s.substr(prefix.size());
+      while (!c.address.empty() && std::isspace(static_cast<unsigned char>(c.address.back()))) {
+        c.address.pop_back();
+      }
+      break;
+    }
+  }
+  std::fclose(f);
+  if (c.address.empty()) {
+    kill(c.pid, SIGKILL);
+    waitpid(c.pid, nullptr, 0);
+    throw std::runtime_error("hyloop-" + name + " did not start (see its messages above)");
+  }
+  return c;
+}
+
+void stop_children(std::vector<Child>& children) {
+  for (Child& c : children) {
+    if (c.pid > 0) kill(c.pid, SIGTERM);
+  }
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  for (Child& c : children) {
+    while (c.pid > 0) {
+      if (waitpid(c.pid, nullptr, WNOHANG) == c.pid) {
+        c.pid = -1;
+      } else if (std::chrono::steady_clock::now() > until) {
+        kill(c.pid, SIGKILL);
+        waitpid(c.pid, nullptr, 0);
+        c.pid = -1;
+      } else {
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      }
+    }
+  }
+}
+
+// The client side of a run, the same for both deployments.
+struct Runner {
+  std::function<grpc::Status(const v1::LoadScenarioRequest&, v1::LoadScenarioReply*)> load;
+  std::function<grpc::Status(const v1::StartRequest&, v1::RunStatus*)> start;
+  std::function<void(v1::RunStatus*)> status;
+  std::function<void()> stop;
+  std::function<grpc::Status(v1::RunSummaryReply*)> summary;
+};
+
+bool terminal(v1::RunState s) {
+  return s == v1::RUN_STATE_FINISHED || s == v1::RUN_STATE_STOPPED || s == v1::RUN_STATE_ESTOPPED ||
+         s == v1::RUN_STATE_FAILED;
+}
+
+int drive(const Runner& r, const UpOptions& o) {
+  v1::LoadScenarioRequest load;
+  load.set_scenario_yaml(experiment::read_scenario_text(o.scenario));
+  load.set_source_name(o.scenario);
+  for (const std::string& s : o.overrides) load.add_overrides(s);
+  v1::LoadScenarioReply loaded;
+  grpc::Status st = r.load(load, &loaded);
+  if (!st.ok()) {
+    std::cerr << "hyloop up: " << st.error_message() << "\n";
+    return 1;
+  }
+  v1::StartRequest start;
+  start.set_out_dir(fs::absolute(o.out).string());
+  start.set_mode(o.mode == "realtime" ? v1::CLOCK_MODE_REAL_TIME : v1::CLOCK_MODE_LOCKSTEP);
+  v1::RunStatus status;
+  st = r.start(start, &status);
+  if (!st.ok()) {
+    std::cerr << "hyloop up: " << st.error_message() << "\n";
+    return 1;
+  }
+  std::cerr << "hyloop up: run " << status.run_id() << " (" << o.mode << ")\n";
+  bool stopping = false;
+  const bool tty = isatty(STDERR_FILENO) != 0;
+  for (;;) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    r.status(&status);
+    if (terminal(status.state())) break;
+    if (g_signal.load() != 0 && !stopping) {
+      std::cerr << "\nhyloop up: interrupted, stopping the run\n";
+      r.stop();
+      stopping = true;
+    }
+    if (tty) {
+      std::fprintf(stderr, "\r%s: cycle %llu / %llu", status.scenario().c_str(),
+                   static_cast<unsigned long long>(status.cycle()),
+                   static_cast<unsigned long long>(status.total_cycles()));
+    }
+  }
+  if (tty) std::fprintf(stderr, "\n");
+  v1::RunSummaryReply summary;
+  if (r.summary(&summary).ok()) {
+    std::cout << summary.summary_json();
+  }
+  std::cerr << "hyloop up: " << status.message() << "\nrun directory: " << o.out << "\n";
+  return status.state() == v1::RUN_STATE_FINISHED ? 0 : 3;
+}
+
+int up_inproc(const UpOptions& o) {
+  zmq::context_t context;
+  services::RigEmulatorComponent rig;
+  services::ActuatorComponent actuator;
+  services::DynamicsComponent dynamics;
+  services::SensorComponent sensor;
+  std::vector<std::unique_ptr<services::ServiceHandle>> handles;
+  for (runtime::Component* c :
+       std::initializer_list<runtime::Component*>{&rig, &actuator, &dynamics, &sensor}) {
+    c->set_context(&context);
+    handles.push_back(services::make_local_service_handle(*c));
+  }
+  services::CoordinatorOptions options;
+  options.endpoint_prefix = "inproc://hyloop";
+  services::Coordinator coordinator(std::move(handles), context, options);
+  Runner r;
+  r.load = [&](const auto& q, auto* a) { return coordinator.load_scenario(q, a); };
+  r.start = [&](const auto& q, auto* a) { return coordinator.start(q, a); };
+  r.status = [&](auto* a) { coordinator.status(a); };
+  r.stop = [&] {
+    v1::RunStatus ignored;
+    (void)coordinator.stop(&ignored);
+  };
+  r.summary = [&](auto* a) { return coordinator.run_summary("", a); };
+  const int rc = drive(r, o);
+  coordinator.shutdown_services();
+  return rc;
+}
+
+int up_processes(const UpOptions& o) {
+  std::vector<Child> children;
+  try {
+    std::string spec;
+    for (const char* name : services::kLoopServices) {
+      children.push_back(spawn_service(name, {}));
+      if (!spec.empty()) spec.push_back(',');
+      spec.append(name).append("=").append(children.back().address);
+    }
+    Child coordinator = spawn_service("coordinator", {"--services", spec}, o.coordinator_address);
+    children.push_back(coordinator);
+    if (o.serve) {
+      std::cout << "hyloop-coordinator grpc " << coordinator.address << std::endl;
+      while (g_signal.load() == 0) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        if (waitpid(coordinator.pid, nullptr, WNOHANG) == coordinator.pid) {
+          children.back().pid = -1;
+          std::cerr << "hyloop up: the coordinator exited\n";
+          break;
+        }
+      }
+    } else {
+      auto channel = grpc::CreateChannel(coordinator.address, grpc::InsecureChannelCredentials());
+      auto stub = v1::Experiment::NewStub(channel);
+      const auto ctx = [] {
+        auto c = std::make_unique<grpc::ClientContext>();
+        c->set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
+        return c;
+      };
+      Runner r;
+      r.load = [&](const auto& q, auto* a) { return stub->LoadScenario(ctx().get(), q, a); };
+      r.start = [&](const auto& q, auto* a) { return stub->Start(ctx().get(), q, a); };
+      r.status = [&](auto* a) { (void)stub->GetStatus(ctx().get(), v1::StatusRequest{}, a); };
+      r.stop = [&] {
+        v1::RunStatus ignored;
+        (void)stub->Stop(ctx().get(), v1::StopRequest{}, &ignored);
+      };
+      r.summary = [&](auto* a) {
+        return stub->GetRunSummary(ctx().get(), v1::RunSummaryRequest{}, a);
+      };
+      const int rc = drive(r, o);
+      stop_children(children);
+      return rc;
+    }
+    stop_children(children);
+    return 0;
+  } catch (const std::exception& e) {
+    stop_children(children);
+    std::cerr << "hyloop up: " << e.what() << "\n";
+    return 1;
+  }
+}
+
+}  // namespace
+
+int run_up(const UpOptions& o) {
+  struct sigaction sa {};
+  sa.sa_handler = on_signal;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+  if (o.inproc) {
+    return up_inproc(o);
+  }
+  return up_processes(o);
+}
+
+}  // namespace hyloop::app

@@ -1,0 +1,24 @@
+#pragma once
+// `hyloop up`: the whole stack on this machine — the loop services as separate processes over
+// ipc:// endpoints (the default) or as components in this process over inproc:// (--inproc) —
+// runs a scenario through the coordinator and writes the run directory, then stops everything
+// (also on Ctrl-C). `--serve` starts the stack and serves the coordinator until SIGINT/SIGTERM.
+
+#include <string>
+#include <vector>
+
+namespace hyloop::app {
+
+struct UpOptions {
+  std::string scenario;
+  std::vector<std::string> overrides;
+  std::string out;
+  std::string mode = "lockstep";  ///< lockstep | realtime
+  bool inproc = false;
+  bool serve = false;
+  std::string coordinator_address = "127.0.0.1:0";  ///< --serve: where the coordinator listens
+};
+
+int run_up(const UpOptions& options);
+
+}  // namespace hyloop::app

@@ -1,0 +1,33 @@
+#pragma once
+// The whole main() of a service binary:
+//
+//   int main(int argc, char** argv) {
+//     return hyloop::runtime::run_service_main(argc, argv, "sensor",
+//                                              [] { return std::make_unique<SensorComponent>(); });
+//   }
+//
+// Options: --config FILE (service_config.hpp), --grpc-address ADDR and --log-level LEVEL
+// (override the file), --help. Once serving it prints exactly one line to stdout,
+// "hyloop-<service_name> grpc <address>", which a parent process reads to find the port. It
+// returns when the Lifecycle.Shutdown RPC, SIGINT or SIGTERM arrives, after shutting the
+// component down: 0, or 1 on a configuration or start error (message on stderr).
+
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "hyloop/runtime/component.hpp"
+#include "hyloop/runtime/service_config.hpp"
+#include "hyloop/runtime/service_host.hpp"
+
+namespace hyloop::runtime {
+
+int run_service_main(int argc, char** argv, const std::string& service_name,
+                     const std::function<std::unique_ptr<Component>()>& make_component,
+                     const std::function<void(ServiceHost&, Component&)>& add_services = {});
+
+/// The configuration run_service_main loaded (defaults before it has): a component's loop
+/// thread calls apply_rt_setup(service_config().rt) when it starts.
+[[nodiscard]] const ServiceConfig& service_config();
+
+}  // namespace hyloop::runtime

@@ -1,0 +1,136 @@
+#include "hyloop/runtime/service_config.hpp"
+
+#include <yaml-cpp/yaml.h>
+
+#include <cstdint>
+#include <fstream>
+#include <limits>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+
+#include "hyloop/runtime/logging.hpp"
+
+namespace hyloop::runtime {
+namespace {
+
+class Parser {
+ public:
+  explicit Parser(std::string source) : source_(std::move(source)) {}
+
+  [[noreturn]] void error(const YAML::Node& node, const std::string& what) const {
+    std::string where = source_;
+    if (node.Mark().line >= 0) where += ":" + std::to_string(node.Mark().line + 1);
+    throw std::invalid_argument(where + ": " + what);
+  }
+
+  // Rejects keys of `map` other than `allowed` (a comma-separated list, for the message).
+  void check_keys(const YAML::Node& map, const std::string& prefix,
+                  std::initializer_list<const char*> allowed) const {
+    for (const auto& kv : map) {
+      const auto key = kv.first.as<std::string>();
+      bool known = false;
+      std::string list;
+      for (const char* a : allowed) {
+        known = known || key == a;
+        list += (list.empty() ? "" : ", ") + std::string(a);
+      }
+      if (!known) error(kv.first, "unknown key '" + prefix + key + "' (allowed: " + list + ")");
+    }
+  }
+
+  std::string string(const YAML::Node& node, const std::string& field) const {
+    if (!node.IsScalar()) error(node, "field '" + field + "' must be a string");
+    return node.Scalar();
+  }
+
+  bool boolean(const YAML::Node& node, const std::string& field) const {
+    bool v = false;
+    if (!node.IsScalar() || !YAML::convert<bool>::decode(node, v)) {
+      error(node, "field '" + field + "' = '" + scalar(node) + "' must be true or false");
+    }
+    return v;
+  }
+
+  std::int64_t integer(const YAML::Node& node, const std::string& field, std::int64_t lo,
+                       std::int64_t hi, const std::string& range) const {
+    std::int64_t v = 0;
+    if (!node.IsScalar() || !YAML::convert<std::int64_t>::decode(node, v) || v < lo || v > hi) {
+      error(node, "field '" + field + "' = '" + scalar(node) +
+                      "' is out of range (allowed: integer " + range + ")");
+    }
+    return v;
+  }
+
+ private:
+  static std::string scalar(const YAML::Node& node) {
+    return node.IsScalar() ? node.Scalar() : std::string("(not a scalar)");
+  }
+
+  std::string source_;
+};
+
+}  // namespace
+
+ServiceConfig default_service_config(const std::string& name) {
+  ServiceConfig config;
+  config.name = name;
+  return config;
+}
+
+ServiceConfig parse_service_config(const std::string& yaml_text, const std::string& source_name) {
+  const Parser p(source_name);
+  YAML::Node root;
+  try {
+    root = YAML::Load(yaml_text);
+  } catch (const YAML::Exception& e) {
+    throw std::invalid_argument(source_name + ": not valid YAML: " + e.what());
+  }
+  ServiceConfig config;
+  if (root.IsNull()) return config;
+  if (!root.IsMap()) p.error(root, "a service configuration must be a mapping");
+  p.check_keys(root, "", {"name", "grpc_address", "log_level", "rt"});
+
+  if (root["name"]) config.name = p.string(root["name"], "name");
+  if (root["grpc_address"]) {
+    config.grpc_address = p.string(root["grpc_address"], "grpc_address");
+    if (config.grpc_address.empty()) p.error(root["grpc_address"], "field 'grpc_address' is empty");
+  }
+  if (root["log_level"]) {
+    config.log_level = p.string(root["log_level"], "log_level");
+    try {
+      (void)parse_log_level(config.log_level);
+    } catch (const std::invalid_argument& e) {
+      p.error(root["log_level"], std::string("field 'log_level': ") + e.what());
+    }
+  }
+  if (const YAML::Node rt = root["rt"]) {
+    if (!rt.IsMap()) p.error(rt, "field 'rt' must be a mapping");
+    p.check_keys(rt, "rt.", {"enabled", "priority", "cpu", "lock_memory", "timer_slack_ns"});
+    if (rt["enabled"]) config.rt.enabled = p.boolean(rt["enabled"], "rt.enabled");
+    if (rt["priority"]) {
+      config.rt.priority =
+          static_cast<int>(p.integer(rt["priority"], "rt.priority", 1, 99, "1..99"));
+    }
+    if (rt["cpu"]) {
+      config.rt.cpu = static_cast<int>(
+          p.integer(rt["cpu"], "rt.cpu", -1, 1023, "-1 (no pinning) or a CPU index 0..1023"));
+    }
+    if (rt["lock_memory"]) config.rt.lock_memory = p.boolean(rt["lock_memory"], "rt.lock_memory");
+    if (rt["timer_slack_ns"]) {
+      config.rt.timer_slack_ns = p.integer(rt["timer_slack_ns"], "rt.timer_slack_ns", 1,
+                                           std::numeric_limits<std::int64_t>::max(), ">= 1");
+    }
+  }
+  return config;
+}
+
+ServiceConfig load_service_config(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw std::invalid_argument(path + ": cannot read the service configuration");
+  std::ostringstream text;
+  text << in.rdbuf();
+  return parse_service_config(text.str(), path);
+}
+
+}  // namespace hyloop::runtime

@@ -1,0 +1,187 @@
+#include "hyloop/runtime/service_host.hpp"
+
+#include <grpcpp/ext/proto_server_reflection_plugin.h>
+#include <grpcpp/grpcpp.h>
+#include <grpcpp/health_check_service_interface.h>
+#include <hyloop/v1/control.grpc.pb.h>
+
+#include <chrono>
+#include <stdexcept>
+
+#include "hyloop/runtime/logging.hpp"
+
+namespace hyloop::runtime {
+namespace {
+
+constexpr auto kHealthPeriod = std::chrono::milliseconds(100);
+constexpr const char* kLifecycleServiceName = "hyloop.v1.Lifecycle";
+
+bool serving_state(LifecycleState s) {
+  return s != v1::LIFECYCLE_STATE_ERROR && s != v1::LIFECYCLE_STATE_FINALIZED;
+}
+
+}  // namespace
+
+// hyloop.v1.Lifecycle, each call delegated to the component.
+class ServiceHost::LifecycleService final : public v1::Lifecycle::Service {
+ public:
+  explicit LifecycleService(ServiceHost& host) : host_(host) {}
+
+  grpc::Status Configure(grpc::ServerContext*, const v1::ConfigureRequest* request,
+                         v1::LifecycleReply* reply) override {
+    *reply = host_.component_.configure(*request);
+    return done(*reply, "configure");
+  }
+  grpc::Status Activate(grpc::ServerContext*, const v1::LifecycleRequest*,
+                        v1::LifecycleReply* reply) override {
+    *reply = host_.component_.activate();
+    return done(*reply, "activate");
+  }
+  grpc::Status Deactivate(grpc::ServerContext*, const v1::LifecycleRequest*,
+                          v1::LifecycleReply* reply) override {
+    *reply = host_.component_.deactivate();
+    return done(*reply, "deactivate");
+  }
+  grpc::Status Shutdown(grpc::ServerContext*, const v1::LifecycleRequest*,
+                        v1::LifecycleReply* reply) override {
+    *reply = host_.component_.shutdown();
+    // The server stops after this reply has gone out (wait() does the stopping).
+    host_.shutdown();
+    return done(*reply, "shutdown");
+  }
+  grpc::Status GetState(grpc::ServerContext*, const v1::LifecycleRequest*,
+                        v1::LifecycleReply* reply) override {
+    *reply = host_.component_.state_reply();
+    return grpc::Status::OK;
+  }
+  grpc::Status EmergencyStop(grpc::ServerContext*, const v1::EmergencyStopRequest* request,
+                             v1::LifecycleReply* reply) override {
+    *reply = host_.component_.emergency_stop(request->reason());
+    logger()->warn("emergency stop: {}", request->reason());
+    return grpc::Status::OK;
+  }
+
+ private:
+  // A refused or failed transition is still an OK RPC: the reply carries state and message.
+  grpc::Status done(const v1::LifecycleReply& reply, const char* what) {
+    host_.update_health();
+    logger()->info("{} -> {} ({})", what, v1::LifecycleState_Name(reply.state()), reply.message());
+    return grpc::Status::OK;
+  }
+
+  ServiceHost& host_;
+};
+
+ServiceHost::ServiceHost(Component& component)
+    : component_(component), lifecycle_(std::make_unique<LifecycleService>(*this)) {}
+
+ServiceHost::~ServiceHost() {
+  shutdown();
+  stop_server();
+}
+
+void ServiceHost::add_service(grpc::Service* service) {
+  if (server_) throw std::logic_error("ServiceHost::add_service after start()");
+  services_.push_back(service);
+}
+
+void ServiceHost::add_service(std::unique_ptr<grpc::Service> service) {
+  add_service(service.get());
+  owned_services_.push_back(std::move(service));
+}
+
+void ServiceHost::start(const std::string& address) {
+  if (server_) throw std::logic_error("ServiceHost::start called twice");
+  static const bool reflection_registered = [] {
+    grpc::reflection::InitProtoReflectionServerBuilderPlugin();
+    return true;
+  }();
+  (void)reflection_registered;
+  grpc::EnableDefaultHealthCheckService(true);
+
+  grpc::ServerBuilder builder;
+  int selected_port = 0;
+  builder.AddListeningPort(address, grpc::InsecureServerCredentials(), &selected_port);
+  builder.RegisterService(lifecycle_.get());
+  for (grpc::Service* s : services_) builder.RegisterService(s);
+  server_ = builder.BuildAndStart();
+  if (!server_ || selected_port == 0) {
+    server_.reset();
+    throw std::runtime_error("cannot start the gRPC server on '" + address + "'");
+  }
+  if (address.rfind("unix:", 0) == 0) {
+    address_ = address;
+    port_ = 0;
+  } else {
+    port_ = selected_port;
+    address_ = address.substr(0, address.rfind(':')) + ":" + std::to_string(port_);
+  }
+  update_health();
+  monitor_ = std::thread([this] { monitor(); });
+  logger()->info("gRPC on {} (lifecycle, health, reflection)", address_);
+}
+
+void ServiceHost::update_health() {
+  std::lock_guard lock(health_mutex_);
+  if (!server_) return;
+  grpc::HealthCheckServiceInterface* health = server_->GetHealthCheckService();
+  const bool serving = serving_state(component_.state());
+  if (health != nullptr) {
+    health->SetServingStatus("", serving);
+    health->SetServingStatus(kLifecycleServiceName, serving);
+  }
+  if (serving_.exchange(serving) != serving) {
+    logger()->info("health: {}", serving ? "SERVING" : "NOT_SERVING");
+  }
+}
+
+void ServiceHost::monitor() {
+  std::unique_lock lock(mutex_);
+  while (!stopped_) {
+    cv_.wait_for(lock, kHealthPeriod);
+    if (stopped_) break;
+    lock.unlock();
+    update_health();
+    lock.lock();
+  }
+}
+
+void ServiceHost::shutdown() {
+  {
+    std::lock_guard lock(mutex_);
+    shutdown_requested_ = true;
+  }
+  cv_.notify_all();
+}
+
+bool ServiceHost::shutdown_requested() const {
+  std::lock_guard lock(mutex_);
+  return shutdown_requested_;
+}
+
+void ServiceHost::wait() {
+  {
+    std::unique_lock lock(mutex_);
+    if (!server_) return;
+    cv_.wait(lock, [this] { return shutdown_requested_; });
+  }
+  stop_server();
+}
+
+void ServiceHost::stop_server() {
+  std::lock_guard stop(stop_mutex_);
+  {
+    std::lock_guard lock(mutex_);
+    if (stopped_) return;
+    stopped_ = true;
+  }
+  cv_.notify_all();
+  if (monitor_.joinable()) monitor_.join();
+  if (!server_) return;
+  server_->Shutdown(std::chrono::system_clock::now() + grace_);
+  server_->Wait();
+  serving_.store(false);
+  logger()->info("gRPC server on {} stopped", address_);
+}
+
+}  // namespace hyloop::runtime

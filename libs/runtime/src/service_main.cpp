@@ -1,0 +1,132 @@
+#include "hyloop/runtime/service_main.hpp"
+
+#include <pthread.h>
+
+#include <CLI/CLI.hpp>
+#include <atomic>
+#include <csignal>
+#include <cstdio>
+#include <exception>
+#include <iostream>
+#include <thread>
+
+#include "hyloop/runtime/logging.hpp"
+
+namespace hyloop::runtime {
+namespace {
+
+ServiceConfig& current_config() {
+  static ServiceConfig config;
+  return config;
+}
+
+// SIGINT/SIGTERM are blocked in every thread and taken by sigwait() on one thread, which asks
+// the host to shut down: no work at all in a signal handler.
+class SignalWatcher {
+ public:
+  SignalWatcher() {
+    sigemptyset(&set_);
+    sigaddset(&set_, SIGINT);
+    sigaddset(&set_, SIGTERM);
+    // Before any other thread exists (gRPC's, the component's): they inherit the mask.
+    pthread_sigmask(SIG_BLOCK, &set_, &old_);
+  }
+  ~SignalWatcher() {
+    stop();
+    pthread_sigmask(SIG_SETMASK, &old_, nullptr);
+  }
+  SignalWatcher(const SignalWatcher&) = delete;
+  SignalWatcher& operator=(const SignalWatcher&) = delete;
+
+  void watch(ServiceHost& host) {
+    thread_ = std::thread([this, &host] {
+      int sig = 0;
+      while (sigwait(&set_, &sig) == 0) {
+        if (done_.load()) return;
+        logger()->info("signal {}: shutting down", sig == SIGINT ? "SIGINT" : "SIGTERM");
+        host.shutdown();
+      }
+    });
+  }
+
+  // Ends the watching thread; before the host it points at goes away.
+  void stop() {
+    if (!thread_.joinable()) return;
+    done_.store(true);
+    pthread_kill(thread_.native_handle(), SIGTERM);  // wakes sigwait
+    thread_.join();
+  }
+
+ private:
+  sigset_t set_{};
+  sigset_t old_{};
+  std::atomic<bool> done_{false};
+  std::thread thread_;
+};
+
+}  // namespace
+
+const ServiceConfig& service_config() { return current_config(); }
+
+int run_service_main(int argc, char** argv, const std::string& service_name,
+                     const std::function<std::unique_ptr<Component>()>& make_component,
+                     const std::function<void(ServiceHost&, Component&)>& add_services) {
+  CLI::App app("hyloop " + service_name + " service", "hyloop-" + service_name);
+  std::string config_path;
+  std::string grpc_address;
+  std::string log_level;
+  app.add_option("--config", config_path, "service configuration (YAML)");
+  app.add_option("--grpc-address", grpc_address,
+                 "gRPC listen address, host:port (0: a free port) or unix:/path; overrides "
+                 "the configuration");
+  app.add_option("--log-level", log_level,
+                 "trace, debug, info, warn, error or off; overrides the configuration");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+
+  ServiceConfig config;
+  try {
+    config = config_path.empty() ? default_service_config(service_name)
+                                 : load_service_config(config_path);
+    if (config.name.empty()) config.name = service_name;
+    if (!grpc_address.empty()) config.grpc_address = grpc_address;
+    if (!log_level.empty()) config.log_level = log_level;
+    init_logging(config.name, config.log_level);
+  } catch (const std::exception& e) {
+    std::cerr << "hyloop-" << service_name << ": " << e.what() << '\n';
+    return 1;
+  }
+  current_config() = config;
+
+  SignalWatcher signals;
+  std::unique_ptr<Component> component;
+  try {
+    component = make_component();
+  } catch (const std::exception& e) {
+    logger()->error("cannot create the {} component: {}", service_name, e.what());
+    return 1;
+  }
+  {
+    ServiceHost host(*component);
+    try {
+      if (add_services) add_services(host, *component);
+      host.start(config.grpc_address);
+    } catch (const std::exception& e) {
+      logger()->error("{}", e.what());
+      return 1;
+    }
+    signals.watch(host);
+    std::cout << "hyloop-" << service_name << " grpc " << host.address() << std::endl;
+    host.wait();
+    signals.stop();
+    component->shutdown();
+  }
+  logger()->info("{} exited", config.name);
+  spdlog::default_logger()->flush();
+  return 0;
+}
+
+}  // namespace hyloop::runtime

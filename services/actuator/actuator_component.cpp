@@ -1,0 +1,134 @@
+#include "actuator/actuator_component.hpp"
+
+#include <array>
+
+#include "hyloop/experiment/experiment.hpp"
+#include "hyloop/experiment/sits_dynamics.hpp"
+#include "hyloop/transport/clock.hpp"
+
+namespace hyloop::services {
+
+namespace tp = hyloop::transport;
+namespace ex = hyloop::experiment;
+
+void ActuatorComponent::configure_loop(const v1::ConfigureRequest& request) {
+  const std::string kind = ex::scenario_kind_of_text(request.scenario_yaml(), "scenario");
+  if (kind != "sits") {
+    throw std::invalid_argument("scenario kind \"" + kind +
+                                "\": the distributed stack runs kind sits");
+  }
+  scenario_ = ex::parse_scenario(request.scenario_yaml(), "scenario", {});
+  stage_.emplace(scenario_->hold_steps(), ex::sits_safety_config(*scenario_));
+  commands_ = std::make_unique<tp::LoopInput<v1::ActuatorCommand>>(
+      context(),
+      channel(endpoints_.dynamics_to_actuator(), "dynamics_to_actuator", tp::Pattern::kPair,
+              tp::Role::kConnect),
+      [this] {
+        tp::ValidatorConfig v = validator_config();
+        v.first_cycle = 1;  // the dynamics sends the command of cycle k+1 from sample k
+        return v;
+      }());
+  to_rig_ = std::make_unique<tp::LoopOutput>(
+      context(),
+      channel(endpoints_.actuator_to_rig(), "actuator_to_rig", tp::Pattern::kPair, tp::Role::kBind),
+      encoder_config());
+  set_telemetry_names({"latency[ns]", "x_applied[m]", "limited[-]", "watchdog[-]", "estopped[-]",
+                       "estop_latency[ns]"});
+  estop_request_ns_ = 0;
+  estop_latency_ = 0;
+}
+
+void ActuatorComponent::release_loop() noexcept {
+  commands_.reset();
+  to_rig_.reset();
+}
+
+void ActuatorComponent::on_emergency_stop(std::string_view /*reason*/) noexcept {
+  std::int64_t expected = 0;
+  estop_request_ns_.compare_exchange_strong(expected, tp::monotonic_now_ns());
+  if (stage_) {
+    stage_->safety().emergency_stop();
+  }
+}
+
+bool ActuatorComponent::cycle(std::uint64_t c, const v1::ActuatorCommand* command) noexcept {
+  const std::int64_t now = tp::monotonic_now_ns();
+  double latency = 0.0;
+  hal::ActuatorCommand in{};
+  if (command != nullptr) {
+    in = {command->position_m(), command->velocity_mps()};
+    if (command->header().origin_time_ns() > 0) {
+      latency = static_cast<double>(now - command->header().origin_time_ns());
+    }
+  }
+  const hal::SafetyOutput& o =
+      stage_->update(static_cast<std::int64_t>(c), command != nullptr ? &in : nullptr);
+  out_.set_position_m(o.command.position);
+  out_.set_velocity_mps(o.command.velocity);
+  out_.mutable_header()->set_origin_time_ns(command != nullptr ? command->header().origin_time_ns()
+                                                               : 0);
+  const double t = static_cast<double>(c) * scenario_->timing.step;
+  (void)to_rig_->send(out_, c, t, lockstep(), runtime::kLockstepPoll * 20);
+  if (o.estopped && estop_latency_.load() == 0 && estop_request_ns_.load() != 0) {
+    estop_latency_.store(std::max<std::int64_t>(1, tp::monotonic_now_ns() - estop_request_ns_));
+  }
+  const std::array<double, 6> values = {latency,
+                                        o.command.position,
+                                        o.limited ? 1.0 : 0.0,
+                                        o.watchdog ? 1.0 : 0.0,
+                                        o.estopped ? 1.0 : 0.0,
+                                        static_cast<double>(estop_latency_.load())};
+  const bool resting = (o.watchdog || o.estopped) && stage_->safety().at_rest();
+  send_telemetry(c, t, values, resting ? (o.estopped ? "estop:at_rest" : "watchdog:at_rest") : "");
+  return !resting;
+}
+
+void ActuatorComponent::run_loop() noexcept {
+  const auto total = static_cast<std::uint64_t>(scenario_->steps());
+  const double step = scenario_->timing.step;
+  stage_->reset({scenario_->model.initial_position, scenario_->model.initial_velocity});
+  // Cycle 0: the bumpless initial command (the rig is at rest there).
+  out_.set_position_m(stage_->output().command.position);
+  out_.set_velocity_mps(stage_->output().command.velocity);
+  (void)to_rig_->send(out_, 0, 0.0, lockstep(), runtime::kLockstepPoll * 20);
+
+  const auto rt_wait = std::chrono::milliseconds(
+      std::max<std::int64_t>(1, static_cast<std::int64_t>(1.5 * step * 1e3 + 0.5)));
+  bool lost = false;  // lockstep: the dynamics stopped sending
+  auto last_command = std::chrono::steady_clock::now();
+  for (std::uint64_t c = 1; c < total && !stop_requested();) {
+    if (lockstep() && !lost && !stage_->safety().estopped()) {
+      const v1::ActuatorCommand* cmd = commands_->receive(runtime::kLockstepPoll);
+      rejected_ = commands_->counters().rejected();
+      if (cmd != nullptr) {
+        last_command = std::chrono::steady_clock::now();
+        cycle(c, cmd);
+        ++c;
+        continue;
+      }
+      if (std::chrono::steady_clock::now() - last_command < wall_timeout_) {
+        continue;
+      }
+      lost = true;  // from here on each cycle is a missed command: the watchdog path
+    }
+    const v1::ActuatorCommand* cmd = nullptr;
+    if (!lockstep()) {
+      cmd = commands_->receive(rt_wait);
+      rejected_ = commands_->counters().rejected();
+      if (cmd != nullptr && cmd->header().cycle() > c) {
+        c = cmd->header().cycle();  // commands were lost: follow the dynamics
+      } else if (cmd == nullptr) {
+        deadline_misses_.fetch_add(1);
+      }
+    }
+    if (!cycle(c, cmd)) {
+      set_message(stage_->safety().estopped() ? "actuator: emergency stop, rig at rest"
+                                              : "actuator: watchdog tripped, rig at rest");
+      return;
+    }
+    ++c;
+  }
+  set_message("actuator: finished");
+}
+
+}  // namespace hyloop::services

@@ -1,0 +1,55 @@
+#pragma once
+// The actuator command service: the last stop before hardware. Commands of cycle k+1 from the
+// dynamics go through hal::ActuatorStage (the hold of the control period, then
+// hal::ActuatorSafety: position, velocity, acceleration limits, rate limit, watchdog, e-stop) to
+// the driver; nothing outside the limits ever reaches it. Lockstep: a cycle runs when its
+// command is there; if none arrives for `watchdog_wall_timeout`, the dynamics is taken as lost
+// and the watchdog path runs cycle by cycle (the rig is stepped through the stopping ramp).
+// Real time: each cycle waits at most 1.5·T for its command; a missing one counts towards the
+// watchdog (the actuator holds). E-stop latches at once and takes effect at the next latch
+// (within one control period); the time from the request to the first stopping command sent is
+// measured and reported in telemetry.
+// Loop latency: arrival of the command − the rig's sample time it derives from.
+
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <optional>
+
+#include "hyloop/experiment/scenario.hpp"
+#include "hyloop/hal/actuator_stage.hpp"
+#include "hyloop/runtime/loop_component.hpp"
+
+namespace hyloop::services {
+
+class ActuatorComponent final : public runtime::LoopComponent {
+ public:
+  ActuatorComponent() : LoopComponent("actuator") {}
+
+  /// Lockstep: the wall-clock time without a command after which the dynamics counts as lost.
+  void set_watchdog_wall_timeout(std::chrono::milliseconds t) noexcept { wall_timeout_ = t; }
+  /// Nanoseconds from the e-stop request to the first stopping command sent (0: not yet).
+  [[nodiscard]] std::int64_t estop_latency_ns() const noexcept { return estop_latency_.load(); }
+
+ protected:
+  void configure_loop(const v1::ConfigureRequest& request) override;
+  void run_loop() noexcept override;
+  void release_loop() noexcept override;
+  void on_emergency_stop(std::string_view reason) noexcept override;
+
+ private:
+  /// Runs cycle c with `command` (nullptr: none). Returns false when the rig is at rest after a
+  /// watchdog trip or an e-stop (nothing more to send).
+  bool cycle(std::uint64_t c, const v1::ActuatorCommand* command) noexcept;
+
+  std::optional<experiment::SitsScenario> scenario_;
+  std::optional<hal::ActuatorStage> stage_;
+  std::unique_ptr<transport::LoopInput<v1::ActuatorCommand>> commands_;
+  std::unique_ptr<transport::LoopOutput> to_rig_;
+  v1::ActuatorCommand out_;
+  std::chrono::milliseconds wall_timeout_{1000};
+  std::atomic<std::int64_t> estop_request_ns_{0};
+  std::atomic<std::int64_t> estop_latency_{0};
+};
+
+}  // namespace hyloop::services

@@ -1,0 +1,649 @@
+#include "coordinator/coordinator_component.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <sstream>
+
+#include "hyloop/experiment/run_directory.hpp"
+#include "hyloop/transport/channel.hpp"
+#include "hyloop/transport/clock.hpp"
+
+namespace hyloop::services {
+
+namespace tp = hyloop::transport;
+namespace ex = hyloop::experiment;
+
+namespace {
+
+constexpr std::uint32_t kRigSender = 1;  // kLoopServices index + 1
+constexpr std::uint32_t kActuatorSender = 2;
+constexpr std::uint32_t kDynamicsSender = 3;
+constexpr unsigned kRowParts = (1U << kRigSender) | (1U << kDynamicsSender);
+
+bool terminal(v1::RunState s) {
+  return s == v1::RUN_STATE_FINISHED || s == v1::RUN_STATE_STOPPED || s == v1::RUN_STATE_ESTOPPED ||
+         s == v1::RUN_STATE_FAILED;
+}
+
+std::string make_run_id(const std::string& name) {
+  static std::atomic<int> counter{0};
+  const std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  char stamp[32];
+  std::strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%SZ", &tm);
+  return name + "-" + stamp + "-" + std::to_string(getpid()) + "-" + std::to_string(++counter);
+}
+
+nlohmann::json percentiles(std::vector<std::int64_t> v) {
+  nlohmann::json j;
+  j["n"] = v.size();
+  if (v.empty()) {
+    return j;
+  }
+  std::sort(v.begin(), v.end());
+  const auto at = [&v](double q) {
+    const auto i = static_cast<std::size_t>(q * static_cast<double>(v.size() - 1) + 0.5);
+    return static_cast<double>(v[std::min(i, v.size() - 1)]) * 1e-3;
+  };
+  j["p50_us"] = at(0.5);
+  j["p99_us"] = at(0.99);
+  j["p99_9_us"] = at(0.999);
+  j["max_us"] = static_cast<double>(v.back()) * 1e-3;
+  return j;
+}
+
+const char* state_name(v1::RunState s) {
+  switch (s) {
+    case v1::RUN_STATE_IDLE:
+      return "idle";
+    case v1::RUN_STATE_LOADED:
+      return "loaded";
+    case v1::RUN_STATE_RUNNING:
+      return "running";
+    case v1::RUN_STATE_FINISHED:
+      return "finished";
+    case v1::RUN_STATE_STOPPED:
+      return "stopped";
+    case v1::RUN_STATE_ESTOPPED:
+      return "estopped";
+    case v1::RUN_STATE_FAILED:
+      return "failed";
+    default:
+      return "unspecified";
+  }
+}
+
+}  // namespace
+
+Coordinator::Coordinator(std::vector<std::unique_ptr<ServiceHandle>> services,
+                         zmq::context_t& context, CoordinatorOptions options)
+    : services_(std::move(services)), context_(context), options_(std::move(options)) {
+  if (options_.endpoint_prefix.empty()) {
+    options_.endpoint_prefix = "ipc:///tmp/hyloop-" + std::to_string(getpid());
+  }
+  status_.set_state(v1::RUN_STATE_IDLE);
+}
+
+Coordinator::~Coordinator() {
+  stop_.store(true);
+  if (run_thread_.joinable()) {
+    run_thread_.join();
+  }
+}
+
+v1::LoopEndpoints Coordinator::endpoints_for(const std::string& run_id) const {
+  v1::LoopEndpoints e;
+  const std::string base = options_.endpoint_prefix + "-" +
+                           std::to_string(std::hash<std::string>{}(run_id) % 1000000) + "-";
+  const auto pick = [&](const std::string& given, const char* name) {
+    return given.empty() ? base + name : given;
+  };
+  e.set_rig_to_sensor(pick(options_.endpoints.rig_to_sensor(), "rig_to_sensor"));
+  e.set_sensor_to_dynamics(pick(options_.endpoints.sensor_to_dynamics(), "sensor_to_dynamics"));
+  e.set_dynamics_to_actuator(
+      pick(options_.endpoints.dynamics_to_actuator(), "dynamics_to_actuator"));
+  e.set_actuator_to_rig(pick(options_.endpoints.actuator_to_rig(), "actuator_to_rig"));
+  e.set_telemetry(pick(options_.endpoints.telemetry(), "telemetry"));
+  return e;
+}
+
+grpc::Status Coordinator::load_scenario(const v1::LoadScenarioRequest& request,
+                                        v1::LoadScenarioReply* reply) {
+  std::unique_ptr<ex::Experiment> e;
+  const std::string origin = request.source_name().empty() ? "scenario" : request.source_name();
+  try {
+    const std::vector<std::string> overrides(request.overrides().begin(),
+                                             request.overrides().end());
+    e = ex::make_experiment_from_text(request.scenario_yaml(), origin, overrides);
+  } catch (const std::exception& err) {
+    return {grpc::StatusCode::INVALID_ARGUMENT, err.what()};
+  }
+  if (e->kind() != "sits") {
+    return {grpc::StatusCode::FAILED_PRECONDITION,
+            origin + ": kind = \"" + e->kind() +
+                "\": the distributed stack runs kind sits; run this one in process (hyloop run)"};
+  }
+  const std::lock_guard<std::mutex> lock(mutex_);
+  if (status_.state() == v1::RUN_STATE_RUNNING) {
+    return {grpc::StatusCode::FAILED_PRECONDITION, "a run is in progress: stop it first"};
+  }
+  scenario_text_ = e->resolved_yaml();
+  scenario_name_ = e->name();
+  reply->set_name(e->name());
+  reply->set_kind(e->kind());
+  reply->set_resolved_yaml(scenario_text_);
+  reply->set_total_cycles(static_cast<std::uint64_t>(e->total_steps()));
+  reply->set_step_s(e->step_size());
+  status_.set_state(v1::RUN_STATE_LOADED);
+  status_.set_scenario(scenario_name_);
+  status_.set_total_cycles(static_cast<std::uint64_t>(e->total_steps()));
+  status_.set_cycle(0);
+  status_.set_message("loaded");
+  return grpc::Status::OK;
+}
+
+grpc::Status Coordinator::start(const v1::StartRequest& request, v1::RunStatus* reply) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  if (scenario_text_.empty()) {
+    return {grpc::StatusCode::FAILED_PRECONDITION, "no scenario loaded (LoadScenario first)"};
+  }
+  if (status_.state() == v1::RUN_STATE_RUNNING) {
+    return {grpc::StatusCode::FAILED_PRECONDITION, "a run is in progress"};
+  }
+  if (request.out_dir().empty()) {
+    return {grpc::StatusCode::INVALID_ARGUMENT, "out_dir: missing (the run directory to write)"};
+  }
+  try {
+    ex::check_output_directory(request.out_dir(), false);
+  } catch (const std::exception& e) {
+    return {grpc::StatusCode::INVALID_ARGUMENT, e.what()};
+  }
+  if (run_thread_.joinable()) {
+    lock.unlock();
+    run_thread_.join();
+    lock.lock();
+  }
+  mode_ = request.mode() == v1::CLOCK_MODE_REAL_TIME ? v1::CLOCK_MODE_REAL_TIME
+                                                     : v1::CLOCK_MODE_LOCKSTEP;
+  try {
+    recorder_ = ex::make_experiment_from_text(scenario_text_, "scenario", {});
+  } catch (const std::exception& e) {
+    return {grpc::StatusCode::INTERNAL, e.what()};
+  }
+  const std::string run_id = make_run_id(scenario_name_);
+  status_.Clear();
+  status_.set_state(v1::RUN_STATE_RUNNING);
+  status_.set_run_id(run_id);
+  status_.set_scenario(scenario_name_);
+  status_.set_total_cycles(static_cast<std::uint64_t>(recorder_->total_steps()));
+  status_.set_out_dir(request.out_dir());
+  status_.set_message("starting");
+  stop_ = false;
+  estop_ = false;
+  stop_reason_.clear();
+  pending_.clear();
+  columns_.clear();
+  names_.clear();
+  last_row_.clear();
+  next_record_ = 0;
+  skipped_cycles_ = 0;
+  latencies_.clear();
+  latencies_.reserve(static_cast<std::size_t>(recorder_->total_steps()) + 16);
+  estop_latency_ns_ = 0;
+  bare_ticks_ = 0;
+  bare_misses_ = 0;
+  misses_.clear();
+  rejected_.clear();
+  late_commands_ = 0;
+  loop_event_.clear();
+  runs_.push_back({});
+  runs_.back().set_run_id(run_id);
+  runs_.back().set_scenario(scenario_name_);
+  runs_.back().set_out_dir(request.out_dir());
+  runs_.back().set_state(v1::RUN_STATE_RUNNING);
+  *reply = status_;
+  run_thread_ = std::thread([this, out = request.out_dir()] { run(out); });
+  return grpc::Status::OK;
+}
+
+grpc::Status Coordinator::stop(v1::RunStatus* reply) {
+  stop_.store(true);
+  status(reply);
+  return grpc::Status::OK;
+}
+
+grpc::Status Coordinator::emergency_stop(const std::string& reason, v1::RunStatus* reply) {
+  // Fan out at once, the actuator first (the last stop before hardware), then the others.
+  for (const char* name : {"actuator", "dynamics", "sensor", "rig-emulator"}) {
+    for (auto& s : services_) {
+      if (s->name() == name) {
+        (void)s->emergency_stop(reason.empty() ? "emergency stop" : reason);
+      }
+    }
+  }
+  {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    stop_reason_ = reason.empty() ? "emergency stop" : reason;
+  }
+  estop_.store(true);
+  status(reply);
+  return grpc::Status::OK;
+}
+
+void Coordinator::status(v1::RunStatus* reply) {
+  {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    *reply = status_;
+  }
+  reply->clear_services();
+  for (auto& s : services_) {
+    v1::ServiceStatus* ss = reply->add_services();
+    ss->set_name(s->name());
+    ss->set_address(s->address());
+    const auto st = s->state();
+    ss->set_healthy(st.has_value() && st->state() != v1::LIFECYCLE_STATE_ERROR);
+    ss->set_state(st ? st->state() : v1::LIFECYCLE_STATE_UNSPECIFIED);
+    ss->set_message(st ? st->message() : "unreachable");
+  }
+}
+
+grpc::Status Coordinator::run_summary(const std::string& run_id, v1::RunSummaryReply* reply) {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  std::string id = run_id;
+  if (id.empty()) {
+    for (auto it = runs_.rbegin(); it != runs_.rend(); ++it) {
+      if (summaries_.count(it->run_id()) != 0U) {
+        id = it->run_id();
+        break;
+      }
+    }
+  }
+  const auto it = summaries_.find(id);
+  if (it == summaries_.end()) {
+    return {grpc::StatusCode::NOT_FOUND,
+            run_id.empty() ? "no finished run yet" : "run_id " + run_id + ": no such finished run"};
+  }
+  reply->set_run_id(id);
+  reply->set_summary_json(it->second);
+  for (const auto& r : runs_) {
+    if (r.run_id() == id) reply->set_out_dir(r.out_dir());
+  }
+  return grpc::Status::OK;
+}
+
+void Coordinator::list_runs(v1::ListRunsReply* reply) {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  for (const auto& r : runs_) {
+    *reply->add_runs() = r;
+  }
+}
+
+bool Coordinator::next_frame(std::uint64_t after_cycle, std::uint32_t decimation,
+                             v1::TelemetryFrame* frame, std::chrono::milliseconds timeout) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  const std::uint64_t step = std::max<std::uint32_t>(1, decimation);
+  const bool first = after_cycle == std::numeric_limits<std::uint64_t>::max();
+  const auto ready = [&] {
+    if (status_.state() != v1::RUN_STATE_RUNNING) return true;
+    return !last_row_.empty() && (first || status_.cycle() >= after_cycle + step + 1);
+  };
+  changed_.wait_for(lock, timeout, ready);
+  if (last_row_.empty() || (!first && status_.cycle() < after_cycle + 2)) {
+    frame->set_state(status_.state());
+    return status_.state() == v1::RUN_STATE_RUNNING;
+  }
+  frame->Clear();
+  frame->set_cycle(status_.cycle() - 1);
+  frame->set_virtual_time_s(last_row_.front());
+  if (first && recorder_) {
+    for (const std::string& h : recorder_->samples().headers()) frame->add_names(h);
+  }
+  for (double v : last_row_) frame->add_values(v);
+  frame->set_state(status_.state());
+  return true;
+}
+
+bool Coordinator::wait(std::chrono::milliseconds timeout) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  return changed_.wait_for(lock, timeout, [this] { return terminal(status_.state()); });
+}
+
+void Coordinator::shutdown_services() {
+  stop_.store(true);
+  if (run_thread_.joinable()) {
+    run_thread_.join();
+  }
+  for (auto it = services_.rbegin(); it != services_.rend(); ++it) {
+    (void)(*it)->shutdown();
+  }
+}
+
+void Coordinator::record(const v1::Telemetry& t) {
+  const std::uint32_t sender = t.header().sender();
+  if (t.names_size() > 0) {
+    std::vector<std::string>& names = names_[sender];
+    names.assign(t.names().begin(), t.names().end());
+    std::vector<int>& cols = columns_[sender];
+    cols.assign(names.size(), -1);
+    const auto& headers = recorder_->samples().headers();
+    for (std::size_t i = 0; i < names.size(); ++i) {
+      const auto it = std::find(headers.begin(), headers.end(), names[i]);
+      if (it != headers.end()) cols[i] = static_cast<int>(it - headers.begin());
+    }
+  }
+  misses_[sender] = t.deadline_misses();
+  rejected_[sender] = t.rejected();
+  const std::uint64_t cycle = t.header().cycle();
+  const std::vector<int>& cols = columns_[sender];
+  const std::vector<std::string>& names = names_[sender];
+  if (sender == kRigSender || sender == kDynamicsSender) {
+    Pending& p = pending_[cycle];
+    p.row.resize(recorder_->samples().columns());
+    for (int i = 0; i < t.values_size() && i < static_cast<int>(cols.size()); ++i) {
+      if (cols[static_cast<std::size_t>(i)] >= 0) {
+        p.row[static_cast<std::size_t>(cols[static_cast<std::size_t>(i)])] = t.values(i);
+      } else if (names[static_cast<std::size_t>(i)] == "late_commands[-]") {
+        late_commands_ = static_cast<std::uint64_t>(t.values(i));
+      }
+    }
+    p.parts |= 1U << sender;
+  } else if (sender == kActuatorSender) {
+    for (int i = 0; i < t.values_size() && i < static_cast<int>(names.size()); ++i) {
+      const std::string& n = names[static_cast<std::size_t>(i)];
+      if (n == "latency[ns]" && t.values(i) > 0.0) {
+        latencies_.push_back(static_cast<std::int64_t>(t.values(i)));
+      } else if (n == "estop_latency[ns]" && t.values(i) > 0.0) {
+        estop_latency_ns_ = static_cast<std::int64_t>(t.values(i));
+      } else if (n == "watchdog[-]" && t.values(i) > 0.0) {
+        ++watchdog_cycles_;
+      }
+    }
+  }
+  if (!t.event().empty()) {
+    if (t.event().rfind("stop:", 0) == 0) {
+      recorder_->record_cycle(pending_[cycle].row);  // the last row of the dynamics
+      pending_.erase(cycle);
+      recorder_->record_stop(t.event().substr(5));
+    }
+    loop_event_ = t.event();
+  }
+  // Rows complete in cycle order go to the recorder; in real time an incomplete one is skipped
+  // once later ones are complete (counted).
+  for (;;) {
+    auto it = pending_.find(next_record_);
+    if (it != pending_.end() && it->second.parts == kRowParts) {
+      recorder_->record_cycle(it->second.row);
+      {
+        const std::lock_guard<std::mutex> lock(mutex_);
+        last_row_ = it->second.row;
+        status_.set_cycle(next_record_ + 1);
+        status_.set_virtual_time_s(it->second.row.front());
+      }
+      if (next_record_ % 16 == 0) changed_.notify_all();
+      pending_.erase(it);
+      ++next_record_;
+      continue;
+    }
+    if (mode_ == v1::CLOCK_MODE_REAL_TIME && !pending_.empty() &&
+        pending_.rbegin()->first > next_record_ + 50) {
+      pending_.erase(next_record_);
+      ++skipped_cycles_;
+      ++next_record_;
+      continue;
+    }
+    break;
+  }
+}
+
+nlohmann::json Coordinator::distributed_summary(v1::RunState state,
+                                                const std::string& message) const {
+  nlohmann::json d;
+  d["run_id"] = status_.run_id();
+  d["mode"] = mode_ == v1::CLOCK_MODE_REAL_TIME ? "real_time" : "lockstep";
+  d["state"] = state_name(state);
+  d["message"] = message;
+  nlohmann::json services = nlohmann::json::array();
+  for (const auto& s : services_) {
+    services.push_back({{"name", s->name()}, {"address", s->address()}});
+  }
+  d["services"] = services;
+  nlohmann::json misses;
+  nlohmann::json rejected;
+  std::uint64_t rejected_total = 0;
+  for (std::size_t i = 0; i < kLoopServices.size(); ++i) {
+    const auto id = static_cast<std::uint32_t>(i + 1);
+    const auto m = misses_.find(id);
+    const auto r = rejected_.find(id);
+    misses[kLoopServices[i]] = m == misses_.end() ? 0 : m->second;
+    rejected[kLoopServices[i]] = r == rejected_.end() ? 0 : r->second;
+    rejected_total += r == rejected_.end() ? 0 : r->second;
+  }
+  d["deadline_misses"] = misses;
+  d["rejected_messages"] = rejected;
+  d["rejected_messages_total"] = rejected_total;
+  d["skipped_cycles"] = skipped_cycles_;
+  d["loop_event"] = loop_event_;
+  d["watchdog_cycles"] = watchdog_cycles_;
+  if (estop_latency_ns_ > 0) {
+    d["estop_latency_us"] = static_cast<double>(estop_latency_ns_) * 1e-3;
+  }
+  if (mode_ == v1::CLOCK_MODE_REAL_TIME) {
+    d["latency_sample_to_command"] = percentiles(latencies_);
+    const std::uint64_t rig_misses = misses_.count(kRigSender) ? misses_.at(kRigSender) : 0;
+    const double ticks = static_cast<double>(std::max<std::uint64_t>(1, next_record_));
+    d["loop_misses"] = {{"late_commands", late_commands_},
+                        {"rig_timer_misses", rig_misses},
+                        {"rate", static_cast<double>(late_commands_ + rig_misses) / ticks}};
+    d["bare_timer"] = {{"ticks", bare_ticks_},
+                       {"misses", bare_misses_},
+                       {"rate", bare_ticks_ > 0 ? static_cast<double>(bare_misses_) /
+                                                      static_cast<double>(bare_ticks_)
+                                                : 0.0}};
+  }
+  return nlohmann::json{{"distributed", d}};
+}
+
+void Coordinator::finish(v1::RunState state, const std::string& message) {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  status_.set_state(state);
+  status_.set_message(message);
+  for (auto& r : runs_) {
+    if (r.run_id() == status_.run_id()) r.set_state(state);
+  }
+}
+
+void Coordinator::run(std::string out_dir) noexcept {
+  std::string run_id;
+  {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    run_id = status_.run_id();
+  }
+  const v1::LoopEndpoints endpoints = endpoints_for(run_id);
+  v1::RunState final_state = v1::RUN_STATE_FINISHED;
+  std::string message;
+  std::atomic<bool> bare_stop{false};
+  std::thread bare;
+  try {
+    tp::ChannelConfig tc;
+    tc.endpoint = endpoints.telemetry();
+    tc.pattern = tp::Pattern::kPull;
+    tc.role = tp::Role::kBind;
+    tc.recv_hwm = 200000;
+    tp::Channel telemetry(context_, tc);
+
+    v1::ConfigureRequest request;
+    request.set_run_id(run_id);
+    request.set_scenario_yaml(scenario_text_);
+    *request.mutable_endpoints() = endpoints;
+    request.set_mode(mode_);
+    const auto find = [this](const std::string& name) -> ServiceHandle* {
+      for (auto& s : services_) {
+        if (s->name() == name) return s.get();
+      }
+      return nullptr;
+    };
+    bool ok = true;
+    for (std::size_t i = 0; i < kLoopServices.size() && ok; ++i) {
+      ServiceHandle* s = find(kLoopServices[i]);
+      if (s == nullptr) {
+        ok = false;
+        message = std::string("service ") + kLoopServices[i] + ": not known to the coordinator";
+        break;
+      }
+      request.set_sender_id(static_cast<std::uint32_t>(i + 1));
+      const v1::LifecycleReply r = s->configure(request);
+      if (r.state() != v1::LIFECYCLE_STATE_INACTIVE) {
+        ok = false;
+        message = std::string(kLoopServices[i]) + ": configure failed: " + r.message();
+      }
+    }
+    for (const char* name : {"rig-emulator", "sensor", "dynamics", "actuator"}) {
+      if (!ok) break;
+      const v1::LifecycleReply r = find(name)->activate();
+      if (r.state() != v1::LIFECYCLE_STATE_ACTIVE) {
+        ok = false;
+        message = std::string(name) + ": activate failed: " + r.message();
+      }
+    }
+    if (mode_ == v1::CLOCK_MODE_REAL_TIME) {
+      bare = std::thread([this, &bare_stop] {
+        tp::PeriodicClockConfig c;
+        c.period =
+            std::chrono::nanoseconds(static_cast<std::int64_t>(recorder_->step_size() * 1e9 + 0.5));
+        tp::PeriodicClock clock(c);
+        clock.start();
+        while (!bare_stop.load(std::memory_order_relaxed)) {
+          const tp::Tick tick = clock.wait_next();
+          ++bare_ticks_;
+          if (tick.missed) ++bare_misses_;
+        }
+      });
+    }
+    {
+      const std::lock_guard<std::mutex> lock(mutex_);
+      status_.set_message(ok ? "running" : message);
+    }
+    std::vector<std::byte> buffer(1 << 16);
+    v1::Telemetry t;
+    const auto total = static_cast<std::uint64_t>(recorder_->total_steps());
+    auto next_health = std::chrono::steady_clock::now();
+    auto estop_since = std::chrono::steady_clock::time_point{};
+    while (ok) {
+      if (auto got = telemetry.receive(buffer, std::chrono::milliseconds(50))) {
+        if (!got->truncated() &&
+            t.ParseFromArray(got->bytes.data(), static_cast<int>(got->bytes.size())) &&
+            t.header().run_id() == run_id) {
+          record(t);
+        }
+        if (next_record_ < total && static_cast<std::uint64_t>(recorder_->cycle()) < total &&
+            loop_event_.rfind("stop:", 0) != 0 && std::chrono::steady_clock::now() < next_health) {
+          continue;
+        }
+      }
+      if (next_record_ >= total || static_cast<std::uint64_t>(recorder_->cycle()) >= total) {
+        message = "finished: " + std::to_string(recorder_->cycle()) + " cycles";
+        break;
+      }
+      if (loop_event_.rfind("stop:", 0) == 0) {
+        message = "the dynamics stopped the run: " + loop_event_.substr(5);
+        break;
+      }
+      if (loop_event_ == "watchdog:at_rest") {
+        final_state = v1::RUN_STATE_FAILED;
+        message = "commands stopped arriving: the actuator's watchdog brought the rig to rest";
+        // Keep draining briefly: rows already sent are recorded below.
+      }
+      if (stop_.load()) {
+        final_state = v1::RUN_STATE_STOPPED;
+        message = "stopped on request";
+        break;
+      }
+      if (estop_.load()) {
+        if (estop_since == std::chrono::steady_clock::time_point{}) {
+          estop_since = std::chrono::steady_clock::now();
+        }
+        if (loop_event_ == "estop:at_rest" ||
+            std::chrono::steady_clock::now() - estop_since > std::chrono::seconds(3)) {
+          final_state = v1::RUN_STATE_ESTOPPED;
+          const std::lock_guard<std::mutex> lock(mutex_);
+          message = "emergency stop: " + stop_reason_;
+          break;
+        }
+      }
+      const auto now = std::chrono::steady_clock::now();
+      if (now >= next_health) {
+        next_health = now + options_.health_period;
+        for (auto& s : services_) {
+          const auto st = s->state();
+          if (!st || st->state() == v1::LIFECYCLE_STATE_ERROR) {
+            final_state = v1::RUN_STATE_FAILED;
+            message = "service " + s->name() +
+                      " failed: " + (st ? st->message() : std::string("not answering (died?)"));
+            ok = false;
+            break;
+          }
+        }
+        if (!ok) {
+          // Fan out: the actuator ramps the rig to rest (its watchdog would as well).
+          for (auto& s : services_) (void)s->emergency_stop(message);
+          // Drain what was sent before the fault.
+          const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(500);
+          while (std::chrono::steady_clock::now() < until) {
+            if (auto got = telemetry.receive(buffer, std::chrono::milliseconds(50))) {
+              if (t.ParseFromArray(got->bytes.data(), static_cast<int>(got->bytes.size())) &&
+                  t.header().run_id() == run_id) {
+                record(t);
+              }
+            }
+          }
+        }
+        if (final_state == v1::RUN_STATE_FAILED && ok) {
+          break;  // the watchdog case
+        }
+      }
+    }
+    if (!ok && final_state == v1::RUN_STATE_FINISHED) {
+      final_state = v1::RUN_STATE_FAILED;
+    }
+    bare_stop = true;
+    if (bare.joinable()) bare.join();
+    for (const char* name : {"actuator", "dynamics", "sensor", "rig-emulator"}) {
+      if (ServiceHandle* s = find(name)) (void)s->deactivate();
+    }
+    const nlohmann::json extra = distributed_summary(final_state, message);
+    ex::write_run_directory(*recorder_, out_dir, false, extra);
+    std::ifstream f(std::filesystem::path(out_dir) / "summary.json");
+    std::stringstream ss;
+    ss << f.rdbuf();
+    {
+      const std::lock_guard<std::mutex> lock(mutex_);
+      summaries_[run_id] = ss.str();
+    }
+  } catch (const std::exception& e) {
+    bare_stop = true;
+    if (bare.joinable()) bare.join();
+    final_state = v1::RUN_STATE_FAILED;
+    message = std::string("coordinator: ") + e.what();
+  }
+  finish(final_state, message);
+  changed_.notify_all();
+}
+
+void CoordinatorComponent::on_shutdown() { coordinator_.shutdown_services(); }
+
+void CoordinatorComponent::on_emergency_stop(std::string_view reason) noexcept {
+  try {
+    v1::RunStatus ignored;
+    (void)coordinator_.emergency_stop(std::string(reason), &ignored);
+  } catch (...) {
+  }
+}
+
+}  // namespace hyloop::services

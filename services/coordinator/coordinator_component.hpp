@@ -1,0 +1,142 @@
+#pragma once
+// The coordinator: the single control entry point of a distributed run (DESIGN.md §1). It
+// validates a scenario, configures the loop services in binding order, activates them
+// (the actuator last: it sends the bumpless first command), records the run from their
+// telemetry into the same Experiment object `hyloop run` uses (so the run directory has the
+// same format, and in lockstep the same bytes), watches their health, fans out an emergency
+// stop, and writes the run directory when the run ends — also after a failure, with every
+// sample recorded up to the fault.
+//
+// Real-time runs also measure, beside the loop, a bare periodic timer at the loop's period
+// (its miss rate is the floor these shared machines give) and report in summary.json the loop
+// latency (rig sample → command at the actuator) p50/p99/p99.9/max, deadline misses of every
+// service and the late commands the rig saw.
+
+#include <hyloop/v1/control.grpc.pb.h>
+#include <hyloop/v1/loop.pb.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "coordinator/service_handle.hpp"
+#include "hyloop/experiment/experiment.hpp"
+#include "hyloop/runtime/component.hpp"
+
+namespace hyloop::services {
+
+/// The loop services, in configuration order, with their sender ids.
+inline constexpr std::array<const char*, 4> kLoopServices = {"rig-emulator", "actuator", "dynamics",
+                                                             "sensor"};
+
+struct CoordinatorOptions {
+  /// ZeroMQ endpoint prefix of the loop channels: "ipc:///tmp/hyloop-<pid>" (default),
+  /// "inproc://hyloop" (co-located) or "tcp://HOST:PORT0" style per-channel via `endpoints`.
+  std::string endpoint_prefix;
+  /// Explicit endpoints (multi-host); overrides the prefix where set.
+  v1::LoopEndpoints endpoints;
+  /// Health polling period.
+  std::chrono::milliseconds health_period{200};
+};
+
+class Coordinator {
+ public:
+  Coordinator(std::vector<std::unique_ptr<ServiceHandle>> services, zmq::context_t& context,
+              CoordinatorOptions options);
+  ~Coordinator();
+  Coordinator(const Coordinator&) = delete;
+  Coordinator& operator=(const Coordinator&) = delete;
+
+  /// Experiment API. Each returns a gRPC status; errors name the field.
+  grpc::Status load_scenario(const v1::LoadScenarioRequest& request, v1::LoadScenarioReply* reply);
+  grpc::Status start(const v1::StartRequest& request, v1::RunStatus* reply);
+  grpc::Status stop(v1::RunStatus* reply);
+  grpc::Status emergency_stop(const std::string& reason, v1::RunStatus* reply);
+  void status(v1::RunStatus* reply);
+  grpc::Status run_summary(const std::string& run_id, v1::RunSummaryReply* reply);
+  void list_runs(v1::ListRunsReply* reply);
+  /// Telemetry frames of the current run (blocks until a new row or the run's end).
+  bool next_frame(std::uint64_t after_cycle, std::uint32_t decimation, v1::TelemetryFrame* frame,
+                  std::chrono::milliseconds timeout);
+  /// Waits until the current run is over. False on timeout.
+  bool wait(std::chrono::milliseconds timeout);
+  /// Shuts every service down (the end of `hyloop up`).
+  void shutdown_services();
+
+ private:
+  void run(std::string out_dir) noexcept;
+  void record(const v1::Telemetry& t);
+  void finish(v1::RunState state, const std::string& message);
+  nlohmann::json distributed_summary(v1::RunState state, const std::string& message) const;
+  v1::LoopEndpoints endpoints_for(const std::string& run_id) const;
+
+  std::vector<std::unique_ptr<ServiceHandle>> services_;
+  zmq::context_t& context_;
+  CoordinatorOptions options_;
+
+  mutable std::mutex mutex_;
+  std::condition_variable changed_;
+  std::string scenario_text_;
+  std::string scenario_name_;
+  std::unique_ptr<experiment::Experiment> recorder_;
+  v1::RunStatus status_;
+  v1::ClockMode mode_ = v1::CLOCK_MODE_LOCKSTEP;
+  std::thread run_thread_;
+  std::atomic<bool> stop_{false};
+  std::atomic<bool> estop_{false};
+  std::string stop_reason_;
+  std::vector<v1::RunInfo> runs_;
+  std::map<std::string, std::string> summaries_;  // run id → summary.json
+
+  // Recording state (run thread only, except the last row, read under mutex_).
+  struct Pending {
+    std::vector<double> row;
+    unsigned parts = 0;
+  };
+  std::map<std::uint64_t, Pending> pending_;
+  std::map<std::uint32_t, std::vector<int>> columns_;  // sender → column of each value
+  std::map<std::uint32_t, std::vector<std::string>> names_;
+  std::vector<double> last_row_;
+  std::uint64_t next_record_ = 0;
+  std::uint64_t skipped_cycles_ = 0;
+  std::vector<std::int64_t> latencies_;
+  std::int64_t estop_latency_ns_ = 0;
+  std::uint64_t bare_ticks_ = 0;
+  std::uint64_t bare_misses_ = 0;
+  std::map<std::uint32_t, std::uint64_t> misses_;
+  std::map<std::uint32_t, std::uint64_t> rejected_;
+  std::uint64_t late_commands_ = 0;
+  std::string loop_event_;
+  std::uint64_t watchdog_cycles_ = 0;
+};
+
+/// The coordinator as a service component: its own lifecycle is trivial (it is never
+/// configured by anyone); Shutdown stops a running run; EmergencyStop fans out.
+class CoordinatorComponent final : public runtime::Component {
+ public:
+  explicit CoordinatorComponent(Coordinator& coordinator)
+      : Component("coordinator"), coordinator_(coordinator) {}
+  void on_configure(const v1::ConfigureRequest& /*request*/) override {}
+  void on_activate() override {}
+  void on_deactivate() override {}
+  void on_shutdown() override;
+  void on_emergency_stop(std::string_view reason) noexcept override;
+
+ private:
+  Coordinator& coordinator_;
+};
+
+/// The hyloop.v1.Experiment gRPC service over a Coordinator.
+std::unique_ptr<grpc::Service> make_experiment_service(Coordinator& coordinator);
+
+/// Parses "name=address,name=address" (the --services option / HYLOOP_SERVICES) into handles,
+/// in kLoopServices order. Throws std::invalid_argument naming a missing or unknown service.
+std::vector<std::unique_ptr<ServiceHandle>> grpc_service_handles(const std::string& spec);
+
+}  // namespace hyloop::services

@@ -1,0 +1,98 @@
+// The hyloop.v1.Experiment gRPC service: a thin adapter over Coordinator.
+#include <sstream>
+
+#include "coordinator/coordinator_component.hpp"
+
+namespace hyloop::services {
+namespace {
+
+class ExperimentService final : public v1::Experiment::Service {
+ public:
+  explicit ExperimentService(Coordinator& c) : c_(c) {}
+
+  grpc::Status LoadScenario(grpc::ServerContext* /*ctx*/, const v1::LoadScenarioRequest* request,
+                            v1::LoadScenarioReply* reply) override {
+    return c_.load_scenario(*request, reply);
+  }
+  grpc::Status Start(grpc::ServerContext* /*ctx*/, const v1::StartRequest* request,
+                     v1::RunStatus* reply) override {
+    return c_.start(*request, reply);
+  }
+  grpc::Status Stop(grpc::ServerContext* /*ctx*/, const v1::StopRequest* /*request*/,
+                    v1::RunStatus* reply) override {
+    return c_.stop(reply);
+  }
+  grpc::Status EmergencyStop(grpc::ServerContext* /*ctx*/, const v1::EmergencyStopRequest* request,
+                             v1::RunStatus* reply) override {
+    return c_.emergency_stop(request->reason(), reply);
+  }
+  grpc::Status GetStatus(grpc::ServerContext* /*ctx*/, const v1::StatusRequest* /*request*/,
+                         v1::RunStatus* reply) override {
+    c_.status(reply);
+    return grpc::Status::OK;
+  }
+  grpc::Status StreamTelemetry(grpc::ServerContext* ctx, const v1::TelemetryRequest* request,
+                               grpc::ServerWriter<v1::TelemetryFrame>* writer) override {
+    std::uint64_t after = std::numeric_limits<std::uint64_t>::max();
+    v1::TelemetryFrame frame;
+    while (!ctx->IsCancelled()) {
+      const bool running =
+          c_.next_frame(after, request->decimation(), &frame, std::chrono::milliseconds(200));
+      if (frame.values_size() > 0 &&
+          (after == std::numeric_limits<std::uint64_t>::max() || frame.cycle() != after)) {
+        if (!writer->Write(frame)) break;
+        after = frame.cycle();
+      }
+      if (!running) break;
+      frame.Clear();
+    }
+    return grpc::Status::OK;
+  }
+  grpc::Status ListRuns(grpc::ServerContext* /*ctx*/, const v1::ListRunsRequest* /*request*/,
+                        v1::ListRunsReply* reply) override {
+    c_.list_runs(reply);
+    return grpc::Status::OK;
+  }
+  grpc::Status GetRunSummary(grpc::ServerContext* /*ctx*/, const v1::RunSummaryRequest* request,
+                             v1::RunSummaryReply* reply) override {
+    return c_.run_summary(request->run_id(), reply);
+  }
+
+ private:
+  Coordinator& c_;
+};
+
+}  // namespace
+
+std::unique_ptr<grpc::Service> make_experiment_service(Coordinator& coordinator) {
+  return std::make_unique<ExperimentService>(coordinator);
+}
+
+std::vector<std::unique_ptr<ServiceHandle>> grpc_service_handles(const std::string& spec) {
+  std::map<std::string, std::string> given;
+  std::stringstream ss(spec);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    const auto eq = item.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == item.size()) {
+      throw std::invalid_argument("--services: \"" + item + "\": expected name=address");
+    }
+    const std::string name = item.substr(0, eq);
+    if (std::find(kLoopServices.begin(), kLoopServices.end(), name) == kLoopServices.end()) {
+      throw std::invalid_argument("--services: unknown service \"" + name +
+                                  "\" (known: rig-emulator, actuator, dynamics, sensor)");
+    }
+    given[name] = item.substr(eq + 1);
+  }
+  std::vector<std::unique_ptr<ServiceHandle>> handles;
+  for (const char* name : kLoopServices) {
+    const auto it = given.find(name);
+    if (it == given.end()) {
+      throw std::invalid_argument(std::string("--services: missing ") + name + "=ADDRESS");
+    }
+    handles.push_back(make_grpc_service_handle(name, it->second));
+  }
+  return handles;
+}
+
+}  // namespace hyloop::services

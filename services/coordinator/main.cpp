@@ -1,0 +1,48 @@
+// hyloop-coordinator: the Experiment gRPC API over the loop services given by
+// --services rig-emulator=ADDR,actuator=ADDR,dynamics=ADDR,sensor=ADDR (or HYLOOP_SERVICES) and
+// --endpoint-prefix (ZeroMQ address prefix of the loop channels; or HYLOOP_ENDPOINT_PREFIX).
+#include <cstdlib>
+#include <cstring>
+#include <iostream>
+#include <vector>
+
+#include "coordinator/coordinator_component.hpp"
+#include "hyloop/runtime/service_main.hpp"
+
+namespace {
+// Removes "--name VALUE" from argv (the rest goes to run_service_main).
+std::string take_option(int& argc, char** argv, const char* name, const char* env) {
+  std::string value = std::getenv(env) != nullptr ? std::getenv(env) : "";
+  for (int i = 1; i + 1 < argc; ++i) {
+    if (std::strcmp(argv[i], name) == 0) {
+      value = argv[i + 1];
+      for (int j = i; j + 2 <= argc; ++j) argv[j] = argv[j + 2];
+      argc -= 2;
+      break;
+    }
+  }
+  return value;
+}
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace hyloop;
+  const std::string spec = take_option(argc, argv, "--services", "HYLOOP_SERVICES");
+  services::CoordinatorOptions options;
+  options.endpoint_prefix = take_option(argc, argv, "--endpoint-prefix", "HYLOOP_ENDPOINT_PREFIX");
+  std::vector<std::unique_ptr<services::ServiceHandle>> handles;
+  try {
+    handles = services::grpc_service_handles(spec);
+  } catch (const std::exception& e) {
+    std::cerr << "hyloop-coordinator: " << e.what() << '\n';
+    return 1;
+  }
+  zmq::context_t context;
+  services::Coordinator coordinator(std::move(handles), context, options);
+  return runtime::run_service_main(
+      argc, argv, "coordinator",
+      [&coordinator] { return std::make_unique<services::CoordinatorComponent>(coordinator); },
+      [&coordinator](runtime::ServiceHost& host, runtime::Component& /*component*/) {
+        host.add_service(services::make_experiment_service(coordinator));
+      });
+}

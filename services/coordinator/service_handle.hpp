@@ -1,0 +1,37 @@
+#pragma once
+// How the coordinator reaches a service's lifecycle: over gRPC (separate processes, other
+// hosts) or directly (components co-located in one process). The coordinator's logic is the
+// same either way.
+
+#include <hyloop/v1/control.grpc.pb.h>
+
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "hyloop/runtime/component.hpp"
+
+namespace hyloop::services {
+
+class ServiceHandle {
+ public:
+  virtual ~ServiceHandle() = default;
+  [[nodiscard]] virtual const std::string& name() const = 0;
+  [[nodiscard]] virtual std::string address() const = 0;
+  /// Each returns the service's reply; a transport failure gives state ERROR with the reason.
+  virtual v1::LifecycleReply configure(const v1::ConfigureRequest& request) = 0;
+  virtual v1::LifecycleReply activate() = 0;
+  virtual v1::LifecycleReply deactivate() = 0;
+  virtual v1::LifecycleReply shutdown() = 0;
+  virtual v1::LifecycleReply emergency_stop(const std::string& reason) = 0;
+  /// std::nullopt when the service does not answer (dead or unreachable).
+  virtual std::optional<v1::LifecycleReply> state() = 0;
+};
+
+/// A service in another process: the Lifecycle gRPC API at `address` (host:port or unix:path).
+std::unique_ptr<ServiceHandle> make_grpc_service_handle(std::string name, std::string address);
+/// A component in this process.
+std::unique_ptr<ServiceHandle> make_local_service_handle(runtime::Component& component);
+
+}  // namespace hyloop::services

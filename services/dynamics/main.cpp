@@ -1,0 +1,9 @@
+// hyloop-dynamics: hosts the DynamicsComponent behind the lifecycle gRPC API.
+#include "dynamics/dynamics_component.hpp"
+#include "hyloop/runtime/service_main.hpp"
+
+int main(int argc, char** argv) {
+  return hyloop::runtime::run_service_main(argc, argv, "dynamics", [] {
+    return std::make_unique<hyloop::services::DynamicsComponent>();
+  });
+}

@@ -1,0 +1,110 @@
+#include "rig_emulator/rig_emulator_component.hpp"
+
+#include <array>
+
+#include "hyloop/experiment/experiment.hpp"
+#include "hyloop/experiment/sits_dynamics.hpp"
+
+namespace hyloop::services {
+
+namespace tp = hyloop::transport;
+
+void RigEmulatorComponent::configure_loop(const v1::ConfigureRequest& request) {
+  const std::string kind = experiment::scenario_kind_of_text(request.scenario_yaml(), "scenario");
+  if (kind != "sits") {
+    throw std::invalid_argument("scenario kind \"" + kind +
+                                "\": the distributed stack runs kind sits (rht and fcu run "
+                                "in process: hyloop run)");
+  }
+  scenario_ = experiment::parse_scenario(request.scenario_yaml(), "scenario", {});
+  rig_ = std::make_unique<hal::SitsRigEmulator>(experiment::sits_rig_config(*scenario_));
+  rig_->reset(scenario_->model.initial_position);
+  commands_ = std::make_unique<tp::LoopInput<v1::ActuatorCommand>>(
+      context(),
+      channel(endpoints_.actuator_to_rig(), "actuator_to_rig", tp::Pattern::kPair,
+              tp::Role::kConnect),
+      validator_config());
+  samples_ = std::make_unique<tp::LoopOutput>(
+      context(),
+      channel(endpoints_.rig_to_sensor(), "rig_to_sensor", tp::Pattern::kPair, tp::Role::kBind),
+      encoder_config());
+  std::vector<std::string> names;
+  for (experiment::SitsColumn c : experiment::kSitsRigColumns) {
+    names.emplace_back(experiment::kSitsColumnHeaders[experiment::col(c)]);
+  }
+  names.emplace_back("late_commands[-]");
+  set_telemetry_names(std::move(names));
+  late_ = 0;
+  hardware_estop_ = false;
+}
+
+void RigEmulatorComponent::release_loop() noexcept {
+  commands_.reset();
+  samples_.reset();
+  rig_.reset();
+}
+
+void RigEmulatorComponent::on_emergency_stop(std::string_view /*reason*/) noexcept {
+  // The rig is the plant: it keeps following what the actuator commands (the actuator ramps it
+  // to rest). Nothing to latch here.
+}
+
+bool RigEmulatorComponent::cycle(std::uint64_t k, const v1::ActuatorCommand* command,
+                                 std::int64_t tick_ns) noexcept {
+  const double t = static_cast<double>(k) * scenario_->timing.step;
+  if (command != nullptr) {
+    (void)rig_->apply({command->position_m(), command->velocity_mps()});
+  }
+  rig_->advance();
+  const hal::ActuatorState robot = rig_->robot_state();
+  sample_.set_position_m(robot.position);
+  sample_.set_velocity_mps(robot.velocity);
+  sample_.set_force_n(rig_->measured_force());
+  sample_.set_raw_force_n(rig_->measured_force());
+  sample_.mutable_header()->set_origin_time_ns(tick_ns);
+  (void)samples_->send(sample_, k, t, lockstep(), runtime::kLockstepPoll * 20);
+  const std::array<double, 3> truth = {rig_->held_command().position, rig_->contact_force(),
+                                       static_cast<double>(late_.load())};
+  send_telemetry(k, t, truth);
+  return true;
+}
+
+void RigEmulatorComponent::run_loop() noexcept {
+  const auto total = static_cast<std::uint64_t>(scenario_->steps());
+  if (lockstep()) {
+    for (std::uint64_t k = 0; k < total && !stop_requested();) {
+      const v1::ActuatorCommand* c = commands_->receive(runtime::kLockstepPoll);
+      if (c == nullptr) {
+        continue;  // waiting for command k (or the stop flag)
+      }
+      cycle(k, c, tp::monotonic_now_ns());
+      ++k;
+    }
+    rejected_ = commands_->counters().rejected();
+    set_message("rig: finished");
+    return;
+  }
+  tp::PeriodicClockConfig clock_config;
+  clock_config.period =
+      std::chrono::nanoseconds(static_cast<std::int64_t>(scenario_->timing.step * 1e9 + 0.5));
+  tp::PeriodicClock clock(clock_config);
+  clock.start();
+  for (std::uint64_t k = 0; k < total && !stop_requested(); ++k) {
+    const tp::Tick tick = clock.wait_next();
+    if (tick.missed) {
+      deadline_misses_.fetch_add(1);
+    }
+    lateness_ns_.store(tick.lateness_ns);
+    const v1::ActuatorCommand* c = commands_->receive_newest();
+    if (c == nullptr && k > 0) {
+      late_.fetch_add(1);  // hold the last command
+    } else if (c != nullptr && c->header().cycle() < k) {
+      late_.fetch_add(1);  // an older command: apply it, it is the newest there is
+    }
+    cycle(k, c, tick.wake_ns);
+    rejected_ = commands_->counters().rejected();
+  }
+  set_message("rig: finished");
+}
+
+}  // namespace hyloop::services

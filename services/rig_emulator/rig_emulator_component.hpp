@@ -1,0 +1,48 @@
+#pragma once
+// The rig emulator service: stands where the robot controller and the force sensor's DAQ stand
+// (DESIGN.md §1). It receives the applied position command of cycle k from the actuator
+// service, advances the emulated robot, contact and sensor one step (hal::SitsRigEmulator, the
+// same physics as the in-process runner) and sends the measurements of cycle k to the sensor
+// service. Lockstep: cycle k starts when command k is there. Real time: a periodic timer at T;
+// the newest command is applied, a command that did not arrive by the tick is a missed deadline
+// (the rig holds the last one and counts it).
+// Telemetry: the rig's truth columns (held command, contact force) for the recorder.
+
+#include <memory>
+#include <optional>
+
+#include "hyloop/experiment/scenario.hpp"
+#include "hyloop/hal/sits_rig_emulator.hpp"
+#include "hyloop/runtime/loop_component.hpp"
+#include "hyloop/transport/clock.hpp"
+
+namespace hyloop::services {
+
+class RigEmulatorComponent final : public runtime::LoopComponent {
+ public:
+  RigEmulatorComponent() : LoopComponent("rig-emulator") {}
+
+  /// Commands that missed their tick (real time) so far.
+  [[nodiscard]] std::uint64_t late_commands() const noexcept { return late_.load(); }
+  /// Pressing the emulated robot's hardware e-stop button (fault injection).
+  void press_hardware_estop() noexcept { hardware_estop_.store(true); }
+
+ protected:
+  void configure_loop(const v1::ConfigureRequest& request) override;
+  void run_loop() noexcept override;
+  void release_loop() noexcept override;
+  void on_emergency_stop(std::string_view reason) noexcept override;
+
+ private:
+  bool cycle(std::uint64_t k, const v1::ActuatorCommand* command, std::int64_t tick_ns) noexcept;
+
+  std::optional<experiment::SitsScenario> scenario_;
+  std::unique_ptr<hal::SitsRigEmulator> rig_;
+  std::unique_ptr<transport::LoopInput<v1::ActuatorCommand>> commands_;
+  std::unique_ptr<transport::LoopOutput> samples_;
+  v1::SensorSample sample_;
+  std::atomic<std::uint64_t> late_{0};
+  std::atomic<bool> hardware_estop_{false};
+};
+
+}  // namespace hyloop::services

@@ -1,0 +1,65 @@
+#include "sensor/sensor_component.hpp"
+
+#include "hyloop/experiment/experiment.hpp"
+#include "hyloop/experiment/scenario.hpp"
+
+namespace hyloop::services {
+
+namespace tp = hyloop::transport;
+
+void SensorComponent::configure_loop(const v1::ConfigureRequest& request) {
+  const experiment::SitsScenario s =
+      experiment::parse_scenario(request.scenario_yaml(), "scenario", {});
+  conditioner_.emplace(s.acquisition.tare, s.acquisition.filter_time_constant, s.timing.step);
+  total_ = static_cast<std::uint64_t>(s.steps());
+  peer_lost_ = false;
+  raw_ = std::make_unique<tp::LoopInput<v1::SensorSample>>(
+      context(),
+      channel(endpoints_.rig_to_sensor(), "rig_to_sensor", tp::Pattern::kPair, tp::Role::kConnect),
+      validator_config());
+  out_ = std::make_unique<tp::LoopOutput>(
+      context(),
+      channel(endpoints_.sensor_to_dynamics(), "sensor_to_dynamics", tp::Pattern::kPair,
+              tp::Role::kBind),
+      encoder_config());
+}
+
+void SensorComponent::release_loop() noexcept {
+  raw_.reset();
+  out_.reset();
+}
+
+void SensorComponent::forward(const v1::SensorSample& raw) noexcept {
+  const double force = conditioner_->update(raw.force_n());
+  sample_.set_position_m(raw.position_m());
+  sample_.set_velocity_mps(raw.velocity_mps());
+  sample_.set_force_n(force);
+  sample_.set_raw_force_n(raw.force_n());
+  // Latency is measured from the rig's sample time: carry it along.
+  sample_.mutable_header()->set_origin_time_ns(raw.header().origin_time_ns());
+  const std::uint64_t k = raw.header().cycle();
+  // Lossless in lockstep until the dynamics is lost; then samples are dropped (counted by the
+  // channel) so the rig keeps stepping through the actuator's stopping ramp.
+  if (!out_->send(sample_, k, raw.header().virtual_time_s(), lockstep() && !peer_lost_,
+                  runtime::kLockstepPoll * 20)) {
+    peer_lost_ = lockstep();
+  }
+}
+
+void SensorComponent::run_loop() noexcept {
+  std::uint64_t last = 0;
+  bool any = false;
+  while (!stop_requested() && !(any && last + 1 >= total_)) {
+    const v1::SensorSample* raw = raw_->receive(runtime::kLockstepPoll);
+    rejected_ = raw_->counters().rejected();
+    if (raw == nullptr) {
+      continue;
+    }
+    forward(*raw);
+    last = raw->header().cycle();
+    any = true;
+  }
+  set_message("sensor: finished");
+}
+
+}  // namespace hyloop::services
