@@ -304,7 +304,8 @@ CLI::App* add_ctl_subcommand(CLI::App& app, CtlOptions& options) {
       ->check(CLI::IsMember(kCommands));
   ctl->add_option("--scenario", options.scenario,
                   "scenario YAML file (load; start loads it first when given)");
-  ctl->add_option("--set", options.overrides, "override a field: dotted.path=value (repeatable)");
+  ctl->add_option("--set", options.overrides, "override a field: dotted.path=value (repeatable)")
+      ->allow_extra_args(false);
   ctl->add_option("--out", options.out, "run directory to write (start)");
   ctl->add_option("--mode", options.mode, "clock mode (start)")
       ->check(CLI::IsMember({"lockstep", "realtime"}))

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "ctl.hpp"
 #include "hyloop/experiment/experiment.hpp"
 #include "hyloop/experiment/jobs.hpp"
 #include "hyloop/experiment/run_directory.hpp"
@@ -60,6 +61,9 @@ int main(int argc, char** argv) {
   run->add_option("--out", out, "run directory to write")->required();
   run->add_option("--set", overrides, "override a field: dotted.path=value (YAML scalar)");
   run->add_flag("--force", force, "replace an existing run directory");
+
+  hyloop::app::CtlOptions ctl_options;
+  CLI::App* ctl = hyloop::app::add_ctl_subcommand(app, ctl_options);
 
   hyloop::app::UpOptions up_options;
   auto* up = app.add_subcommand(
@@ -124,6 +128,7 @@ int main(int argc, char** argv) {
 
   CLI11_PARSE(app, argc, argv);
 
+  if (*ctl) return hyloop::app::run_ctl(ctl_options);
   try {
     if (*up) {
       if (!up_options.serve && (up_options.scenario.empty() || up_options.out.empty())) {

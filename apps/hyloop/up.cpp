@@ -222,6 +222,9 @@ int up_processes(const UpOptions& o) {
     Child coordinator = spawn_service("coordinator", {"--services", spec}, o.coordinator_address);
     children.push_back(coordinator);
     if (o.serve) {
+      for (const Child& c : children) {
+        std::cout << "hyloop-" << c.name << " pid " << c.pid << "\n";
+      }
       std::cout << "hyloop-coordinator grpc " << coordinator.address << std::endl;
       while (g_signal.load() == 0) {
         std::this_thread::sleep_for(std::chrono::milliseconds(50));

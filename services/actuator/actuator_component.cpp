@@ -115,10 +115,10 @@ void ActuatorComponent::run_loop() noexcept {
     if (!lockstep()) {
       cmd = commands_->receive(rt_wait);
       rejected_ = commands_->counters().rejected();
-      if (cmd != nullptr && cmd->header().cycle() > c) {
-        c = cmd->header().cycle();  // commands were lost: follow the dynamics
-      } else if (cmd == nullptr) {
-        deadline_misses_.fetch_add(1);
+      if (cmd != nullptr) {
+        c = cmd->header().cycle();  // the command's own cycle (earlier ones were lost or late)
+      } else {
+        deadline_misses_.fetch_add(1);  // none within 1.5·T: hold, towards the watchdog
       }
     }
     if (!cycle(c, cmd)) {

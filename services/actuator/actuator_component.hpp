@@ -28,6 +28,14 @@ class ActuatorComponent final : public runtime::LoopComponent {
 
   /// Lockstep: the wall-clock time without a command after which the dynamics counts as lost.
   void set_watchdog_wall_timeout(std::chrono::milliseconds t) noexcept { wall_timeout_ = t; }
+  /// The verdicts on received commands (malformed, wrong run, duplicate, …).
+  [[nodiscard]] const transport::VerdictCounters* command_verdicts() const noexcept {
+    return commands_ ? &commands_->counters() : nullptr;
+  }
+  /// The safety layer (limit, watchdog and e-stop counters); nullptr before configure.
+  [[nodiscard]] const hal::ActuatorSafety* safety() const noexcept {
+    return stage_ ? &stage_->safety() : nullptr;
+  }
   /// Nanoseconds from the e-stop request to the first stopping command sent (0: not yet).
   [[nodiscard]] std::int64_t estop_latency_ns() const noexcept { return estop_latency_.load(); }
 

@@ -88,6 +88,15 @@ void RigEmulatorComponent::run_loop() noexcept {
   clock_config.period =
       std::chrono::nanoseconds(static_cast<std::int64_t>(scenario_->timing.step * 1e9 + 0.5));
   tp::PeriodicClock clock(clock_config);
+  // The rig starts ticking with the bumpless first command (cycle 0), sent by the actuator when
+  // it is activated, the last of the loop services: no tick runs before the loop is complete.
+  const v1::ActuatorCommand* first = nullptr;
+  while (first == nullptr && !stop_requested()) {
+    first = commands_->receive(runtime::kLockstepPoll);
+  }
+  if (first != nullptr) {
+    (void)rig_->apply({first->position_m(), first->velocity_mps()});
+  }
   clock.start();
   for (std::uint64_t k = 0; k < total && !stop_requested(); ++k) {
     const tp::Tick tick = clock.wait_next();
@@ -96,10 +105,8 @@ void RigEmulatorComponent::run_loop() noexcept {
     }
     lateness_ns_.store(tick.lateness_ns);
     const v1::ActuatorCommand* c = commands_->receive_newest();
-    if (c == nullptr && k > 0) {
-      late_.fetch_add(1);  // hold the last command
-    } else if (c != nullptr && c->header().cycle() < k) {
-      late_.fetch_add(1);  // an older command: apply it, it is the newest there is
+    if (k > 0 && (c == nullptr || c->header().cycle() < k)) {
+      late_.fetch_add(1);  // command k missed its tick: hold (or apply the newest there is)
     }
     cycle(k, c, tick.wake_ns);
     rejected_ = commands_->counters().rejected();

@@ -144,8 +144,9 @@ SweepData run_sweep(const SitsScenario& s) {
   return data;
 }
 
-json identify_robot(const SitsScenario& s) {
-  const SweepData data = run_sweep(s);
+json identify_robot(const SitsScenario& s) { return identify_from_sweep(s, run_sweep(s)); }
+
+json identify_from_sweep(const SitsScenario& s, const SweepData& data) {
   json j = fit_report(s, data, "sine sweep through the rig emulator");
   j["sweep"] = {{"amplitude_m", s.identification.amplitude},
                 {"omega_rad_s", s.identification.omega},

@@ -30,6 +30,10 @@ SweepData run_sweep(const SitsScenario& scenario);
 
 /// Sweep, fit and report. The report's "robot_model" holds the identified continuous model.
 nlohmann::json identify_robot(const SitsScenario& scenario);
+/// The fit and report of identify_robot on a sweep already taken (by run_sweep, or the same
+/// sweep played through the distributed loop by the identification service):
+/// identify_robot(s) is identify_from_sweep(s, run_sweep(s)).
+nlohmann::json identify_from_sweep(const SitsScenario& scenario, const SweepData& data);
 /// Fits x_cmd → x_robot recorded in a run directory's samples.csv instead of a new sweep.
 nlohmann::json identify_from_run(const SitsScenario& scenario,
                                  const std::filesystem::path& run_dir);

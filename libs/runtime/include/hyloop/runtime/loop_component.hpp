@@ -39,6 +39,8 @@ class LoopComponent : public Component {
 
   [[nodiscard]] bool lockstep() const noexcept { return mode_ == v1::CLOCK_MODE_LOCKSTEP; }
   [[nodiscard]] const std::string& run_id() const noexcept { return run_id_; }
+  /// Loop messages this component rejected so far (all kinds).
+  [[nodiscard]] std::uint64_t rejected_messages() const noexcept { return rejected_.load(); }
   /// True once the loop thread has returned.
   [[nodiscard]] bool loop_done() const noexcept { return done_.load(); }
 

@@ -1,0 +1,13 @@
+"""Python client of hyloop's control plane (the coordinator's gRPC Experiment service)."""
+
+from .client import (STUBS_DIR, TERMINAL_STATES, HyloopClient, control_pb2, control_pb2_grpc,
+                     state_name)
+
+__all__ = [
+    "HyloopClient",
+    "STUBS_DIR",
+    "TERMINAL_STATES",
+    "control_pb2",
+    "control_pb2_grpc",
+    "state_name",
+]

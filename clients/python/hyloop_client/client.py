@@ -1,0 +1,156 @@
+"""Client of the hyloop coordinator (gRPC service hyloop.v1.Experiment)."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Union
+
+import grpc
+
+
+def _stubs_dir() -> Path:
+    """Folder of the generated stubs: $HYLOOP_PYTHON_STUBS or <repo>/build/python."""
+    env = os.environ.get("HYLOOP_PYTHON_STUBS")
+    if env:
+        return Path(env)
+    return Path(__file__).resolve().parents[3] / "build" / "python"
+
+
+STUBS_DIR = _stubs_dir()
+if str(STUBS_DIR) not in sys.path:
+    sys.path.insert(0, str(STUBS_DIR))
+
+try:
+    from hyloop.v1 import control_pb2, control_pb2_grpc  # noqa: E402
+except ImportError as e:  # pragma: no cover - depends on the build
+    raise ImportError(
+        f"hyloop_client: no generated stubs in {STUBS_DIR} (build the target "
+        "hyloop_python_stubs or set HYLOOP_PYTHON_STUBS)") from e
+
+TERMINAL_STATES = frozenset({
+    control_pb2.RUN_STATE_FINISHED,
+    control_pb2.RUN_STATE_STOPPED,
+    control_pb2.RUN_STATE_ESTOPPED,
+    control_pb2.RUN_STATE_FAILED,
+})
+
+_MODES = {
+    "lockstep": control_pb2.CLOCK_MODE_LOCKSTEP,
+    "realtime": control_pb2.CLOCK_MODE_REAL_TIME,
+    "real_time": control_pb2.CLOCK_MODE_REAL_TIME,
+}
+
+
+def state_name(state: int) -> str:
+    """Short name of a RunState value, e.g. "FINISHED"."""
+    return control_pb2.RunState.Name(state).removeprefix("RUN_STATE_")
+
+
+class HyloopClient:
+    """Drives a coordinator: load a scenario, start, watch, stop and read results."""
+
+    def __init__(self, address: str, timeout_s: float = 10.0) -> None:
+        """Connect to the coordinator at host:port; unary calls time out after timeout_s."""
+        self.address = address
+        self.timeout_s = timeout_s
+        self._channel = grpc.insecure_channel(address)
+        self._stub = control_pb2_grpc.ExperimentStub(self._channel)
+
+    def __enter__(self) -> "HyloopClient":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Close the channel."""
+        self._channel.close()
+
+    def load_scenario(self, path_or_text: Union[str, os.PathLike],
+                      overrides: Sequence[str] = ()) -> Any:
+        """Validate a scenario (a file path or YAML text); returns LoadScenarioReply."""
+        text, source = _scenario_text(path_or_text)
+        request = control_pb2.LoadScenarioRequest(
+            scenario_yaml=text, overrides=list(overrides), source_name=source)
+        return self._stub.LoadScenario(request, timeout=self.timeout_s)
+
+    def start(self, out_dir: Union[str, os.PathLike], mode: str = "lockstep") -> Any:
+        """Start the loaded scenario, writing out_dir; returns RunStatus (RUNNING)."""
+        if mode not in _MODES:
+            raise ValueError(f"mode must be one of {sorted(_MODES)}, not {mode!r}")
+        request = control_pb2.StartRequest(
+            out_dir=os.path.abspath(os.fspath(out_dir)), mode=_MODES[mode])
+        return self._stub.Start(request, timeout=self.timeout_s)
+
+    def status(self) -> Any:
+        """Current RunStatus."""
+        return self._stub.GetStatus(control_pb2.StatusRequest(), timeout=self.timeout_s)
+
+    def wait(self, timeout_s: Optional[float] = None, poll_s: float = 0.1) -> Any:
+        """Poll until the run is in a terminal state; returns that RunStatus.
+
+        Raises TimeoutError after timeout_s (None: wait forever).
+        """
+        deadline = None if timeout_s is None else time.monotonic() + timeout_s
+        while True:
+            status = self.status()
+            if status.state in TERMINAL_STATES:
+                return status
+            if deadline is not None and time.monotonic() >= deadline:
+                raise TimeoutError(
+                    f"run {status.run_id} still {state_name(status.state)} after "
+                    f"{timeout_s} s (cycle {status.cycle}/{status.total_cycles})")
+            time.sleep(poll_s)
+
+    def telemetry(self, decimation: int = 10,
+                  timeout_s: Optional[float] = None) -> Iterator[Dict[str, Any]]:
+        """Yield {cycle, t, state, values: {name: value}} per frame until the run ends."""
+        call = self._stub.StreamTelemetry(
+            control_pb2.TelemetryRequest(decimation=decimation), timeout=timeout_s)
+        names: List[str] = []
+        try:
+            for frame in call:
+                if frame.names:
+                    names = list(frame.names)
+                yield {
+                    "cycle": frame.cycle,
+                    "t": frame.virtual_time_s,
+                    "state": state_name(frame.state),
+                    "values": dict(zip(names, frame.values)),
+                }
+        finally:
+            call.cancel()
+
+    def summary(self, run_id: str = "") -> Dict[str, Any]:
+        """The run's summary.json as a dict (run_id "" is the latest run)."""
+        reply = self._stub.GetRunSummary(
+            control_pb2.RunSummaryRequest(run_id=run_id), timeout=self.timeout_s)
+        return json.loads(reply.summary_json)
+
+    def runs(self) -> List[Any]:
+        """RunInfo of every run the coordinator knows."""
+        reply = self._stub.ListRuns(control_pb2.ListRunsRequest(), timeout=self.timeout_s)
+        return list(reply.runs)
+
+    def stop(self) -> Any:
+        """Stop the run (the run directory is written); returns RunStatus."""
+        return self._stub.Stop(control_pb2.StopRequest(), timeout=self.timeout_s)
+
+    def estop(self, reason: str) -> Any:
+        """Emergency stop with a reason; returns RunStatus."""
+        return self._stub.EmergencyStop(
+            control_pb2.EmergencyStopRequest(reason=reason), timeout=self.timeout_s)
+
+
+def _scenario_text(path_or_text: Union[str, os.PathLike]) -> "tuple[str, str]":
+    """(text, source name) of a scenario given as a path or as YAML text."""
+    if isinstance(path_or_text, os.PathLike):
+        path = Path(path_or_text)
+        return path.read_text(encoding="utf-8"), str(path)
+    if "\n" not in path_or_text and os.path.isfile(path_or_text):
+        return Path(path_or_text).read_text(encoding="utf-8"), path_or_text
+    return path_or_text, "<text>"

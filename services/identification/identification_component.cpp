@@ -1,0 +1,307 @@
+#include "identification/identification_component.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+#include <string>
+#include <utility>
+
+#include "hyloop/experiment/experiment.hpp"
+#include "hyloop/experiment/run_directory.hpp"
+
+namespace hyloop::services {
+
+namespace tp = hyloop::transport;
+namespace ex = hyloop::experiment;
+
+namespace {
+
+void check_coefficients(const google::protobuf::RepeatedField<double>& values, const char* field) {
+  if (values.empty()) {
+    throw std::invalid_argument(std::string(field) + ": empty (a model needs at least one)");
+  }
+  for (int i = 0; i < values.size(); ++i) {
+    if (!std::isfinite(values.Get(i))) {
+      throw std::invalid_argument(std::string(field) + "[" + std::to_string(i) +
+                                  "] = " + ex::format_number(values.Get(i)) + ": not finite");
+    }
+  }
+}
+
+core::LoadingModelPreset rls_preset(std::uint32_t parameters) {
+  switch (parameters) {
+    case 3:
+      return core::LoadingModelPreset::kThreeParameter;
+    case 4:
+      return core::LoadingModelPreset::kFourParameter;
+    case 7:
+      return core::LoadingModelPreset::kSevenParameter;
+    default:
+      throw std::invalid_argument("parameters = " + std::to_string(parameters) +
+                                  ": must be 3, 4 or 7 (the RHT loading-model orders)");
+  }
+}
+
+}  // namespace
+
+IdentificationComponent::~IdentificationComponent() {
+  // Join the loop thread before the members it uses are destroyed.
+  on_deactivate();
+}
+
+// ---- model store --------------------------------------------------------------------------------
+
+std::optional<v1::ArxModelMessage> IdentificationComponent::model() const {
+  std::lock_guard lock(model_mutex_);
+  return model_;
+}
+
+void IdentificationComponent::set_model(const v1::ArxModelMessage& model) {
+  check_coefficients(model.a(), "a");
+  check_coefficients(model.b(), "b");
+  if (!std::isfinite(model.sample_time_s()) || model.sample_time_s() <= 0.0) {
+    throw std::invalid_argument("sample_time_s = " + ex::format_number(model.sample_time_s()) +
+                                ": must be finite and > 0");
+  }
+  std::lock_guard lock(model_mutex_);
+  model_ = model;
+}
+
+std::optional<nlohmann::json> IdentificationComponent::report() const {
+  std::lock_guard lock(model_mutex_);
+  return report_;
+}
+
+// ---- online RLS ---------------------------------------------------------------------------------
+
+OnlineRlsStatus IdentificationComponent::start_online_rls(std::uint32_t parameters,
+                                                          double forgetting_factor) {
+  const core::LoadingModelPreset preset = rls_preset(parameters);
+  if (forgetting_factor == 0.0) {
+    forgetting_factor = kDefaultForgettingFactor;
+  }
+  if (!std::isfinite(forgetting_factor) || forgetting_factor <= 0.0 || forgetting_factor > 1.0) {
+    throw std::invalid_argument("forgetting_factor = " + ex::format_number(forgetting_factor) +
+                                ": must be in (0, 1] (0: the default " +
+                                ex::format_number(kDefaultForgettingFactor) + ")");
+  }
+  core::InverseModelCompensatorConfig config = core::InverseModelCompensatorConfig::preset(preset);
+  config.forgetting_factor = forgetting_factor;
+  config.adapt = true;
+  auto estimator = std::make_unique<Estimator>(config);  // allocates here, off the loop
+  estimator->reset(0.0);
+  std::lock_guard lock(rls_mutex_);
+  rls_pending_ = std::move(estimator);  // frees a retired estimator here, off the loop
+  rls_request_.store(true, std::memory_order_release);
+  rls_running_ = true;
+  rls_snapshot_ = RlsSnapshot{};
+  rls_snapshot_.size = static_cast<int>(parameters);
+  return status_locked();
+}
+
+OnlineRlsStatus IdentificationComponent::stop_online_rls() {
+  std::lock_guard lock(rls_mutex_);
+  rls_pending_.reset();
+  rls_request_.store(true, std::memory_order_release);
+  rls_running_ = false;
+  return status_locked();
+}
+
+OnlineRlsStatus IdentificationComponent::online_rls_status() const {
+  std::lock_guard lock(rls_mutex_);
+  return status_locked();
+}
+
+OnlineRlsStatus IdentificationComponent::status_locked() const {
+  OnlineRlsStatus s;
+  s.running = rls_running_;
+  s.updates = rls_snapshot_.updates;
+  s.theta.assign(
+      rls_snapshot_.theta.begin(),
+      rls_snapshot_.theta.begin() + std::clamp(rls_snapshot_.size, 0, core::kRlsMaxParameters));
+  return s;
+}
+
+void IdentificationComponent::adopt_pending_estimator() noexcept {
+  if (!rls_request_.load(std::memory_order_acquire)) {
+    return;
+  }
+  std::unique_lock lock(rls_mutex_, std::try_to_lock);
+  if (!lock.owns_lock()) {
+    return;  // the control plane holds it for a moment: take it over next cycle
+  }
+  // The retired estimator goes to rls_pending_, freed by the control plane (never here).
+  std::swap(rls_active_, rls_pending_);
+  rls_request_.store(false, std::memory_order_relaxed);
+}
+
+void IdentificationComponent::publish_rls(bool wait) noexcept {
+  std::unique_lock lock(rls_mutex_, std::defer_lock);
+  if (wait) {
+    lock.lock();
+  } else if (!lock.try_lock()) {
+    return;  // published next cycle
+  }
+  if (!rls_active_ || rls_request_.load(std::memory_order_relaxed)) {
+    return;  // nothing running, or a newer estimator is about to replace this one
+  }
+  const core::RlsVector& theta = rls_active_->parameters();
+  const int n = std::min(static_cast<int>(theta.size()), core::kRlsMaxParameters);
+  for (int i = 0; i < n; ++i) {
+    rls_snapshot_.theta[static_cast<std::size_t>(i)] = theta[i];
+  }
+  rls_snapshot_.size = n;
+  rls_snapshot_.updates = rls_active_->estimator().count(core::RlsStatus::kAccepted);
+}
+
+// ---- the loop -----------------------------------------------------------------------------------
+
+void IdentificationComponent::configure_loop(const v1::ConfigureRequest& request) {
+  const std::string kind = ex::scenario_kind_of_text(request.scenario_yaml(), "scenario");
+  if (kind != "sits") {
+    throw std::invalid_argument("scenario kind \"" + kind +
+                                "\": identification runs a sits scenario");
+  }
+  scenario_ = ex::parse_scenario(request.scenario_yaml(), "scenario", {});
+  const ex::SitsScenario& s = *scenario_;
+  const auto n = static_cast<std::size_t>(s.identification.samples);
+  if (s.hold_steps() != 1) {
+    throw std::invalid_argument("delays.control_cycle: the actuator holds each command for h = " +
+                                std::to_string(s.hold_steps()) +
+                                " steps; an identification run needs a new command every step "
+                                "(delays.control_cycle=false)");
+  }
+  if (s.steps() != static_cast<std::int64_t>(n)) {
+    throw std::invalid_argument("timing.duration_s = " + ex::format_number(s.timing.duration) +
+                                " s gives " + std::to_string(s.steps()) +
+                                " cycles; an identification run needs identification.samples = " +
+                                std::to_string(n) + " cycles (timing.duration_s = " +
+                                ex::format_number(static_cast<double>(n) * s.timing.step) + ")");
+  }
+  data_.command.assign(n, 0.0);
+  data_.position.assign(n, 0.0);
+  filled_.assign(n, 0);
+  samples_ = std::make_unique<tp::LoopInput<v1::SensorSample>>(
+      context(),
+      channel(endpoints_.sensor_to_dynamics(), "sensor_to_dynamics", tp::Pattern::kPair,
+              tp::Role::kConnect),
+      validator_config());
+  commands_ = std::make_unique<tp::LoopOutput>(
+      context(),
+      channel(endpoints_.dynamics_to_actuator(), "dynamics_to_actuator", tp::Pattern::kPair,
+              tp::Role::kBind),
+      encoder_config());
+  set_telemetry_names({"u[m]", "y[m]"});
+  estop_ = false;
+}
+
+void IdentificationComponent::release_loop() noexcept {
+  samples_.reset();
+  commands_.reset();
+}
+
+void IdentificationComponent::on_emergency_stop(std::string_view /*reason*/) noexcept {
+  estop_.store(true);
+}
+
+void IdentificationComponent::run_loop() noexcept {
+  const ex::SitsScenario& sc = *scenario_;
+  const auto total = static_cast<std::uint64_t>(sc.identification.samples);
+  const double step = sc.timing.step;
+  const double amplitude = sc.identification.amplitude;
+  const double omega = sc.identification.omega;
+  std::fill(filled_.begin(), filled_.end(), static_cast<unsigned char>(0));
+  if (rls_active_) {
+    rls_active_->reset(0.0);  // a new run: fresh histories, θ kept
+  }
+  std::uint64_t next_cycle = 0;
+  std::uint64_t last = 0;
+  std::uint64_t received = 0;
+  while (!stop_requested() && next_cycle < total) {
+    const v1::SensorSample* s = samples_->receive(runtime::kLockstepPoll);
+    rejected_ = samples_->counters().rejected();
+    if (s == nullptr) {
+      continue;
+    }
+    const std::uint64_t k = s->header().cycle();
+    if (k >= total) {
+      break;  // real time: the sweep is over
+    }
+    next_cycle = k + 1;
+    last = k;
+    ++received;
+    // The sweep of experiment::run_sweep, the same expressions.
+    const double t = static_cast<double>(k) * step;
+    const double u = amplitude * std::sin(omega * t);
+    const double y = s->position_m();
+    data_.command[k] = u;
+    data_.position[k] = y;
+    filled_[k] = 1;
+    values_ = {u, y};
+    send_telemetry(k, t, values_);
+    adopt_pending_estimator();
+    if (rls_active_) {
+      (void)rls_active_->observe(u, y);
+      publish_rls(false);
+    }
+    if (estop_.load(std::memory_order_relaxed)) {
+      continue;  // e-stop latched: keep recording, send no command
+    }
+    const double t_next = static_cast<double>(k + 1) * step;
+    command_.set_position_m(amplitude * std::sin(omega * t_next));
+    command_.set_velocity_mps(amplitude * omega * std::cos(omega * t_next));
+    command_.mutable_header()->set_origin_time_ns(s->header().origin_time_ns());
+    (void)commands_->send(command_, k + 1, t_next, lockstep(), runtime::kLockstepPoll * 20);
+  }
+  publish_rls(true);
+  if (received == 0 || next_cycle < total) {
+    set_message("identification: stopped after " + std::to_string(received) + " of " +
+                std::to_string(total) + " samples; no fit");
+    return;
+  }
+  if (estop_.load()) {
+    send_telemetry(last, static_cast<double>(last) * step, values_,
+                   "fault:identification: emergency stop during the sweep; no fit");
+    set_message("identification: emergency stop during the sweep; no fit");
+    return;
+  }
+  fit_and_store(last);
+}
+
+void IdentificationComponent::fit_and_store(std::uint64_t last_cycle) noexcept {
+  const double t = static_cast<double>(last_cycle) * scenario_->timing.step;
+  try {
+    const auto missing = static_cast<std::size_t>(std::count(filled_.begin(), filled_.end(), 0));
+    if (missing > 0) {
+      throw std::runtime_error(std::to_string(missing) + " of " + std::to_string(filled_.size()) +
+                               " samples missing (dropped in real time); run the identification "
+                               "in lockstep");
+    }
+    nlohmann::json report = ex::identify_from_sweep(*scenario_, data_);
+    v1::ArxModelMessage model;
+    for (const auto& a : report["a"]) model.add_a(a.get<double>());
+    for (const auto& b : report["b"]) model.add_b(b.get<double>());
+    model.set_delay_steps(static_cast<std::uint32_t>(scenario_->identification.nk));
+    model.set_sample_time_s(scenario_->timing.step);
+    const double fit = report["nrmse_prediction_percent"].get<double>();
+    model.set_fit_percent(fit);
+    const std::string note = report["fit_note"].get<std::string>();
+    {
+      std::lock_guard lock(model_mutex_);
+      model_ = std::move(model);
+      report_ = std::move(report);
+    }
+    identifications_.fetch_add(1);
+    send_telemetry(last_cycle, t, values_, "identified");
+    set_message("identification: fitted ARX(na=" + std::to_string(scenario_->identification.na) +
+                ", nb=" + std::to_string(scenario_->identification.nb) +
+                ", nk=" + std::to_string(scenario_->identification.nk) + ") on " +
+                std::to_string(data_.command.size()) + " samples: " + note);
+  } catch (const std::exception& e) {
+    const std::string message = std::string("identification: fit failed: ") + e.what();
+    send_telemetry(last_cycle, t, values_, "fault:" + message);
+    fail(message);
+  }
+}
+
+}  // namespace hyloop::services

@@ -1,0 +1,16 @@
+// hyloop-identification: hosts the IdentificationComponent behind the lifecycle gRPC API, with
+// the hyloop.v1.Identification and hyloop.v1.Analysis services.
+#include "hyloop/runtime/service_main.hpp"
+#include "identification/identification_component.hpp"
+
+int main(int argc, char** argv) {
+  using namespace hyloop;
+  return runtime::run_service_main(
+      argc, argv, "identification",
+      [] { return std::make_unique<services::IdentificationComponent>(); },
+      [](runtime::ServiceHost& host, runtime::Component& component) {
+        host.add_service(services::make_identification_service(
+            static_cast<services::IdentificationComponent&>(component)));
+        host.add_service(services::make_analysis_service());
+      });
+}

@@ -1,0 +1,391 @@
+// The loop as services against the in-process runner, and the actuator as the last stop
+// before hardware.
+#include <grpcpp/grpcpp.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <thread>
+
+#include "actuator/actuator_component.hpp"
+#include "coordinator/coordinator_component.hpp"
+#include "dynamics/dynamics_component.hpp"
+#include "hyloop/experiment/run_directory.hpp"
+#include "hyloop/experiment/scenario.hpp"
+#include "hyloop/experiment/yaml_fields.hpp"
+#include "hyloop/transport/channel.hpp"
+#include "hyloop/transport/codec.hpp"
+#include "rig_emulator/rig_emulator_component.hpp"
+#include "sensor/sensor_component.hpp"
+
+extern char** environ;
+
+namespace {
+
+namespace fs = std::filesystem;
+using namespace hyloop;
+
+const fs::path kSource = HYLOOP_SOURCE_DIR;
+const fs::path kBin = HYLOOP_BIN_DIR;
+
+std::string slurp(const fs::path& p) {
+  std::ifstream f(p, std::ios::binary);
+  std::stringstream s;
+  s << f.rdbuf();
+  return s.str();
+}
+
+fs::path temp_dir(const std::string& name) {
+  const fs::path d =
+      fs::temp_directory_path() / ("hyloop-services-" + name + "-" + std::to_string(getpid()));
+  fs::remove_all(d);
+  fs::create_directories(d);
+  return d;
+}
+
+int run_command(const std::string& cmd) {
+  const int rc = std::system(cmd.c_str());
+  return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+}
+
+// `hyloop run` of a scenario into dir/inproc_run.
+fs::path run_in_process(const fs::path& dir, const std::string& scenario,
+                        const std::string& extra = "") {
+  const fs::path out = dir / "in_process";
+  EXPECT_EQ(run_command((kBin / "hyloop").string() + " run " + (kSource / scenario).string() +
+                        " --out " + out.string() + " " + extra + " > /dev/null 2>&1"),
+            0);
+  return out;
+}
+
+TEST(Lockstep, SeparateProcessesGiveTheInProcessSamplesBitForBit) {
+  const fs::path dir = temp_dir("processes");
+  const std::string scenario = "scenarios/sits/table1_scvg.yaml";
+  const fs::path reference = run_in_process(dir, scenario);
+  const fs::path up = dir / "up";
+  ASSERT_EQ(run_command((kBin / "hyloop").string() + " up " + (kSource / scenario).string() +
+                        " --out " + up.string() + " > " + (dir / "up.log").string() + " 2>&1"),
+            0)
+      << slurp(dir / "up.log");
+  EXPECT_EQ(slurp(up / "samples.csv"), slurp(reference / "samples.csv"));
+  EXPECT_EQ(slurp(up / "cycles.csv"), slurp(reference / "cycles.csv"));
+  EXPECT_GT(slurp(up / "samples.csv").size(), 1000000U);
+  const auto summary = nlohmann::json::parse(slurp(up / "summary.json"));
+  const auto in_process = nlohmann::json::parse(slurp(reference / "summary.json"));
+  EXPECT_EQ(summary["metrics"], in_process["metrics"]);
+  EXPECT_EQ(summary["distributed"]["state"], "finished");
+  EXPECT_EQ(summary["distributed"]["rejected_messages_total"], 0);
+  fs::remove_all(dir);
+}
+
+TEST(Lockstep, CoLocatedComponentsGiveTheInProcessSamplesBitForBit) {
+  const fs::path dir = temp_dir("inproc");
+  const std::string scenario = "scenarios/sits/table1_fgc.yaml";
+  const fs::path reference = run_in_process(dir, scenario, "--set timing.duration_s=20");
+  zmq::context_t context;
+  services::RigEmulatorComponent rig;
+  services::ActuatorComponent actuator;
+  services::DynamicsComponent dynamics;
+  services::SensorComponent sensor;
+  std::vector<std::unique_ptr<services::ServiceHandle>> handles;
+  for (runtime::Component* c :
+       std::initializer_list<runtime::Component*>{&rig, &actuator, &dynamics, &sensor}) {
+    c->set_context(&context);
+    handles.push_back(services::make_local_service_handle(*c));
+  }
+  services::CoordinatorOptions options;
+  options.endpoint_prefix = "inproc://test";
+  services::Coordinator coordinator(std::move(handles), context, options);
+  v1::LoadScenarioRequest load;
+  load.set_scenario_yaml(experiment::read_scenario_text((kSource / scenario).string()));
+  load.add_overrides("timing.duration_s=20");
+  v1::LoadScenarioReply loaded;
+  ASSERT_TRUE(coordinator.load_scenario(load, &loaded).ok());
+  EXPECT_EQ(loaded.total_cycles(), 10000U);
+  v1::StartRequest start;
+  start.set_out_dir((dir / "up").string());
+  v1::RunStatus status;
+  ASSERT_TRUE(coordinator.start(start, &status).ok());
+  ASSERT_TRUE(coordinator.wait(std::chrono::minutes(2)));
+  coordinator.status(&status);
+  EXPECT_EQ(status.state(), v1::RUN_STATE_FINISHED) << status.message();
+  EXPECT_EQ(slurp(dir / "up" / "samples.csv"), slurp(reference / "samples.csv"));
+  coordinator.shutdown_services();
+  fs::remove_all(dir);
+}
+
+TEST(Coordinator, RejectsABadScenarioNamingTheField) {
+  zmq::context_t context;
+  services::Coordinator coordinator({}, context, {});
+  v1::LoadScenarioRequest load;
+  load.set_scenario_yaml(
+      experiment::read_scenario_text((kSource / "scenarios/sits/table1_scvg.yaml").string()));
+  load.add_overrides("timing.step_s=-1");
+  v1::LoadScenarioReply reply;
+  const grpc::Status st = coordinator.load_scenario(load, &reply);
+  EXPECT_EQ(st.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(st.error_message().find("timing.step_s"), std::string::npos) << st.error_message();
+  v1::StartRequest start;
+  start.set_out_dir("/tmp/never");
+  v1::RunStatus status;
+  EXPECT_EQ(coordinator.start(start, &status).error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+}
+
+// The actuator in process with the test standing in for the dynamics and the rig.
+class ActuatorBoundary : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    actuator_.set_context(&context_);
+    v1::ConfigureRequest c;
+    c.set_run_id("run-1");
+    c.set_mode(v1::CLOCK_MODE_LOCKSTEP);
+    experiment::SitsScenario s =
+        experiment::load_scenario((kSource / "scenarios/sits/table1_scvg.yaml").string(),
+                                  {"timing.duration_s=1", "metrics.window_s=1"});
+    h_ = s.hold_steps();
+    limit_ = s.rig.limits.position_max;
+    c.set_scenario_yaml(experiment::to_yaml(s));
+    c.mutable_endpoints()->set_dynamics_to_actuator("inproc://cmd");
+    c.mutable_endpoints()->set_actuator_to_rig("inproc://rig");
+    c.mutable_endpoints()->set_telemetry("inproc://telemetry");
+    telemetry_ = std::make_unique<transport::Channel>(
+        context_, transport::ChannelConfig{.endpoint = "inproc://telemetry",
+                                           .pattern = transport::Pattern::kPull,
+                                           .role = transport::Role::kBind,
+                                           .recv_hwm = 100000});
+    dynamics_ = std::make_unique<transport::Channel>(
+        context_, transport::ChannelConfig{.endpoint = "inproc://cmd",
+                                           .pattern = transport::Pattern::kPair,
+                                           .role = transport::Role::kBind});
+    ASSERT_EQ(actuator_.configure(c).state(), v1::LIFECYCLE_STATE_INACTIVE);
+    rig_ = std::make_unique<transport::Channel>(
+        context_, transport::ChannelConfig{.endpoint = "inproc://rig",
+                                           .pattern = transport::Pattern::kPair,
+                                           .role = transport::Role::kConnect});
+    ASSERT_EQ(actuator_.activate().state(), v1::LIFECYCLE_STATE_ACTIVE);
+    const auto first = receive_rig();
+    ASSERT_TRUE(first.has_value());
+    EXPECT_EQ(first->header().cycle(), 0U);
+  }
+  void TearDown() override { actuator_.shutdown(); }
+
+  std::optional<v1::ActuatorCommand> receive_rig(int timeout_ms = 500) {
+    std::array<std::byte, 4096> buffer{};
+    auto got = rig_->receive(buffer, std::chrono::milliseconds(timeout_ms));
+    if (!got) return std::nullopt;
+    v1::ActuatorCommand m;
+    EXPECT_TRUE(m.ParseFromArray(got->bytes.data(), static_cast<int>(got->bytes.size())));
+    return m;
+  }
+  void send_raw(const std::string& bytes) {
+    ASSERT_TRUE(dynamics_->send(std::as_bytes(std::span(bytes.data(), bytes.size())),
+                                std::chrono::milliseconds(500)));
+  }
+  std::string command(const std::string& run, std::uint64_t cycle, double position) {
+    v1::ActuatorCommand m;
+    m.mutable_header()->set_run_id(run);
+    m.mutable_header()->set_cycle(cycle);
+    m.mutable_header()->set_send_time_ns(transport::monotonic_now_ns());
+    m.set_position_m(position);
+    return m.SerializeAsString();
+  }
+  std::uint64_t verdicts(transport::Verdict v) const {
+    return actuator_.command_verdicts()->count(v);
+  }
+
+  zmq::context_t context_;
+  services::ActuatorComponent actuator_;
+  std::unique_ptr<transport::Channel> telemetry_;
+  std::unique_ptr<transport::Channel> dynamics_;
+  std::unique_ptr<transport::Channel> rig_;
+  std::int64_t h_ = 1;
+  double limit_ = 0.0;
+};
+
+TEST_F(ActuatorBoundary, MalformedForgedAndForeignMessagesAreCountedAndMoveNothing) {
+  send_raw("\x08\xff\xff garbage that is not a protobuf message");
+  send_raw(command("another-run", 1, 0.01));
+  v1::ActuatorCommand no_header;
+  no_header.set_position_m(0.2);
+  send_raw(no_header.SerializeAsString());
+  send_raw(command("run-1", 5, 0.01));  // ahead of cycle 1: a lost message upstream
+  EXPECT_FALSE(receive_rig(300).has_value()) << "a rejected message reached the rig";
+  EXPECT_EQ(verdicts(transport::Verdict::kMalformed), 2U);
+  EXPECT_EQ(verdicts(transport::Verdict::kWrongRun), 1U);
+  EXPECT_EQ(verdicts(transport::Verdict::kAhead), 1U);
+  // A valid one still goes through, after all that.
+  send_raw(command("run-1", 1, 0.001));
+  const auto out = receive_rig();
+  ASSERT_TRUE(out.has_value());
+  EXPECT_EQ(out->header().cycle(), 1U);
+  send_raw(command("run-1", 1, 0.002));  // duplicate
+  EXPECT_FALSE(receive_rig(300).has_value());
+  EXPECT_EQ(verdicts(transport::Verdict::kDuplicate), 1U);
+}
+
+TEST_F(ActuatorBoundary, CommandsBeyondTheLimitsNeverReachTheRig) {
+  double last = 0.0;
+  const double bad[] = {limit_ * 10.0, -limit_ * 10.0, std::nan(""), HUGE_VAL, 1e308};
+  std::uint64_t cycle = 1;
+  for (double position : bad) {
+    for (std::int64_t i = 0; i < h_; ++i, ++cycle) {  // reach a latch
+      send_raw(command("run-1", cycle, position));
+      const auto out = receive_rig();
+      ASSERT_TRUE(out.has_value());
+      EXPECT_TRUE(std::isfinite(out->position_m()));
+      EXPECT_LE(std::abs(out->position_m()), limit_);
+      EXPECT_EQ(out->position_m(), last) << "the actuator must hold its last good command";
+    }
+  }
+  const hal::ActuatorSafety& safety = *actuator_.safety();
+  EXPECT_EQ(safety.rejected_position(), 3U);
+  EXPECT_EQ(safety.rejected_not_finite(), 2U);
+}
+
+// --- the stack as processes, through `hyloop up --serve` ------------------------------------
+
+struct Stack {
+  pid_t pid = -1;
+  std::string address;
+  std::map<std::string, pid_t> pids;
+  FILE* out = nullptr;
+
+  Stack() {
+    int fds[2];
+    EXPECT_EQ(pipe(fds), 0);
+    posix_spawn_file_actions_t a;
+    posix_spawn_file_actions_init(&a);
+    posix_spawn_file_actions_adddup2(&a, fds[1], STDOUT_FILENO);
+    posix_spawn_file_actions_addclose(&a, fds[0]);
+    const std::string exe = (kBin / "hyloop").string();
+    std::vector<std::string> args{exe, "up", "--serve"};
+    std::vector<char*> argv;
+    for (auto& s : args) argv.push_back(s.data());
+    argv.push_back(nullptr);
+    EXPECT_EQ(posix_spawn(&pid, exe.c_str(), &a, nullptr, argv.data(), environ), 0);
+    posix_spawn_file_actions_destroy(&a);
+    close(fds[1]);
+    out = fdopen(fds[0], "r");
+    char line[512];
+    while (std::fgets(line, sizeof line, out) != nullptr) {
+      std::istringstream in(line);
+      std::string name, what, value;
+      in >> name >> what >> value;
+      if (what == "pid") pids[name] = static_cast<pid_t>(std::stol(value));
+      if (name == "hyloop-coordinator" && what == "grpc") {
+        address = value;
+        break;
+      }
+    }
+  }
+  ~Stack() {
+    if (pid > 0) {
+      kill(pid, SIGTERM);
+      int status = 0;
+      waitpid(pid, &status, 0);
+    }
+    if (out != nullptr) std::fclose(out);
+  }
+};
+
+std::unique_ptr<v1::Experiment::Stub> experiment_stub(const std::string& address) {
+  return v1::Experiment::NewStub(grpc::CreateChannel(address, grpc::InsecureChannelCredentials()));
+}
+
+template <class F>
+grpc::Status call(F f) {
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(20));
+  return f(&ctx);
+}
+
+v1::RunStatus wait_terminal(v1::Experiment::Stub& stub, std::chrono::seconds timeout) {
+  v1::RunStatus s;
+  const auto until = std::chrono::steady_clock::now() + timeout;
+  while (std::chrono::steady_clock::now() < until) {
+    (void)call([&](grpc::ClientContext* c) { return stub.GetStatus(c, {}, &s); });
+    if (s.state() >= v1::RUN_STATE_FINISHED) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return s;
+}
+
+v1::RunStatus start_real_time(v1::Experiment::Stub& stub, const fs::path& out, double duration) {
+  v1::LoadScenarioRequest load;
+  load.set_scenario_yaml(
+      experiment::read_scenario_text((kSource / "scenarios/sits/table1_scvg.yaml").string()));
+  load.add_overrides("timing.duration_s=" + std::to_string(duration));
+  v1::LoadScenarioReply loaded;
+  EXPECT_TRUE(
+      call([&](grpc::ClientContext* c) { return stub.LoadScenario(c, load, &loaded); }).ok());
+  v1::StartRequest start;
+  start.set_out_dir(out.string());
+  start.set_mode(v1::CLOCK_MODE_REAL_TIME);
+  v1::RunStatus status;
+  EXPECT_TRUE(call([&](grpc::ClientContext* c) { return stub.Start(c, start, &status); }).ok());
+  return status;
+}
+
+std::size_t csv_rows(const fs::path& p) {
+  const std::string s = slurp(p);
+  return static_cast<std::size_t>(std::count(s.begin(), s.end(), '\n')) - 1;
+}
+
+TEST(Stack, KillingTheDynamicsStopsTheRigSafelyAndKeepsEverySample) {
+  const fs::path dir = temp_dir("kill");
+  Stack stack;
+  ASSERT_FALSE(stack.address.empty());
+  ASSERT_EQ(stack.pids.count("hyloop-dynamics"), 1U);
+  auto stub = experiment_stub(stack.address);
+  start_real_time(*stub, dir / "run", 30.0);
+  std::this_thread::sleep_for(std::chrono::seconds(2));
+  ASSERT_EQ(kill(stack.pids["hyloop-dynamics"], SIGKILL), 0);
+  const v1::RunStatus s = wait_terminal(*stub, std::chrono::seconds(30));
+  EXPECT_EQ(s.state(), v1::RUN_STATE_FAILED) << s.message();
+  EXPECT_NE(s.message().find("dynamics"), std::string::npos) << s.message();
+  const auto summary = nlohmann::json::parse(slurp(dir / "run" / "summary.json"));
+  EXPECT_EQ(summary["distributed"]["state"], "failed");
+  std::cout << "after the kill: " << summary["distributed"].dump() << "\n";
+  // The actuator brought the rig to rest (its watchdog, or the coordinator's e-stop fan-out).
+  const std::string event = summary["distributed"]["loop_event"];
+  EXPECT_TRUE(event == "watchdog:at_rest" || event == "estop:at_rest") << event;
+  // Every sample up to the fault: about 2 s of 2 ms cycles, none after.
+  const std::size_t rows = csv_rows(dir / "run" / "samples.csv");
+  EXPECT_GT(rows, 500U);
+  EXPECT_LT(rows, 5000U);
+  EXPECT_EQ(rows, summary["steps"].get<std::size_t>());
+  fs::remove_all(dir);
+}
+
+TEST(Stack, EmergencyStopStopsTheActuatorAndIsMeasured) {
+  const fs::path dir = temp_dir("estop");
+  Stack stack;
+  ASSERT_FALSE(stack.address.empty());
+  auto stub = experiment_stub(stack.address);
+  start_real_time(*stub, dir / "run", 30.0);
+  std::this_thread::sleep_for(std::chrono::seconds(1));
+  v1::EmergencyStopRequest req;
+  req.set_reason("test button");
+  v1::RunStatus s;
+  ASSERT_TRUE(call([&](grpc::ClientContext* c) { return stub->EmergencyStop(c, req, &s); }).ok());
+  s = wait_terminal(*stub, std::chrono::seconds(30));
+  EXPECT_EQ(s.state(), v1::RUN_STATE_ESTOPPED) << s.message();
+  const auto summary = nlohmann::json::parse(slurp(dir / "run" / "summary.json"));
+  ASSERT_TRUE(summary["distributed"].contains("estop_latency_us")) << summary.dump(2);
+  EXPECT_GT(summary["distributed"]["estop_latency_us"].get<double>(), 0.0);
+  std::cout << "e-stop latency: " << summary["distributed"]["estop_latency_us"] << " us\n";
+  fs::remove_all(dir);
+}
+
+}  // namespace
