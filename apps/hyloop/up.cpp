@@ -219,6 +219,8 @@ int up_processes(const UpOptions& o) {
       if (!spec.empty()) spec.push_back(',');
       spec.append(name).append("=").append(children.back().address);
     }
+    children.push_back(spawn_service("identification", {}));
+    spec.append(",identification=").append(children.back().address);
     Child coordinator = spawn_service("coordinator", {"--services", spec}, o.coordinator_address);
     children.push_back(coordinator);
     if (o.serve) {

@@ -10,7 +10,9 @@
 #include <limits>
 #include <sstream>
 
+#include "hyloop/experiment/jobs.hpp"
 #include "hyloop/experiment/run_directory.hpp"
+#include "hyloop/experiment/scenario.hpp"
 #include "hyloop/transport/channel.hpp"
 #include "hyloop/transport/clock.hpp"
 
@@ -634,6 +636,133 @@ void Coordinator::run(std::string out_dir) noexcept {
   }
   finish(final_state, message);
   changed_.notify_all();
+}
+
+grpc::Status Coordinator::run_identification(const v1::RunIdentificationRequest& request,
+                                             v1::RunIdentificationReply* reply) {
+  ServiceHandle* ident = nullptr;
+  const auto find = [this](const std::string& name) -> ServiceHandle* {
+    for (auto& s : services_) {
+      if (s->name() == name) return s.get();
+    }
+    return nullptr;
+  };
+  ident = find("identification");
+  if (ident == nullptr) {
+    return {grpc::StatusCode::FAILED_PRECONDITION,
+            "no identification service is known to the coordinator (--services "
+            "identification=ADDRESS)"};
+  }
+  ex::SitsScenario s;
+  try {
+    std::vector<std::string> overrides(request.overrides().begin(), request.overrides().end());
+    s = ex::parse_scenario(request.scenario_yaml(), "scenario", overrides);
+    // The sweep as `hyloop identify` runs it: the actuator latches every step, N cycles.
+    const double duration = s.timing.step * static_cast<double>(s.identification.samples);
+    overrides.push_back("delays.control_cycle=false");
+    overrides.push_back("timing.duration_s=" + ex::format_number(duration));
+    overrides.push_back("metrics.window_s=" + ex::format_number(duration));
+    s = ex::parse_scenario(request.scenario_yaml(), "scenario", overrides);
+  } catch (const std::exception& e) {
+    return {grpc::StatusCode::INVALID_ARGUMENT, e.what()};
+  }
+  {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    if (status_.state() == v1::RUN_STATE_RUNNING) {
+      return {grpc::StatusCode::FAILED_PRECONDITION, "a run is in progress"};
+    }
+  }
+  const std::string run_id = make_run_id(s.name + "-identify");
+  const v1::LoopEndpoints endpoints = endpoints_for(run_id);
+  tp::ChannelConfig tc;
+  tc.endpoint = endpoints.telemetry();
+  tc.pattern = tp::Pattern::kPull;
+  tc.role = tp::Role::kBind;
+  tc.recv_hwm = 200000;
+  tp::Channel telemetry(context_, tc);
+  v1::ConfigureRequest configure;
+  configure.set_run_id(run_id);
+  configure.set_scenario_yaml(ex::to_yaml(s));
+  *configure.mutable_endpoints() = endpoints;
+  configure.set_mode(v1::CLOCK_MODE_LOCKSTEP);
+  // The identification service in the dynamics' slot (sender 3).
+  const std::array<std::pair<const char*, std::uint32_t>, 4> slots = {
+      {{"rig-emulator", 1}, {"actuator", 2}, {"identification", 3}, {"sensor", 4}}};
+  std::string error;
+  for (const auto& [name, id] : slots) {
+    ServiceHandle* h = find(name);
+    configure.set_sender_id(id);
+    const v1::LifecycleReply r = h->configure(configure);
+    if (r.state() != v1::LIFECYCLE_STATE_INACTIVE) {
+      error = std::string(name) + ": configure failed: " + r.message();
+      break;
+    }
+  }
+  for (const char* name : {"rig-emulator", "sensor", "identification", "actuator"}) {
+    if (!error.empty()) break;
+    const v1::LifecycleReply r = find(name)->activate();
+    if (r.state() != v1::LIFECYCLE_STATE_ACTIVE) {
+      error = std::string(name) + ": activate failed: " + r.message();
+    }
+  }
+  ex::SweepData data;
+  const auto n = static_cast<std::size_t>(s.identification.samples);
+  data.command.reserve(n);
+  data.position.reserve(n);
+  std::vector<std::byte> buffer(1 << 16);
+  v1::Telemetry t;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(5);
+  while (error.empty()) {
+    if (std::chrono::steady_clock::now() > deadline) {
+      error = "identification run timed out";
+      break;
+    }
+    const auto got = telemetry.receive(buffer, std::chrono::milliseconds(200));
+    if (!got) {
+      const auto st = ident->state();
+      if (!st || st->state() == v1::LIFECYCLE_STATE_ERROR) {
+        error = "identification service failed: " + (st ? st->message() : "not answering");
+      }
+      continue;
+    }
+    if (!t.ParseFromArray(got->bytes.data(), static_cast<int>(got->bytes.size())) ||
+        t.header().run_id() != run_id || t.header().sender() != 3) {
+      continue;
+    }
+    if (t.event() == "identified") break;
+    if (t.event().rfind("fault:", 0) == 0) {
+      error = t.event().substr(6);
+      break;
+    }
+    if (t.values_size() >= 2 && data.command.size() < n) {
+      data.command.push_back(t.values(0));
+      data.position.push_back(t.values(1));
+    }
+  }
+  for (const char* name : {"actuator", "identification", "sensor", "rig-emulator"}) {
+    (void)find(name)->deactivate();
+  }
+  if (!error.empty()) {
+    return {grpc::StatusCode::ABORTED, error};
+  }
+  if (data.command.size() != n) {
+    return {grpc::StatusCode::ABORTED, "identification: " + std::to_string(data.command.size()) +
+                                           " of " + std::to_string(n) + " samples arrived"};
+  }
+  nlohmann::json report;
+  try {
+    report = ex::identify_from_sweep(s, data);
+  } catch (const std::exception& e) {
+    return {grpc::StatusCode::FAILED_PRECONDITION, e.what()};
+  }
+  report["through"] = "services: actuator → rig emulator → sensor (lockstep)";
+  report["run_id"] = run_id;
+  reply->set_report_json(report.dump(2));
+  v1::ArxModelMessage* m = reply->mutable_model();
+  for (double a : report["discrete_model"]["den"]) m->add_a(a);
+  for (double b : report["discrete_model"]["num"]) m->add_b(b);
+  m->set_sample_time_s(s.timing.step);
+  return grpc::Status::OK;
 }
 
 void CoordinatorComponent::on_shutdown() { coordinator_.shutdown_services(); }

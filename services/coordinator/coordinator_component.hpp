@@ -64,6 +64,11 @@ class Coordinator {
   /// Telemetry frames of the current run (blocks until a new row or the run's end).
   bool next_frame(std::uint64_t after_cycle, std::uint32_t decimation, v1::TelemetryFrame* frame,
                   std::chrono::milliseconds timeout);
+  /// Identification through the stack: the scenario's sine sweep goes out through the actuator
+  /// service to the rig, positions come back through the sensor service, and the
+  /// identification service takes the dynamics' place; the report is `hyloop identify`'s.
+  grpc::Status run_identification(const v1::RunIdentificationRequest& request,
+                                  v1::RunIdentificationReply* reply);
   /// Waits until the current run is over. False on timeout.
   bool wait(std::chrono::milliseconds timeout);
   /// Shuts every service down (the end of `hyloop up`).
@@ -134,9 +139,13 @@ class CoordinatorComponent final : public runtime::Component {
 
 /// The hyloop.v1.Experiment gRPC service over a Coordinator.
 std::unique_ptr<grpc::Service> make_experiment_service(Coordinator& coordinator);
+/// hyloop.v1.Identification on the coordinator: RunIdentification drives the loop; the other
+/// calls are forwarded to the identification service.
+std::unique_ptr<grpc::Service> make_coordinator_identification_service(Coordinator& coordinator);
 
 /// Parses "name=address,name=address" (the --services option / HYLOOP_SERVICES) into handles,
-/// in kLoopServices order. Throws std::invalid_argument naming a missing or unknown service.
+/// in kLoopServices order, then "identification" when given (optional). Throws
+/// std::invalid_argument naming a missing or unknown service.
 std::vector<std::unique_ptr<ServiceHandle>> grpc_service_handles(const std::string& spec);
 
 }  // namespace hyloop::services

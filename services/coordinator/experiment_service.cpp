@@ -62,7 +62,24 @@ class ExperimentService final : public v1::Experiment::Service {
   Coordinator& c_;
 };
 
+class CoordinatorIdentification final : public v1::Identification::Service {
+ public:
+  explicit CoordinatorIdentification(Coordinator& c) : c_(c) {}
+  grpc::Status RunIdentification(grpc::ServerContext* /*ctx*/,
+                                 const v1::RunIdentificationRequest* request,
+                                 v1::RunIdentificationReply* reply) override {
+    return c_.run_identification(*request, reply);
+  }
+
+ private:
+  Coordinator& c_;
+};
+
 }  // namespace
+
+std::unique_ptr<grpc::Service> make_coordinator_identification_service(Coordinator& coordinator) {
+  return std::make_unique<CoordinatorIdentification>(coordinator);
+}
 
 std::unique_ptr<grpc::Service> make_experiment_service(Coordinator& coordinator) {
   return std::make_unique<ExperimentService>(coordinator);
@@ -78,9 +95,11 @@ std::vector<std::unique_ptr<ServiceHandle>> grpc_service_handles(const std::stri
       throw std::invalid_argument("--services: \"" + item + "\": expected name=address");
     }
     const std::string name = item.substr(0, eq);
-    if (std::find(kLoopServices.begin(), kLoopServices.end(), name) == kLoopServices.end()) {
-      throw std::invalid_argument("--services: unknown service \"" + name +
-                                  "\" (known: rig-emulator, actuator, dynamics, sensor)");
+    if (std::find(kLoopServices.begin(), kLoopServices.end(), name) == kLoopServices.end() &&
+        name != "identification") {
+      throw std::invalid_argument(
+          "--services: unknown service \"" + name +
+          "\" (known: rig-emulator, actuator, dynamics, sensor, identification)");
     }
     given[name] = item.substr(eq + 1);
   }
@@ -91,6 +110,9 @@ std::vector<std::unique_ptr<ServiceHandle>> grpc_service_handles(const std::stri
       throw std::invalid_argument(std::string("--services: missing ") + name + "=ADDRESS");
     }
     handles.push_back(make_grpc_service_handle(name, it->second));
+  }
+  if (const auto it = given.find("identification"); it != given.end()) {
+    handles.push_back(make_grpc_service_handle("identification", it->second));
   }
   return handles;
 }

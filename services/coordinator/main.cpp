@@ -44,5 +44,6 @@ int main(int argc, char** argv) {
       [&coordinator] { return std::make_unique<services::CoordinatorComponent>(coordinator); },
       [&coordinator](runtime::ServiceHost& host, runtime::Component& /*component*/) {
         host.add_service(services::make_experiment_service(coordinator));
+        host.add_service(services::make_coordinator_identification_service(coordinator));
       });
 }

@@ -388,4 +388,30 @@ TEST(Stack, EmergencyStopStopsTheActuatorAndIsMeasured) {
   fs::remove_all(dir);
 }
 
+TEST(Stack, IdentificationThroughTheServicesGivesTheModelOfHyloopIdentify) {
+  const fs::path dir = temp_dir("identify");
+  const std::string scenario = (kSource / "scenarios/sits/identify.yaml").string();
+  ASSERT_EQ(run_command((kBin / "hyloop").string() + " identify " + scenario + " --out " +
+                        (dir / "identify.json").string() + " > /dev/null 2>&1"),
+            0);
+  const auto reference = nlohmann::json::parse(slurp(dir / "identify.json"));
+  Stack stack;
+  ASSERT_FALSE(stack.address.empty());
+  auto stub = v1::Identification::NewStub(
+      grpc::CreateChannel(stack.address, grpc::InsecureChannelCredentials()));
+  v1::RunIdentificationRequest request;
+  request.set_scenario_yaml(experiment::read_scenario_text(scenario));
+  v1::RunIdentificationReply reply;
+  const grpc::Status st =
+      call([&](grpc::ClientContext* c) { return stub->RunIdentification(c, request, &reply); });
+  ASSERT_TRUE(st.ok()) << st.error_message();
+  const auto report = nlohmann::json::parse(reply.report_json());
+  EXPECT_EQ(report["discrete_model"], reference["discrete_model"]);
+  EXPECT_EQ(report["continuous_model"], reference["continuous_model"]);
+  EXPECT_EQ(report["a"], reference["a"]);
+  EXPECT_EQ(report["b"], reference["b"]);
+  EXPECT_EQ(reply.model().a_size(), static_cast<int>(reference["discrete_model"]["den"].size()));
+  fs::remove_all(dir);
+}
+
 }  // namespace
