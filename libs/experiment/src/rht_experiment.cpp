@@ -17,78 +17,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr int kMaxTheta = 7;
-const std::vector<std::string> kBaseColumns = {
-    "time[s]",  "ground_accel[m/s^2]", "d_desired[m]", "d_command[m]", "d_measured[m]", "d_true[m]",
-    "force[N]", "d_numerical[m]",      "error[m]",     "omega[rad/s]", "rls_status[-]"};
-
-std::vector<std::string> columns() {
-  std::vector<std::string> c = kBaseColumns;
-  for (int i = 1; i <= kMaxTheta; ++i) c.push_back("theta_" + std::to_string(i) + "[-]");
-  return c;
-}
-
-fs::path resolve(const RhtScenario& s, const std::string& file) {
-  const fs::path p(file);
-  if (p.is_absolute()) return p;
-  const fs::path project = fs::path(HYLOOP_SOURCE_DIR) / p;
-  if (fs::exists(project)) return project;
-  const fs::path beside = fs::path(s.origin).parent_path() / p;
-  return fs::exists(beside) ? beside : project;
-}
-
-core::GroundMotion load_motion(const RhtScenario& s) {
-  try {
-    core::GroundMotion m = core::read_ground_motion(
-        resolve(s, s.ground_motion.file), core::parse_ground_motion_format(s.ground_motion.format),
-        core::parse_acceleration_unit(s.ground_motion.unit));
-    if (s.ground_motion.peak_g > 0.0) {
-      m = core::scale_to_peak(m, s.ground_motion.peak_g * core::kStandardGravity);
-    }
-    return core::resample(m, s.timing.step);
-  } catch (const std::invalid_argument& e) {
-    throw ScenarioError(s.origin + ": ground_motion: " + e.what());
-  } catch (const std::runtime_error& e) {
-    throw ScenarioError(s.origin + ": ground_motion.file: " + e.what());
-  }
-}
-
-core::InverseModelCompensatorConfig compensator_config(const RhtScenario& s) {
-  auto c = core::InverseModelCompensatorConfig::preset(
-      core::parse_loading_model_preset(s.compensator.model));
-  c.forgetting_factor = s.compensator.forgetting_factor;
-  c.batch_ridge = s.compensator.batch_ridge;
-  c.max_parameter_jump = s.compensator.max_parameter_jump;
-  c.max_covariance_trace = s.compensator.max_covariance_trace;
-  c.adapt = s.compensator.adapt;
-  return c;
-}
-
-hal::ServoActuatorConfig servo_config(const RhtScenario& s, std::uint64_t seed) {
-  hal::ServoActuatorConfig c;
-  c.step = s.timing.step;
-  c.omega = s.servo.omega;
-  c.zeta = s.servo.zeta;
-  c.omega_variation.enabled = s.servo.varying;
-  c.omega_variation.omega_min = s.servo.omega_min;
-  c.omega_variation.omega_max = s.servo.omega_max;
-  c.omega_variation.period = s.servo.period;
-  c.noise_std = s.servo.noise_std;
-  c.seed = seed;
-  c.specimen_stiffness = s.specimen.stiffness;
-  c.specimen_damping = s.specimen.damping;
-  return c;
-}
-
-core::StructureConfig structure_config(const RhtScenario& s, double stiffness,
-                                       double experimental) {
-  core::StructureConfig c = core::StructureConfig::single_dof(
-      s.structure.mass, s.structure.damping, stiffness, s.timing.step,
-      core::StructureIntegrator::kCentralDifference);
-  c.experimental_stiffness = experimental;
-  return c;
-}
-
 nlohmann::json num(double v) {
   return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr);
 }
@@ -266,119 +194,67 @@ std::string to_yaml(const RhtScenario& s) {
 
 RhtExperiment::RhtExperiment(const RhtScenario& scenario)
     : scenario_(scenario),
-      motion_(load_motion(scenario)),
-      total_steps_(scenario.timing.duration > 0.0
-                       ? static_cast<std::int64_t>(
-                             std::llround(scenario.timing.duration / scenario.timing.step))
-                       : static_cast<std::int64_t>(motion_.size()) - 2),
-      structure_(structure_config(scenario, scenario.structure.numerical_stiffness,
-                                  scenario.specimen.stiffness)),
-      reference_(structure_config(
-          scenario, scenario.structure.numerical_stiffness + scenario.specimen.stiffness, 0.0)),
-      servo_(servo_config(scenario, scenario.servo.seed)),
-      samples_(columns(), scenario.outputs.samples
-                              ? static_cast<std::size_t>(std::max<std::int64_t>(total_steps_, 0))
-                              : 0),
-      row_(columns().size(), 0.0) {
-  if (total_steps_ < 10) {
-    throw ScenarioError(scenario.origin + ": timing.duration_s: the run has " +
-                        std::to_string(total_steps_) + " steps; at least 10 are needed");
-  }
-  if (static_cast<std::size_t>(total_steps_) + 2 > motion_.size()) {
-    throw ScenarioError(
-        scenario.origin + ": timing.duration_s = " + format_value(scenario.timing.duration) +
-        ": longer than the ground motion (" + format_value(motion_.duration()) + " s)");
-  }
+      dynamics_(scenario),
+      servo_(rht_servo_config(scenario, scenario.servo.seed)),
+      actuator_stage_(1, rht_safety_config(scenario)),
+      samples_(rht_column_headers(),
+               scenario.outputs.samples ? static_cast<std::size_t>(dynamics_.total_steps()) : 0),
+      row_(kRhtColumns, 0.0) {
   for (auto* v : {&desired_, &command_, &measured_, &true_})
-    v->reserve(static_cast<std::size_t>(total_steps_));
-
-  if (scenario.compensator.type == "adaptive") {
-    compensator_.emplace(compensator_config(scenario));
-    // Offline run (paper: the structure's pure-numerical response as the command), then batch LS.
-    core::StructureModel offline_structure(structure_config(
-        scenario, scenario.structure.numerical_stiffness + scenario.specimen.stiffness, 0.0));
-    hal::ServoActuatorConfig offline = servo_config(scenario, scenario.servo.seed + 7919);
-    offline.noise_std = scenario.compensator.offline_noise_std;
-    hal::ServoActuatorEmulator offline_servo(offline);
-    const auto n = static_cast<std::size_t>(total_steps_);
-    std::vector<double> commands(n), measured(n);
-    for (std::size_t i = 0; i < n; ++i) {
-      offline_structure.step(motion_.acceleration[i], 0.0);
-      commands[i] = offline_structure.displacement(0);
-      measured[i] = offline_servo.step(commands[i]).displacement;
-    }
-    try {
-      compensator_->initialise_batch(commands, measured);
-    } catch (const std::invalid_argument& e) {
-      throw ScenarioError(scenario.origin +
-                          ": compensator: the batch fit of the offline run failed (" + e.what() +
-                          "); raise compensator.batch_ridge");
-    }
-    for (int i = 0; i < compensator_->parameter_count(); ++i)
-      theta0_.push_back(compensator_->parameters()(i));
-    compensator_->reset(0.0);
-  }
+    v->reserve(static_cast<std::size_t>(dynamics_.total_steps()));
   servo_.reset(0.0);
-  // u_1 from rest with the load at t_0; the command for step 0.
-  structure_.step(motion_.acceleration[0], 0.0);
-  reference_.step(motion_.acceleration[0], 0.0);
-  desired_next_ = structure_.displacement(0);
-  command_next_ = compensator_ ? compensator_->command(desired_next_) : desired_next_;
-}
-
-void RhtExperiment::record(double t, double a_g, const hal::ServoMeasurement& m,
-                           std::uint8_t status) noexcept {
-  row_[0] = t;
-  row_[1] = a_g;
-  row_[2] = desired_next_;
-  row_[3] = command_next_;
-  row_[4] = m.displacement;
-  row_[5] = m.true_displacement;
-  row_[6] = m.force;
-  row_[7] = reference_.displacement(0);
-  row_[8] = m.displacement - desired_next_;
-  row_[9] = m.omega;
-  row_[10] = status;
-  for (int i = 0; i < kMaxTheta; ++i) {
-    row_[kBaseColumns.size() + static_cast<std::size_t>(i)] =
-        compensator_ && i < compensator_->parameter_count() ? compensator_->parameters()(i) : 0.0;
-  }
-  if (scenario_.outputs.samples) samples_.append(row_);
+  command_next_ = dynamics_.initial_command();
+  actuator_stage_.reset({command_next_, 0.0});
 }
 
 bool RhtExperiment::step() noexcept {
-  if (stopped_ || cycle_ >= total_steps_) return false;
-  const auto i = static_cast<std::size_t>(cycle_);
-  const double t_end = static_cast<double>(cycle_ + 1) * scenario_.timing.step;
-  const hal::ServoMeasurement& m = servo_.step(command_next_);
-  std::uint8_t status = 0;
-  if (compensator_) {
-    const core::RlsStatus s = compensator_->observe(command_next_, m.displacement);
-    status = static_cast<std::uint8_t>(s);
-    ++status_counts_[static_cast<std::size_t>(s)];
-  }
-  desired_.push_back(desired_next_);
-  command_.push_back(command_next_);
-  measured_.push_back(m.displacement);
-  true_.push_back(m.true_displacement);
-  record(t_end, motion_.acceleration[i + 1], m, status);
-  ++cycle_;
-
-  structure_.step(motion_.acceleration[i + 1], -m.force);
-  reference_.step(motion_.acceleration[i + 1], 0.0);
-  desired_next_ = structure_.displacement(0);
-  command_next_ = compensator_ ? compensator_->command(desired_next_) : desired_next_;
-  if (!std::isfinite(command_next_) || !std::isfinite(desired_next_)) {
+  if (stopped_ || cycle_ >= total_steps()) return false;
+  // The servo applies the command of this cycle (through the actuator's safety layer).
+  const hal::ActuatorCommand offered{command_next_, 0.0};
+  const double applied = actuator_stage_.update(cycle_, &offered).command.position;
+  const hal::ServoMeasurement& m = servo_.step(applied);
+  row_[col(RhtColumn::kTrue)] = m.true_displacement;
+  row_[col(RhtColumn::kOmega)] = m.omega;
+  double next = 0.0;
+  const char* reason = dynamics_.step(cycle_, m.displacement, m.force, row_, next);
+  record_row(row_);
+  if (reason != nullptr) {
     stopped_ = true;
-    stop_reason_ = "not_finite";
+    stop_reason_ = reason;
     return false;
   }
-  if (std::abs(command_next_) > scenario_.servo.stroke) {
-    stopped_ = true;  // the command is never sent: the actuator holds its last position
-    stop_reason_ = "stroke_limit";
-    return false;
+  command_next_ = next;
+  return cycle_ < total_steps();
+}
+
+void RhtExperiment::record_row(std::span<const double> row) noexcept {
+  desired_.push_back(row[col(RhtColumn::kDesired)]);
+  command_.push_back(row[col(RhtColumn::kCommand)]);
+  measured_.push_back(row[col(RhtColumn::kMeasured)]);
+  true_.push_back(row[col(RhtColumn::kTrue)]);
+  if (dynamics_.compensator() != nullptr) {
+    const auto status = static_cast<std::size_t>(row[col(RhtColumn::kRlsStatus)]);
+    if (status < status_counts_.size()) ++status_counts_[status];
   }
-  return cycle_ < total_steps_;
+  if (scenario_.outputs.samples) samples_.append(row);
+  ++cycle_;
+}
+
+bool RhtExperiment::record_cycle(std::span<const double> row) noexcept {
+  if (row.size() != kRhtColumns || cycle_ >= total_steps()) return false;
+  if (core::InverseModelCompensator* c = dynamics_.compensator()) {
+    const auto status =
+        c->observe(row[col(RhtColumn::kCommand)], row[col(RhtColumn::kMeasured)]);
+    if (static_cast<double>(status) != row[col(RhtColumn::kRlsStatus)]) ++replay_mismatches_;
+  }
+  std::copy(row.begin(), row.end(), row_.begin());
+  record_row(row_);
+  return true;
+}
+
+void RhtExperiment::record_stop(std::string_view reason) {
+  stopped_ = true;
+  stop_reason_ = std::string(reason);
 }
 
 nlohmann::json RhtExperiment::summary() const {
@@ -419,10 +295,11 @@ nlohmann::json RhtExperiment::summary() const {
   j["compensator"] =
       scenario_.compensator.type == "none" ? "none" : "adaptive_" + scenario_.compensator.model;
   j["diverged"] = stopped_;
-  j["stop_reason"] = stop_reason_ ? nlohmann::json(stop_reason_) : nlohmann::json(nullptr);
-  j["ground_motion"] = {{"source", motion_.source},
-                        {"peak_mps2", motion_.peak()},
-                        {"peak_g", motion_.peak() / core::kStandardGravity}};
+  j["stop_reason"] = stopped_ ? nlohmann::json(stop_reason_) : nlohmann::json(nullptr);
+  const core::GroundMotion& motion = dynamics_.motion();
+  j["ground_motion"] = {{"source", motion.source},
+                        {"peak_mps2", motion.peak()},
+                        {"peak_g", motion.peak() / core::kStandardGravity}};
   j["metrics"] = {
       {"max_error_m", max_err},
       {"max_error_after_settle_m", max_err_settled},
@@ -439,21 +316,22 @@ nlohmann::json RhtExperiment::summary() const {
       {"command_two_step_ratio", num(two_step_ratio)},
       {"command_two_step_oscillation",
        std::isfinite(two_step_ratio) && two_step_ratio > scenario_.metrics.oscillation_threshold}};
-  if (compensator_) {
+  if (const core::InverseModelCompensator* compensator = dynamics_.compensator()) {
     nlohmann::json counts;
     for (std::size_t k = 0; k < core::kRlsStatusCount; ++k) {
       counts[std::string(core::to_string(static_cast<core::RlsStatus>(k)))] = status_counts_[k];
     }
     std::vector<double> theta;
-    for (int k = 0; k < compensator_->parameter_count(); ++k)
-      theta.push_back(compensator_->parameters()(k));
+    for (int k = 0; k < compensator->parameter_count(); ++k)
+      theta.push_back(compensator->parameters()(k));
     j["rls"] = {{"model", scenario_.compensator.model},
                 {"forgetting_factor", scenario_.compensator.forgetting_factor},
-                {"initial_parameters", theta0_},
+                {"initial_parameters", dynamics_.initial_parameters()},
                 {"final_parameters", theta},
                 {"updates", counts},
-                {"guard_rejections", compensator_->estimator().rejected()},
-                {"covariance_trace", compensator_->estimator().covariance().trace()}};
+                {"guard_rejections", compensator->estimator().rejected()},
+                {"covariance_trace", compensator->estimator().covariance().trace()}};
+    if (replay_mismatches_ > 0) j["rls"]["replay_mismatches"] = replay_mismatches_;
   }
   return j;
 }
@@ -461,13 +339,13 @@ nlohmann::json RhtExperiment::summary() const {
 void RhtExperiment::write_extra_files(const fs::path& dir) const {
   std::ofstream log(dir / "log.txt");
   log << "rht run " << scenario_.name << ": " << cycle_ << " steps\n";
-  if (compensator_) {
+  if (const core::InverseModelCompensator* compensator = dynamics_.compensator()) {
     log << "batch initial parameters:";
-    for (double v : theta0_) log << ' ' << format_number(v);
+    for (double v : dynamics_.initial_parameters()) log << ' ' << format_number(v);
     log << "\n";
-    const auto rejected = compensator_->estimator().rejected();
+    const auto rejected = compensator->estimator().rejected();
     log << "RLS guard: " << rejected << " update(s) rejected; last reason "
-        << core::to_string(compensator_->estimator().last_rejection()) << "\n";
+        << core::to_string(compensator->estimator().last_rejection()) << "\n";
   }
   if (stopped_) log << "stopped: " << stop_reason_ << "\n";
   const nlohmann::json m = summary()["metrics"];

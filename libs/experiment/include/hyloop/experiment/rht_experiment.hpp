@@ -25,6 +25,8 @@
 #include "hyloop/core/inverse_model_compensator.hpp"
 #include "hyloop/core/structure_model.hpp"
 #include "hyloop/experiment/experiment.hpp"
+#include "hyloop/experiment/rht_dynamics.hpp"
+#include "hyloop/hal/actuator_stage.hpp"
 #include "hyloop/hal/servo_actuator_emulator.hpp"
 
 namespace hyloop::experiment {
@@ -109,8 +111,16 @@ class RhtExperiment final : public Experiment {
   RhtExperiment& operator=(const RhtExperiment&) = delete;
 
   bool step() noexcept override;
+  /// Distributed runs: records cycle cycle() computed by the services. The adaptive
+  /// compensator's RLS update is replayed from the row's (command, measured) pair, so the
+  /// summary's RLS figures are those of the dynamics service; a status that differs from the
+  /// row's is counted (rls_replay_mismatches). RT-safe.
+  bool record_cycle(std::span<const double> row) noexcept override;
+  void record_stop(std::string_view reason) override;
   [[nodiscard]] std::int64_t cycle() const noexcept override { return cycle_; }
-  [[nodiscard]] std::int64_t total_steps() const noexcept override { return total_steps_; }
+  [[nodiscard]] std::int64_t total_steps() const noexcept override {
+    return dynamics_.total_steps();
+  }
   [[nodiscard]] double step_size() const noexcept override { return scenario_.timing.step; }
   [[nodiscard]] const SampleTable& samples() const noexcept override { return samples_; }
   [[nodiscard]] std::string name() const override { return scenario_.name; }
@@ -120,22 +130,20 @@ class RhtExperiment final : public Experiment {
   void write_extra_files(const std::filesystem::path& dir) const override;
   [[nodiscard]] std::string progress_mode() const override { return scenario_.outputs.progress; }
 
-  [[nodiscard]] const std::vector<double>& initial_parameters() const { return theta0_; }
+  [[nodiscard]] const std::vector<double>& initial_parameters() const {
+    return dynamics_.initial_parameters();
+  }
   [[nodiscard]] const core::InverseModelCompensator* compensator() const {
-    return compensator_ ? &*compensator_ : nullptr;
+    return dynamics_.compensator();
   }
 
  private:
-  void record(double t, double a_g, const hal::ServoMeasurement& m, std::uint8_t status) noexcept;
+  void record_row(std::span<const double> row) noexcept;
 
   RhtScenario scenario_;
-  core::GroundMotion motion_;
-  std::int64_t total_steps_;
-  core::StructureModel structure_;
-  core::StructureModel reference_;  // pure numerical: the specimen's stiffness in the model
+  RhtDynamics dynamics_;
   hal::ServoActuatorEmulator servo_;
-  std::optional<core::InverseModelCompensator> compensator_;
-  std::vector<double> theta0_;
+  hal::ActuatorStage actuator_stage_;
   SampleTable samples_;
   std::vector<double> row_;
   // per-step series kept for the summary (reserved at construction)
@@ -144,11 +152,10 @@ class RhtExperiment final : public Experiment {
   std::vector<double> measured_;
   std::vector<double> true_;
   std::int64_t cycle_ = 0;
-  double desired_next_ = 0.0;
   double command_next_ = 0.0;
   bool stopped_ = false;
-  const char* stop_reason_ = nullptr;
-  std::uint64_t guard_events_ = 0;
+  std::string stop_reason_;
+  std::uint64_t replay_mismatches_ = 0;
   std::array<std::uint64_t, core::kRlsStatusCount> status_counts_{};
 };
 

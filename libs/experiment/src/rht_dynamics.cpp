@@ -1,0 +1,202 @@
+#include "hyloop/experiment/rht_dynamics.hpp"
+
+#include <cmath>
+#include <filesystem>
+
+#include "hyloop/experiment/rht_experiment.hpp"
+#include "hyloop/experiment/scenario.hpp"
+#include "hyloop/experiment/yaml_fields.hpp"
+
+namespace hyloop::experiment {
+namespace fs = std::filesystem;
+
+namespace {
+
+fs::path resolve(const RhtScenario& s, const std::string& file) {
+  const fs::path p(file);
+  if (p.is_absolute()) return p;
+  const fs::path project = fs::path(HYLOOP_SOURCE_DIR) / p;
+  if (fs::exists(project)) return project;
+  const fs::path beside = fs::path(s.origin).parent_path() / p;
+  return fs::exists(beside) ? beside : project;
+}
+
+}  // namespace
+
+core::GroundMotion load_rht_ground_motion(const RhtScenario& s) {
+  try {
+    core::GroundMotion m = core::read_ground_motion(
+        resolve(s, s.ground_motion.file), core::parse_ground_motion_format(s.ground_motion.format),
+        core::parse_acceleration_unit(s.ground_motion.unit));
+    if (s.ground_motion.peak_g > 0.0) {
+      m = core::scale_to_peak(m, s.ground_motion.peak_g * core::kStandardGravity);
+    }
+    return core::resample(m, s.timing.step);
+  } catch (const std::invalid_argument& e) {
+    throw ScenarioError(s.origin + ": ground_motion: " + e.what());
+  } catch (const std::runtime_error& e) {
+    throw ScenarioError(s.origin + ": ground_motion.file: " + e.what());
+  }
+}
+
+namespace {
+
+core::InverseModelCompensatorConfig compensator_config(const RhtScenario& s) {
+  auto c = core::InverseModelCompensatorConfig::preset(
+      core::parse_loading_model_preset(s.compensator.model));
+  c.forgetting_factor = s.compensator.forgetting_factor;
+  c.batch_ridge = s.compensator.batch_ridge;
+  c.max_parameter_jump = s.compensator.max_parameter_jump;
+  c.max_covariance_trace = s.compensator.max_covariance_trace;
+  c.adapt = s.compensator.adapt;
+  return c;
+}
+
+}  // namespace
+
+hal::ServoActuatorConfig rht_servo_config(const RhtScenario& s, std::uint64_t seed) {
+  hal::ServoActuatorConfig c;
+  c.step = s.timing.step;
+  c.omega = s.servo.omega;
+  c.zeta = s.servo.zeta;
+  c.omega_variation.enabled = s.servo.varying;
+  c.omega_variation.omega_min = s.servo.omega_min;
+  c.omega_variation.omega_max = s.servo.omega_max;
+  c.omega_variation.period = s.servo.period;
+  c.noise_std = s.servo.noise_std;
+  c.seed = seed;
+  c.specimen_stiffness = s.specimen.stiffness;
+  c.specimen_damping = s.specimen.damping;
+  return c;
+}
+
+namespace {
+
+core::StructureConfig structure_config(const RhtScenario& s, double stiffness,
+                                       double experimental) {
+  core::StructureConfig c = core::StructureConfig::single_dof(
+      s.structure.mass, s.structure.damping, stiffness, s.timing.step,
+      core::StructureIntegrator::kCentralDifference);
+  c.experimental_stiffness = experimental;
+  return c;
+}
+
+}  // namespace
+
+const std::vector<std::string>& rht_column_headers() {
+  static const std::vector<std::string> headers = [] {
+    std::vector<std::string> c = {"time[s]",        "ground_accel[m/s^2]", "d_desired[m]",
+                                  "d_command[m]",   "d_measured[m]",       "d_true[m]",
+                                  "force[N]",       "d_numerical[m]",      "error[m]",
+                                  "omega[rad/s]",   "rls_status[-]"};
+    for (int i = 1; i <= kRhtMaxTheta; ++i) c.push_back("theta_" + std::to_string(i) + "[-]");
+    return c;
+  }();
+  return headers;
+}
+
+hal::SafetyConfig rht_safety_config(const RhtScenario& s) {
+  hal::SafetyConfig c;
+  c.limits.position_min = -s.servo.stroke;
+  c.limits.position_max = s.servo.stroke;
+  c.step = s.timing.step;
+  return c;
+}
+
+std::int64_t rht_total_steps(const RhtScenario& s, const core::GroundMotion& motion) {
+  return s.timing.duration > 0.0
+             ? static_cast<std::int64_t>(std::llround(s.timing.duration / s.timing.step))
+             : static_cast<std::int64_t>(motion.size()) - 2;
+}
+
+RhtDynamics::RhtDynamics(const RhtScenario& scenario)
+    : step_(scenario.timing.step),
+      stroke_(scenario.servo.stroke),
+      motion_(load_rht_ground_motion(scenario)),
+      total_steps_(rht_total_steps(scenario, motion_)),
+      structure_(structure_config(scenario, scenario.structure.numerical_stiffness,
+                                  scenario.specimen.stiffness)),
+      reference_(structure_config(
+          scenario, scenario.structure.numerical_stiffness + scenario.specimen.stiffness, 0.0)) {
+  if (total_steps_ < 10) {
+    throw ScenarioError(scenario.origin + ": timing.duration_s: the run has " +
+                        std::to_string(total_steps_) + " steps; at least 10 are needed");
+  }
+  if (static_cast<std::size_t>(total_steps_) + 2 > motion_.size()) {
+    throw ScenarioError(
+        scenario.origin + ": timing.duration_s = " + format_value(scenario.timing.duration) +
+        ": longer than the ground motion (" + format_value(motion_.duration()) + " s)");
+  }
+  if (scenario.compensator.type == "adaptive") {
+    compensator_.emplace(compensator_config(scenario));
+    // Offline run (paper: the structure's pure-numerical response as the command), then batch LS.
+    core::StructureModel offline_structure(structure_config(
+        scenario, scenario.structure.numerical_stiffness + scenario.specimen.stiffness, 0.0));
+    hal::ServoActuatorConfig offline = rht_servo_config(scenario, scenario.servo.seed + 7919);
+    offline.noise_std = scenario.compensator.offline_noise_std;
+    hal::ServoActuatorEmulator offline_servo(offline);
+    const auto n = static_cast<std::size_t>(total_steps_);
+    std::vector<double> commands(n), measured(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      offline_structure.step(motion_.acceleration[i], 0.0);
+      commands[i] = offline_structure.displacement(0);
+      measured[i] = offline_servo.step(commands[i]).displacement;
+    }
+    try {
+      compensator_->initialise_batch(commands, measured);
+    } catch (const std::invalid_argument& e) {
+      throw ScenarioError(scenario.origin +
+                          ": compensator: the batch fit of the offline run failed (" + e.what() +
+                          "); raise compensator.batch_ridge");
+    }
+    for (int i = 0; i < compensator_->parameter_count(); ++i)
+      theta0_.push_back(compensator_->parameters()(i));
+    compensator_->reset(0.0);
+  }
+  // u_1 from rest with the load at t_0; the command for step 0.
+  structure_.step(motion_.acceleration[0], 0.0);
+  reference_.step(motion_.acceleration[0], 0.0);
+  desired_next_ = structure_.displacement(0);
+  command_next_ = compensator_ ? compensator_->command(desired_next_) : desired_next_;
+}
+
+void RhtDynamics::write_parameters(std::span<double> row) const noexcept {
+  for (int i = 0; i < kRhtMaxTheta; ++i) {
+    row[col(RhtColumn::kTheta1) + static_cast<std::size_t>(i)] =
+        compensator_ && i < compensator_->parameter_count() ? compensator_->parameters()(i) : 0.0;
+  }
+}
+
+const char* RhtDynamics::step(std::int64_t i, double measured, double force,
+                              std::span<double> row, double& next) noexcept {
+  const auto k = static_cast<std::size_t>(i);
+  std::uint8_t status = 0;
+  if (compensator_) {
+    status = static_cast<std::uint8_t>(compensator_->observe(command_next_, measured));
+  }
+  row[col(RhtColumn::kTime)] = static_cast<double>(i + 1) * step_;
+  row[col(RhtColumn::kGroundAccel)] = motion_.acceleration[k + 1];
+  row[col(RhtColumn::kDesired)] = desired_next_;
+  row[col(RhtColumn::kCommand)] = command_next_;
+  row[col(RhtColumn::kMeasured)] = measured;
+  row[col(RhtColumn::kForce)] = force;
+  row[col(RhtColumn::kNumerical)] = reference_.displacement(0);
+  row[col(RhtColumn::kError)] = measured - desired_next_;
+  row[col(RhtColumn::kRlsStatus)] = status;
+  write_parameters(row);
+
+  structure_.step(motion_.acceleration[k + 1], -force);
+  reference_.step(motion_.acceleration[k + 1], 0.0);
+  desired_next_ = structure_.displacement(0);
+  command_next_ = compensator_ ? compensator_->command(desired_next_) : desired_next_;
+  next = command_next_;
+  if (!std::isfinite(command_next_) || !std::isfinite(desired_next_)) {
+    return "not_finite";
+  }
+  if (std::abs(command_next_) > stroke_) {
+    return "stroke_limit";  // the command is never sent: the actuator holds its last position
+  }
+  return nullptr;
+}
+
+}  // namespace hyloop::experiment
