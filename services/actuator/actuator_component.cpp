@@ -2,8 +2,6 @@
 
 #include <array>
 
-#include "hyloop/experiment/experiment.hpp"
-#include "hyloop/experiment/sits_dynamics.hpp"
 #include "hyloop/transport/clock.hpp"
 
 namespace hyloop::services {
@@ -12,13 +10,8 @@ namespace tp = hyloop::transport;
 namespace ex = hyloop::experiment;
 
 void ActuatorComponent::configure_loop(const v1::ConfigureRequest& request) {
-  const std::string kind = ex::scenario_kind_of_text(request.scenario_yaml(), "scenario");
-  if (kind != "sits") {
-    throw std::invalid_argument("scenario kind \"" + kind +
-                                "\": the distributed stack runs kind sits");
-  }
-  scenario_ = ex::parse_scenario(request.scenario_yaml(), "scenario", {});
-  stage_.emplace(scenario_->hold_steps(), ex::sits_safety_config(*scenario_));
+  plan_ = ex::loop_plan(request.scenario_yaml());
+  stage_.emplace(plan_.hold_steps, plan_.safety);
   commands_ = std::make_unique<tp::LoopInput<v1::ActuatorCommand>>(
       context(),
       channel(endpoints_.dynamics_to_actuator(), "dynamics_to_actuator", tp::Pattern::kPair,
@@ -67,7 +60,7 @@ bool ActuatorComponent::cycle(std::uint64_t c, const v1::ActuatorCommand* comman
   out_.set_velocity_mps(o.command.velocity);
   out_.mutable_header()->set_origin_time_ns(command != nullptr ? command->header().origin_time_ns()
                                                                : 0);
-  const double t = static_cast<double>(c) * scenario_->timing.step;
+  const double t = static_cast<double>(c) * plan_.step;
   (void)to_rig_->send(out_, c, t, lockstep(), runtime::kLockstepPoll * 20);
   if (o.estopped && estop_latency_.load() == 0 && estop_request_ns_.load() != 0) {
     estop_latency_.store(std::max<std::int64_t>(1, tp::monotonic_now_ns() - estop_request_ns_));
@@ -84,9 +77,9 @@ bool ActuatorComponent::cycle(std::uint64_t c, const v1::ActuatorCommand* comman
 }
 
 void ActuatorComponent::run_loop() noexcept {
-  const auto total = static_cast<std::uint64_t>(scenario_->steps());
-  const double step = scenario_->timing.step;
-  stage_->reset({scenario_->model.initial_position, scenario_->model.initial_velocity});
+  const auto total = static_cast<std::uint64_t>(plan_.total_steps);
+  const double step = plan_.step;
+  stage_->reset(plan_.initial);
   // Cycle 0: the bumpless initial command (the rig is at rest there).
   out_.set_position_m(stage_->output().command.position);
   out_.set_velocity_mps(stage_->output().command.velocity);

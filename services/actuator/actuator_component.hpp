@@ -16,7 +16,7 @@
 #include <memory>
 #include <optional>
 
-#include "hyloop/experiment/scenario.hpp"
+#include "hyloop/experiment/loop_parts.hpp"
 #include "hyloop/hal/actuator_stage.hpp"
 #include "hyloop/runtime/loop_component.hpp"
 
@@ -50,7 +50,7 @@ class ActuatorComponent final : public runtime::LoopComponent {
   /// watchdog trip or an e-stop (nothing more to send).
   bool cycle(std::uint64_t c, const v1::ActuatorCommand* command) noexcept;
 
-  std::optional<experiment::SitsScenario> scenario_;
+  experiment::LoopPlan plan_;
   std::optional<hal::ActuatorStage> stage_;
   std::unique_ptr<transport::LoopInput<v1::ActuatorCommand>> commands_;
   std::unique_ptr<transport::LoopOutput> to_rig_;

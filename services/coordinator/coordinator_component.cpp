@@ -127,10 +127,11 @@ grpc::Status Coordinator::load_scenario(const v1::LoadScenarioRequest& request,
   } catch (const std::exception& err) {
     return {grpc::StatusCode::INVALID_ARGUMENT, err.what()};
   }
-  if (e->kind() != "sits") {
+  if (e->kind() != "sits" && e->kind() != "rht") {
     return {grpc::StatusCode::FAILED_PRECONDITION,
             origin + ": kind = \"" + e->kind() +
-                "\": the distributed stack runs kind sits; run this one in process (hyloop run)"};
+                "\": the distributed stack runs kinds sits and rht; run this one in process "
+                "(hyloop run)"};
   }
   const std::lock_guard<std::mutex> lock(mutex_);
   if (status_.state() == v1::RUN_STATE_RUNNING) {

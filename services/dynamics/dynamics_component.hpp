@@ -1,17 +1,17 @@
 #pragma once
-// The dynamics + compensation service: hosts experiment::SitsDynamics (the same block the
-// in-process runner steps). For each SensorSample of cycle k it computes step 4 of the cycle
-// contract and sends the ActuatorCommand of cycle k+1 (its header carries the rig's sample time
-// as origin, so the actuator measures the loop latency), and the recorder's columns of cycle k
-// as telemetry. Lockstep: cycle k starts when sample k is there. Real time: each sample is used
-// as it arrives; stale or out-of-order samples are dropped and counted by the validator.
-// A stop verdict (not finite, displacement limit) stops sending commands: the actuator's
-// watchdog then ramps the rig to rest.
+// The dynamics + compensation service: hosts experiment::DynamicsPart (SitsDynamics or
+// RhtDynamics, the same blocks the in-process runners step). For each SensorSample of cycle k it
+// computes step 4 of the cycle contract and sends the ActuatorCommand of cycle k+1 (its header
+// carries the rig's sample time as origin, so the actuator measures the loop latency), and the
+// recorder's columns of cycle k as telemetry. Lockstep: cycle k starts when sample k is there. Real
+// time: each sample is used as it arrives; stale or out-of-order samples are dropped and counted by
+// the validator. A stop verdict (not finite, displacement limit) stops sending commands: the
+// actuator's watchdog then ramps the rig to rest.
 
 #include <memory>
 #include <optional>
 
-#include "hyloop/experiment/sits_dynamics.hpp"
+#include "hyloop/experiment/loop_parts.hpp"
 #include "hyloop/runtime/loop_component.hpp"
 
 namespace hyloop::services {
@@ -27,12 +27,12 @@ class DynamicsComponent final : public runtime::LoopComponent {
   void on_emergency_stop(std::string_view reason) noexcept override;
 
  private:
-  std::optional<experiment::SitsScenario> scenario_;
-  std::optional<experiment::SitsDynamics> dynamics_;
+  experiment::LoopPlan plan_;
+  std::unique_ptr<experiment::DynamicsPart> dynamics_;
   std::unique_ptr<transport::LoopInput<v1::SensorSample>> samples_;
   std::unique_ptr<transport::LoopOutput> commands_;
   v1::ActuatorCommand command_;
-  std::array<double, experiment::kSitsColumns> values_{};
+  std::vector<double> values_;
   std::atomic<bool> estop_{false};
 };
 

@@ -2,23 +2,13 @@
 
 #include <array>
 
-#include "hyloop/experiment/experiment.hpp"
-#include "hyloop/experiment/sits_dynamics.hpp"
-
 namespace hyloop::services {
 
 namespace tp = hyloop::transport;
 
 void RigEmulatorComponent::configure_loop(const v1::ConfigureRequest& request) {
-  const std::string kind = experiment::scenario_kind_of_text(request.scenario_yaml(), "scenario");
-  if (kind != "sits") {
-    throw std::invalid_argument("scenario kind \"" + kind +
-                                "\": the distributed stack runs kind sits (rht and fcu run "
-                                "in process: hyloop run)");
-  }
-  scenario_ = experiment::parse_scenario(request.scenario_yaml(), "scenario", {});
-  rig_ = std::make_unique<hal::SitsRigEmulator>(experiment::sits_rig_config(*scenario_));
-  rig_->reset(scenario_->model.initial_position);
+  plan_ = experiment::loop_plan(request.scenario_yaml());
+  rig_ = experiment::make_rig_part(request.scenario_yaml());
   commands_ = std::make_unique<tp::LoopInput<v1::ActuatorCommand>>(
       context(),
       channel(endpoints_.actuator_to_rig(), "actuator_to_rig", tp::Pattern::kPair,
@@ -28,12 +18,8 @@ void RigEmulatorComponent::configure_loop(const v1::ConfigureRequest& request) {
       context(),
       channel(endpoints_.rig_to_sensor(), "rig_to_sensor", tp::Pattern::kPair, tp::Role::kBind),
       encoder_config());
-  std::vector<std::string> names;
-  for (experiment::SitsColumn c : experiment::kSitsRigColumns) {
-    names.emplace_back(experiment::kSitsColumnHeaders[experiment::col(c)]);
-  }
-  names.emplace_back("late_commands[-]");
-  set_telemetry_names(std::move(names));
+  const auto truth = rig_->truth_names();
+  set_telemetry_names({truth[0], truth[1], "late_commands[-]"});
   late_ = 0;
   hardware_estop_ = false;
 }
@@ -51,26 +37,26 @@ void RigEmulatorComponent::on_emergency_stop(std::string_view /*reason*/) noexce
 
 bool RigEmulatorComponent::cycle(std::uint64_t k, const v1::ActuatorCommand* command,
                                  std::int64_t tick_ns) noexcept {
-  const double t = static_cast<double>(k) * scenario_->timing.step;
+  const double t = static_cast<double>(k) * plan_.step;
   if (command != nullptr) {
-    (void)rig_->apply({command->position_m(), command->velocity_mps()});
+    held_ = {command->position_m(), command->velocity_mps()};
   }
-  rig_->advance();
-  const hal::ActuatorState robot = rig_->robot_state();
-  sample_.set_position_m(robot.position);
-  sample_.set_velocity_mps(robot.velocity);
-  sample_.set_force_n(rig_->measured_force());
-  sample_.set_raw_force_n(rig_->measured_force());
+  rig_->step(held_, measured_);
+  sample_.set_position_m(measured_.position);
+  sample_.set_velocity_mps(measured_.velocity);
+  sample_.set_force_n(measured_.force);
+  sample_.set_raw_force_n(measured_.force);
   sample_.mutable_header()->set_origin_time_ns(tick_ns);
   (void)samples_->send(sample_, k, t, lockstep(), runtime::kLockstepPoll * 20);
-  const std::array<double, 3> truth = {rig_->held_command().position, rig_->contact_force(),
+  const std::array<double, 3> truth = {measured_.truth[0], measured_.truth[1],
                                        static_cast<double>(late_.load())};
   send_telemetry(k, t, truth);
   return true;
 }
 
 void RigEmulatorComponent::run_loop() noexcept {
-  const auto total = static_cast<std::uint64_t>(scenario_->steps());
+  const auto total = static_cast<std::uint64_t>(plan_.total_steps);
+  held_ = plan_.initial;
   if (lockstep()) {
     for (std::uint64_t k = 0; k < total && !stop_requested();) {
       const v1::ActuatorCommand* c = commands_->receive(runtime::kLockstepPoll);
@@ -85,8 +71,7 @@ void RigEmulatorComponent::run_loop() noexcept {
     return;
   }
   tp::PeriodicClockConfig clock_config;
-  clock_config.period =
-      std::chrono::nanoseconds(static_cast<std::int64_t>(scenario_->timing.step * 1e9 + 0.5));
+  clock_config.period = std::chrono::nanoseconds(static_cast<std::int64_t>(plan_.step * 1e9 + 0.5));
   tp::PeriodicClock clock(clock_config);
   // The rig starts ticking with the bumpless first command (cycle 0), sent by the actuator when
   // it is activated, the last of the loop services: no tick runs before the loop is complete.
@@ -95,7 +80,7 @@ void RigEmulatorComponent::run_loop() noexcept {
     first = commands_->receive(runtime::kLockstepPoll);
   }
   if (first != nullptr) {
-    (void)rig_->apply({first->position_m(), first->velocity_mps()});
+    held_ = {first->position_m(), first->velocity_mps()};
   }
   clock.start();
   for (std::uint64_t k = 0; k < total && !stop_requested(); ++k) {

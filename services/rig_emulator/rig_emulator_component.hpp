@@ -1,18 +1,18 @@
 #pragma once
-// The rig emulator service: stands where the robot controller and the force sensor's DAQ stand
-// (DESIGN.md §1). It receives the applied position command of cycle k from the actuator
-// service, advances the emulated robot, contact and sensor one step (hal::SitsRigEmulator, the
-// same physics as the in-process runner) and sends the measurements of cycle k to the sensor
-// service. Lockstep: cycle k starts when command k is there. Real time: a periodic timer at T;
-// the newest command is applied, a command that did not arrive by the tick is a missed deadline
-// (the rig holds the last one and counts it).
-// Telemetry: the rig's truth columns (held command, contact force) for the recorder.
+// The rig emulator service: stands where the robot controller, the servo-hydraulic controller
+// and the force sensor's DAQ stand (DESIGN.md §1). It receives the applied position command of
+// cycle k from the actuator service, advances the emulated rig one step (experiment::RigPart:
+// the SITS robot, contact and sensor, or the RHT servo and specimen — the same physics as the
+// in-process runners) and sends the measurements of cycle k to the sensor service. Lockstep: cycle
+// k starts when command k is there. Real time: a periodic timer at T; the newest command is
+// applied, a command that did not arrive by the tick is a missed deadline (the rig holds the last
+// one and counts it). Telemetry: the rig's truth columns (e.g. held command and contact force) for
+// the recorder.
 
 #include <memory>
 #include <optional>
 
-#include "hyloop/experiment/scenario.hpp"
-#include "hyloop/hal/sits_rig_emulator.hpp"
+#include "hyloop/experiment/loop_parts.hpp"
 #include "hyloop/runtime/loop_component.hpp"
 #include "hyloop/transport/clock.hpp"
 
@@ -36,8 +36,10 @@ class RigEmulatorComponent final : public runtime::LoopComponent {
  private:
   bool cycle(std::uint64_t k, const v1::ActuatorCommand* command, std::int64_t tick_ns) noexcept;
 
-  std::optional<experiment::SitsScenario> scenario_;
-  std::unique_ptr<hal::SitsRigEmulator> rig_;
+  experiment::LoopPlan plan_;
+  std::unique_ptr<experiment::RigPart> rig_;
+  experiment::RigSample measured_;
+  hal::ActuatorCommand held_;
   std::unique_ptr<transport::LoopInput<v1::ActuatorCommand>> commands_;
   std::unique_ptr<transport::LoopOutput> samples_;
   v1::SensorSample sample_;

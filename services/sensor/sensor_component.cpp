@@ -1,17 +1,15 @@
 #include "sensor/sensor_component.hpp"
 
-#include "hyloop/experiment/experiment.hpp"
-#include "hyloop/experiment/scenario.hpp"
+#include "hyloop/experiment/loop_parts.hpp"
 
 namespace hyloop::services {
 
 namespace tp = hyloop::transport;
 
 void SensorComponent::configure_loop(const v1::ConfigureRequest& request) {
-  const experiment::SitsScenario s =
-      experiment::parse_scenario(request.scenario_yaml(), "scenario", {});
-  conditioner_.emplace(s.acquisition.tare, s.acquisition.filter_time_constant, s.timing.step);
-  total_ = static_cast<std::uint64_t>(s.steps());
+  const experiment::LoopPlan plan = experiment::loop_plan(request.scenario_yaml());
+  conditioner_.emplace(plan.tare, plan.filter_time_constant, plan.step);
+  total_ = static_cast<std::uint64_t>(plan.total_steps);
   peer_lost_ = false;
   raw_ = std::make_unique<tp::LoopInput<v1::SensorSample>>(
       context(),

@@ -89,6 +89,25 @@ TEST(Lockstep, SeparateProcessesGiveTheInProcessSamplesBitForBit) {
   fs::remove_all(dir);
 }
 
+TEST(Lockstep, TheAdaptiveRhtLoopAsProcessesGivesTheInProcessSamplesBitForBit) {
+  const fs::path dir = temp_dir("rht");
+  const std::string scenario = "scenarios/rht/p4_noise.yaml";
+  const fs::path reference = run_in_process(dir, scenario);
+  const fs::path up = dir / "up";
+  ASSERT_EQ(run_command((kBin / "hyloop").string() + " up " + (kSource / scenario).string() +
+                        " --out " + up.string() + " > " + (dir / "up.log").string() + " 2>&1"),
+            0)
+      << slurp(dir / "up.log");
+  EXPECT_EQ(slurp(up / "samples.csv"), slurp(reference / "samples.csv"));
+  const auto summary = nlohmann::json::parse(slurp(up / "summary.json"));
+  const auto in_process = nlohmann::json::parse(slurp(reference / "summary.json"));
+  EXPECT_EQ(summary["metrics"], in_process["metrics"]);
+  // The recorder replays the RLS from the recorded pairs: the same parameters and statistics.
+  EXPECT_EQ(summary["rls"], in_process["rls"]);
+  EXPECT_FALSE(summary["rls"].contains("replay_mismatches"));
+  fs::remove_all(dir);
+}
+
 TEST(Lockstep, CoLocatedComponentsGiveTheInProcessSamplesBitForBit) {
   const fs::path dir = temp_dir("inproc");
   const std::string scenario = "scenarios/sits/table1_fgc.yaml";

@@ -85,10 +85,10 @@ core::StructureConfig structure_config(const RhtScenario& s, double stiffness,
 
 const std::vector<std::string>& rht_column_headers() {
   static const std::vector<std::string> headers = [] {
-    std::vector<std::string> c = {"time[s]",        "ground_accel[m/s^2]", "d_desired[m]",
-                                  "d_command[m]",   "d_measured[m]",       "d_true[m]",
-                                  "force[N]",       "d_numerical[m]",      "error[m]",
-                                  "omega[rad/s]",   "rls_status[-]"};
+    std::vector<std::string> c = {"time[s]",      "ground_accel[m/s^2]", "d_desired[m]",
+                                  "d_command[m]", "d_measured[m]",       "d_true[m]",
+                                  "force[N]",     "d_numerical[m]",      "error[m]",
+                                  "omega[rad/s]", "rls_status[-]"};
     for (int i = 1; i <= kRhtMaxTheta; ++i) c.push_back("theta_" + std::to_string(i) + "[-]");
     return c;
   }();
@@ -167,8 +167,8 @@ void RhtDynamics::write_parameters(std::span<double> row) const noexcept {
   }
 }
 
-const char* RhtDynamics::step(std::int64_t i, double measured, double force,
-                              std::span<double> row, double& next) noexcept {
+const char* RhtDynamics::step(std::int64_t i, double measured, double force, std::span<double> row,
+                              double& next) noexcept {
   const auto k = static_cast<std::size_t>(i);
   std::uint8_t status = 0;
   if (compensator_) {

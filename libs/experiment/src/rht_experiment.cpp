@@ -243,8 +243,7 @@ void RhtExperiment::record_row(std::span<const double> row) noexcept {
 bool RhtExperiment::record_cycle(std::span<const double> row) noexcept {
   if (row.size() != kRhtColumns || cycle_ >= total_steps()) return false;
   if (core::InverseModelCompensator* c = dynamics_.compensator()) {
-    const auto status =
-        c->observe(row[col(RhtColumn::kCommand)], row[col(RhtColumn::kMeasured)]);
+    const auto status = c->observe(row[col(RhtColumn::kCommand)], row[col(RhtColumn::kMeasured)]);
     if (static_cast<double>(status) != row[col(RhtColumn::kRlsStatus)]) ++replay_mismatches_;
   }
   std::copy(row.begin(), row.end(), row_.begin());

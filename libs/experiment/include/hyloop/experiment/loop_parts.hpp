@@ -1,0 +1,65 @@
+#pragma once
+// What the loop services need of a scenario, whatever its kind: the plan (cycles, period,
+// hold, safety limits, the bumpless first command, the sensor's conditioning), the rig's physics
+// (for the rig emulator service) and the numerical side (for the dynamics service). Each kind
+// implements them over the same blocks its in-process runner steps (SitsDynamics and the SITS
+// rig emulator; RhtDynamics and the servo emulator), so a lockstep distributed run computes
+// what `hyloop run` computes. Kinds without a distributed form are refused by name.
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "hyloop/hal/actuator_safety.hpp"
+#include "hyloop/hal/drivers.hpp"
+
+namespace hyloop::experiment {
+
+struct LoopPlan {
+  std::string kind;
+  std::int64_t total_steps = 0;
+  double step = 0.0;             ///< T, s
+  std::int64_t hold_steps = 1;   ///< h: the actuator latches every h cycles
+  hal::SafetyConfig safety;      ///< at the control period h·T
+  hal::ActuatorCommand initial;  ///< the command held before cycle 0
+  bool tare = false;
+  double filter_time_constant = 0.0;
+};
+
+/// @throws ScenarioError naming the field; std::invalid_argument for a kind without services.
+LoopPlan loop_plan(const std::string& scenario_text);
+
+/// The rig's measurements of one cycle and its truth columns (for the recorder).
+struct RigSample {
+  double position = 0.0;  ///< m
+  double velocity = 0.0;  ///< m/s
+  double force = 0.0;     ///< N, as the sensor's DAQ delivers it (delayed, noisy)
+  std::array<double, 2> truth{};
+};
+
+class RigPart {
+ public:
+  virtual ~RigPart() = default;
+  /// Applies the command of this cycle and advances one step. RT-safe.
+  virtual void step(const hal::ActuatorCommand& applied, RigSample& out) noexcept = 0;
+  /// "name[unit]" of RigSample::truth, as in the kind's samples.csv.
+  [[nodiscard]] virtual std::array<std::string, 2> truth_names() const = 0;
+};
+std::unique_ptr<RigPart> make_rig_part(const std::string& scenario_text);
+
+class DynamicsPart {
+ public:
+  virtual ~DynamicsPart() = default;
+  /// "name[unit]" of the values step() writes, as in the kind's samples.csv.
+  [[nodiscard]] virtual const std::vector<std::string>& names() const = 0;
+  /// Cycle k from its measurements: writes names().size() values and the command of cycle
+  /// k+1. Returns nullptr, or why the loop must stop (the command is then not sent). RT-safe.
+  virtual const char* step(std::int64_t k, double position, double velocity, double force,
+                           std::span<double> values, hal::ActuatorCommand& next) noexcept = 0;
+};
+std::unique_ptr<DynamicsPart> make_dynamics_part(const std::string& scenario_text);
+
+}  // namespace hyloop::experiment

@@ -1,0 +1,174 @@
+#include "hyloop/experiment/loop_parts.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "hyloop/experiment/experiment.hpp"
+#include "hyloop/experiment/rht_dynamics.hpp"
+#include "hyloop/experiment/rht_experiment.hpp"
+#include "hyloop/experiment/scenario.hpp"
+#include "hyloop/experiment/sits_dynamics.hpp"
+#include "hyloop/hal/servo_actuator_emulator.hpp"
+#include "hyloop/hal/sits_rig_emulator.hpp"
+
+namespace hyloop::experiment {
+namespace {
+
+constexpr const char* kOrigin = "scenario";
+
+std::string kind_of(const std::string& text) {
+  const std::string kind = scenario_kind_of_text(text, kOrigin);
+  if (kind != "sits" && kind != "rht") {
+    throw std::invalid_argument("scenario kind \"" + kind +
+                                "\": the distributed stack runs kinds sits and rht; run this "
+                                "one in process (hyloop run)");
+  }
+  return kind;
+}
+
+template <class Column, std::size_t N, std::size_t R>
+std::vector<std::size_t> non_rig_columns(const std::array<Column, R>& rig) {
+  std::vector<std::size_t> out;
+  for (std::size_t c = 0; c < N; ++c) {
+    if (std::none_of(rig.begin(), rig.end(),
+                     [c](Column r) { return static_cast<std::size_t>(r) == c; })) {
+      out.push_back(c);
+    }
+  }
+  return out;
+}
+
+class SitsRig final : public RigPart {
+ public:
+  explicit SitsRig(const SitsScenario& s) : rig_(sits_rig_config(s)) {
+    rig_.reset(s.model.initial_position);
+  }
+  void step(const hal::ActuatorCommand& applied, RigSample& out) noexcept override {
+    (void)rig_.apply(applied);
+    rig_.advance();
+    const hal::ActuatorState robot = rig_.robot_state();
+    out.position = robot.position;
+    out.velocity = robot.velocity;
+    out.force = rig_.measured_force();
+    out.truth = {rig_.held_command().position, rig_.contact_force()};
+  }
+  std::array<std::string, 2> truth_names() const override {
+    return {std::string(kSitsColumnHeaders[col(SitsColumn::kXCmd)]),
+            std::string(kSitsColumnHeaders[col(SitsColumn::kFContact)])};
+  }
+
+ private:
+  hal::SitsRigEmulator rig_;
+};
+
+class RhtRig final : public RigPart {
+ public:
+  explicit RhtRig(const RhtScenario& s) : servo_(rht_servo_config(s, s.servo.seed)) {
+    servo_.reset(0.0);
+  }
+  void step(const hal::ActuatorCommand& applied, RigSample& out) noexcept override {
+    const hal::ServoMeasurement& m = servo_.step(applied.position);
+    out.position = m.displacement;
+    out.velocity = 0.0;
+    out.force = m.force;
+    out.truth = {m.true_displacement, m.omega};
+  }
+  std::array<std::string, 2> truth_names() const override {
+    return {rht_column_headers()[col(RhtColumn::kTrue)],
+            rht_column_headers()[col(RhtColumn::kOmega)]};
+  }
+
+ private:
+  hal::ServoActuatorEmulator servo_;
+};
+
+class SitsDynamicsPart final : public DynamicsPart {
+ public:
+  explicit SitsDynamicsPart(const SitsScenario& s)
+      : dynamics_(s), columns_(non_rig_columns<SitsColumn, kSitsColumns>(kSitsRigColumns)) {
+    for (std::size_t c : columns_) names_.emplace_back(kSitsColumnHeaders[c]);
+  }
+  const std::vector<std::string>& names() const override { return names_; }
+  const char* step(std::int64_t k, double position, double velocity, double force,
+                   std::span<double> values, hal::ActuatorCommand& next) noexcept override {
+    const StopReason r = dynamics_.step(k, {position, velocity, force}, row_, next);
+    for (std::size_t i = 0; i < columns_.size(); ++i) values[i] = row_[columns_[i]];
+    return r == StopReason::kNone
+               ? nullptr
+               : (r == StopReason::kNotFinite ? "not_finite" : "displacement_limit");
+  }
+
+ private:
+  SitsDynamics dynamics_;
+  SampleRow row_{};
+  std::vector<std::size_t> columns_;
+  std::vector<std::string> names_;
+};
+
+class RhtDynamicsPart final : public DynamicsPart {
+ public:
+  explicit RhtDynamicsPart(const RhtScenario& s)
+      : dynamics_(s),
+        row_(kRhtColumns, 0.0),
+        columns_(non_rig_columns<RhtColumn, kRhtColumns>(kRhtRigColumns)) {
+    for (std::size_t c : columns_) names_.push_back(rht_column_headers()[c]);
+  }
+  const std::vector<std::string>& names() const override { return names_; }
+  const char* step(std::int64_t k, double position, double /*velocity*/, double force,
+                   std::span<double> values, hal::ActuatorCommand& next) noexcept override {
+    double command = 0.0;
+    const char* reason = dynamics_.step(k, position, force, row_, command);
+    for (std::size_t i = 0; i < columns_.size(); ++i) values[i] = row_[columns_[i]];
+    next = {command, 0.0};
+    return reason;
+  }
+
+ private:
+  RhtDynamics dynamics_;
+  std::vector<double> row_;
+  std::vector<std::size_t> columns_;
+  std::vector<std::string> names_;
+};
+
+}  // namespace
+
+LoopPlan loop_plan(const std::string& text) {
+  LoopPlan p;
+  p.kind = kind_of(text);
+  if (p.kind == "sits") {
+    const SitsScenario s = parse_scenario(text, kOrigin, {});
+    const SitsDynamics d(s);
+    p.total_steps = s.steps();
+    p.step = s.timing.step;
+    p.hold_steps = s.hold_steps();
+    p.safety = sits_safety_config(s);
+    p.initial = d.initial_command();
+    p.tare = s.acquisition.tare;
+    p.filter_time_constant = s.acquisition.filter_time_constant;
+  } else {
+    const RhtScenario s = parse_rht_scenario(text, kOrigin, {});
+    const RhtDynamics d(s);
+    p.total_steps = d.total_steps();
+    p.step = s.timing.step;
+    p.hold_steps = 1;
+    p.safety = rht_safety_config(s);
+    p.initial = {d.initial_command(), 0.0};
+  }
+  return p;
+}
+
+std::unique_ptr<RigPart> make_rig_part(const std::string& text) {
+  if (kind_of(text) == "sits") {
+    return std::make_unique<SitsRig>(parse_scenario(text, kOrigin, {}));
+  }
+  return std::make_unique<RhtRig>(parse_rht_scenario(text, kOrigin, {}));
+}
+
+std::unique_ptr<DynamicsPart> make_dynamics_part(const std::string& text) {
+  if (kind_of(text) == "sits") {
+    return std::make_unique<SitsDynamicsPart>(parse_scenario(text, kOrigin, {}));
+  }
+  return std::make_unique<RhtDynamicsPart>(parse_rht_scenario(text, kOrigin, {}));
+}
+
+}  // namespace hyloop::experiment
