@@ -1,5 +1,8 @@
 #include "hyloop/transport/channel.hpp"
 
+#include <cerrno>
+#include <thread>
+
 #include <algorithm>
 #include <stdexcept>
 #include <utility>
@@ -21,6 +24,14 @@ zmq::socket_type to_socket_type(Pattern p) {
 }
 
 }  // namespace
+
+std::string bind_address(const std::string& endpoint) {
+  constexpr std::string_view kTcp = "tcp://";
+  if (endpoint.rfind(kTcp, 0) != 0) return endpoint;
+  const auto colon = endpoint.rfind(':');
+  if (colon == std::string::npos || colon < kTcp.size()) return endpoint;
+  return std::string(kTcp) + "*" + endpoint.substr(colon);
+}
 
 Pattern parse_pattern(std::string_view s) {
   if (s == "pair") return Pattern::kPair;
@@ -49,7 +60,17 @@ Channel::Channel(zmq::context_t& context, ChannelConfig config)
     socket_.set(zmq::sockopt::conflate, 1);
   }
   if (config_.role == Role::kBind) {
-    socket_.bind(config_.endpoint);
+    // A socket closed a moment ago (the previous run's) releases its address asynchronously in
+    // ZeroMQ's I/O thread: retry an address in use for up to 2 s before giving up.
+    for (int attempt = 0;; ++attempt) {
+      try {
+        socket_.bind(config_.endpoint);
+        break;
+      } catch (const zmq::error_t& e) {
+        if (e.num() != EADDRINUSE || attempt >= 100) throw;
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      }
+    }
     endpoint_ = socket_.get(zmq::sockopt::last_endpoint);
   } else {
     socket_.connect(config_.endpoint);

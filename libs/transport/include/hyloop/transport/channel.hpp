@@ -48,6 +48,11 @@ struct ChannelConfig {
 [[nodiscard]] Pattern parse_pattern(std::string_view s);
 [[nodiscard]] Role parse_role(std::string_view s);
 
+/// The address a binding socket uses for `endpoint`: tcp://HOST:PORT binds tcp://*:PORT (every
+/// interface of this host, so one endpoint string names the binder for its peers and for
+/// itself); other transports are unchanged.
+[[nodiscard]] std::string bind_address(const std::string& endpoint);
+
 /// A message received into the caller's buffer.
 struct Received {
   std::span<const std::byte> bytes;  ///< what fit in the buffer

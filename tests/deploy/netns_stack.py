@@ -1,0 +1,178 @@
+#!/usr/bin/env python3
+"""The stack over three network namespaces joined by veth pairs (issue 4).
+
+Host "rig"   (10.77.0.1): rig emulator, sensor, actuator      — beside the hardware
+Host "model" (10.77.0.2): dynamics, identification            — the model PC
+Host "ctl"   (10.77.0.3): coordinator                          — the control/monitoring PC
+A fourth namespace holds the bridge ("the switch"). Every loop channel is TCP between hosts.
+
+1. A lockstep run of the SITS SCVG scenario gives samples.csv equal, byte for byte, to
+   `hyloop run` of the same scenario.
+2. A real-time run reports the cross-host loop latency (rig sample → actuator command; the
+   rig and the actuator share a host, so the monotonic stamps share a clock).
+Needs root (ip netns). Prints the figures and writes them as JSON (--out).
+"""
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+HOSTS = {"rig": "10.77.0.1", "model": "10.77.0.2", "ctl": "10.77.0.3"}
+PLACEMENT = {"rig-emulator": "rig", "sensor": "rig", "actuator": "rig",
+             "dynamics": "model", "identification": "model", "coordinator": "ctl"}
+PREFIX = "hl%d-" % os.getpid()
+SWITCH = PREFIX + "sw"
+
+
+def sh(*args, check=True):
+    return subprocess.run(list(args), check=check, capture_output=True, text=True)
+
+
+def ns(host):
+    return PREFIX + host
+
+
+def setup():
+    sh("ip", "netns", "add", SWITCH)
+    sh("ip", "netns", "exec", SWITCH, "ip", "link", "add", "br0", "type", "bridge")
+    sh("ip", "netns", "exec", SWITCH, "ip", "link", "set", "br0", "up")
+    for i, (host, addr) in enumerate(HOSTS.items()):
+        sh("ip", "netns", "add", ns(host))
+        a, b = "%sa%d" % (PREFIX, i), "%sb%d" % (PREFIX, i)
+        sh("ip", "link", "add", a, "type", "veth", "peer", "name", b)
+        sh("ip", "link", "set", a, "netns", ns(host))
+        sh("ip", "link", "set", b, "netns", SWITCH)
+        sh("ip", "netns", "exec", SWITCH, "ip", "link", "set", b, "master", "br0")
+        sh("ip", "netns", "exec", SWITCH, "ip", "link", "set", b, "up")
+        sh("ip", "netns", "exec", ns(host), "ip", "addr", "add", addr + "/24", "dev", a)
+        sh("ip", "netns", "exec", ns(host), "ip", "link", "set", a, "up")
+        sh("ip", "netns", "exec", ns(host), "ip", "link", "set", "lo", "up")
+
+
+def teardown():
+    for host in HOSTS:
+        sh("ip", "netns", "del", ns(host), check=False)
+    sh("ip", "netns", "del", SWITCH, check=False)
+
+
+class Service:
+    def __init__(self, bindir, name, extra=()):
+        host = PLACEMENT[name]
+        self.name = name
+        cmd = ["ip", "netns", "exec", ns(host), os.path.join(bindir, "hyloop-" + name),
+               "--grpc-address", HOSTS[host] + ":0", "--log-level", "warn", *extra]
+        self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
+        self.address = None
+        deadline = time.time() + 30
+        while time.time() < deadline:
+            line = self.proc.stdout.readline()
+            if not line:
+                break
+            parts = line.split()
+            if len(parts) == 3 and parts[0] == "hyloop-" + name and parts[1] == "grpc":
+                self.address = parts[2]
+                break
+        if self.address is None:
+            raise RuntimeError("hyloop-%s did not start" % name)
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+
+
+def ctl(bindir, address, *args, timeout=600):
+    return subprocess.run(["ip", "netns", "exec", ns("ctl"), os.path.join(bindir, "hyloop"),
+                           "ctl", address, *args], capture_output=True, text=True,
+                          timeout=timeout)
+
+
+def run(bindir, address, scenario, out, mode, overrides):
+    sets = []
+    for o in overrides:
+        sets += ["--set", o]
+    r = ctl(bindir, address, "start", "--scenario", scenario, "--out", out, "--mode", mode, *sets)
+    if r.returncode != 0:
+        raise RuntimeError("start failed: " + r.stdout + r.stderr)
+    deadline = time.time() + 900
+    while time.time() < deadline:
+        s = ctl(bindir, address, "status").stdout
+        state = s.split("\n")[0].split()[-1] if s else ""
+        if state.lower() in ("finished", "stopped", "estopped", "failed"):
+            return state.lower(), s
+        time.sleep(0.5)
+    raise RuntimeError("run did not end")
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--bin", required=True)
+    p.add_argument("--source", required=True)
+    p.add_argument("--out", default="")
+    p.add_argument("--realtime-seconds", type=float, default=10.0)
+    a = p.parse_args()
+    if os.geteuid() != 0 or shutil.which("ip") is None:
+        print("SKIP: needs root and iproute2 (ip netns)")
+        return 77
+    scenario = os.path.join(a.source, "scenarios/sits/table1_scvg.yaml")
+    work = tempfile.mkdtemp(prefix="hyloop-netns-")
+    services = []
+    result = {}
+    try:
+        setup()
+        for name in ("rig-emulator", "sensor", "actuator", "dynamics", "identification"):
+            services.append(Service(a.bin, name))
+        spec = ",".join("%s=%s" % (s.name, s.address) for s in services)
+        r, m, c = HOSTS["rig"], HOSTS["model"], HOSTS["ctl"]
+        endpoints = ",".join([
+            "rig_to_sensor=tcp://%s:5601" % r, "sensor_to_dynamics=tcp://%s:5602" % r,
+            "dynamics_to_actuator=tcp://%s:5603" % m, "actuator_to_rig=tcp://%s:5604" % r,
+            "telemetry=tcp://%s:5605" % c])
+        coordinator = Service(a.bin, "coordinator", ("--services", spec, "--endpoints", endpoints))
+        services.append(coordinator)
+        print("stack: " + ", ".join("%s@%s" % (s.name, s.address) for s in services))
+
+        # 1. Lockstep across the three hosts equals the in-process run.
+        ref = os.path.join(work, "in_process")
+        subprocess.run([os.path.join(a.bin, "hyloop"), "run", scenario, "--out", ref],
+                       check=True, capture_output=True)
+        lock = os.path.join(work, "lockstep")
+        state, status = run(a.bin, coordinator.address, scenario, lock, "lockstep", [])
+        same = state == "finished" and open(os.path.join(lock, "samples.csv"), "rb").read() == \
+            open(os.path.join(ref, "samples.csv"), "rb").read()
+        print("lockstep over 3 hosts: %s, samples.csv %s" %
+              (state, "identical to hyloop run" if same else "DIFFERENT"))
+        result["lockstep"] = {"state": state, "identical": same}
+
+        # 2. Real time across hosts: latency and misses.
+        rt = os.path.join(work, "realtime")
+        d = a.realtime_seconds
+        state, status = run(a.bin, coordinator.address, scenario, rt, "realtime",
+                            ["timing.duration_s=%g" % d, "metrics.window_s=%g" % min(5.0, d)])
+        summary = json.load(open(os.path.join(rt, "summary.json")))["distributed"]
+        result["realtime"] = {"state": state, "seconds": d,
+                              "latency": summary.get("latency_sample_to_command"),
+                              "loop_misses": summary.get("loop_misses"),
+                              "bare_timer": summary.get("bare_timer")}
+        print("real time over 3 hosts (%g s): %s" % (d, json.dumps(result["realtime"])))
+        ok = same and state == "finished"
+    finally:
+        for s in reversed(services):
+            s.stop()
+        teardown()
+        shutil.rmtree(work, ignore_errors=True)
+    if a.out:
+        with open(a.out, "w") as f:
+            json.dump(result, f, indent=2)
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
