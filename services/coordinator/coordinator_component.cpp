@@ -475,7 +475,7 @@ void Coordinator::run(std::string out_dir) noexcept {
   std::thread bare;
   try {
     tp::ChannelConfig tc;
-    tc.endpoint = endpoints.telemetry();
+    tc.endpoint = tp::bind_address(endpoints.telemetry());
     tc.pattern = tp::Pattern::kPull;
     tc.role = tp::Role::kBind;
     tc.recv_hwm = 200000;
@@ -676,7 +676,7 @@ grpc::Status Coordinator::run_identification(const v1::RunIdentificationRequest&
   const std::string run_id = make_run_id(s.name + "-identify");
   const v1::LoopEndpoints endpoints = endpoints_for(run_id);
   tp::ChannelConfig tc;
-  tc.endpoint = endpoints.telemetry();
+  tc.endpoint = tp::bind_address(endpoints.telemetry());
   tc.pattern = tp::Pattern::kPull;
   tc.role = tp::Role::kBind;
   tc.recv_hwm = 200000;

@@ -147,5 +147,9 @@ std::unique_ptr<grpc::Service> make_coordinator_identification_service(Coordinat
 /// in kLoopServices order, then "identification" when given (optional). Throws
 /// std::invalid_argument naming a missing or unknown service.
 std::vector<std::unique_ptr<ServiceHandle>> grpc_service_handles(const std::string& spec);
+/// Parses "rig_to_sensor=tcp://host:port,..." (LoopEndpoints field names; --endpoints /
+/// HYLOOP_ENDPOINTS); an empty spec gives no explicit endpoints. Throws std::invalid_argument
+/// naming an unknown channel.
+v1::LoopEndpoints parse_endpoints(const std::string& spec);
 
 }  // namespace hyloop::services

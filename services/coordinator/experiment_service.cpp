@@ -85,6 +85,28 @@ std::unique_ptr<grpc::Service> make_experiment_service(Coordinator& coordinator)
   return std::make_unique<ExperimentService>(coordinator);
 }
 
+v1::LoopEndpoints parse_endpoints(const std::string& spec) {
+  v1::LoopEndpoints e;
+  std::stringstream ss(spec);
+  std::string item;
+  const auto* descriptor = v1::LoopEndpoints::descriptor();
+  const auto* reflection = v1::LoopEndpoints::GetReflection();
+  while (std::getline(ss, item, ',')) {
+    if (item.empty()) continue;
+    const auto eq = item.find('=');
+    const std::string name = item.substr(0, eq);
+    const auto* field = eq == std::string::npos ? nullptr : descriptor->FindFieldByName(name);
+    if (field == nullptr) {
+      throw std::invalid_argument("--endpoints: \"" + item +
+                                  "\": expected channel=address with channel one of "
+                                  "rig_to_sensor, sensor_to_dynamics, dynamics_to_actuator, "
+                                  "actuator_to_rig, telemetry");
+    }
+    reflection->SetString(&e, field, item.substr(eq + 1));
+  }
+  return e;
+}
+
 std::vector<std::unique_ptr<ServiceHandle>> grpc_service_handles(const std::string& spec) {
   std::map<std::string, std::string> given;
   std::stringstream ss(spec);

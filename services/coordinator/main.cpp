@@ -1,6 +1,7 @@
 // hyloop-coordinator: the Experiment gRPC API over the loop services given by
 // --services rig-emulator=ADDR,actuator=ADDR,dynamics=ADDR,sensor=ADDR (or HYLOOP_SERVICES) and
-// --endpoint-prefix (ZeroMQ address prefix of the loop channels; or HYLOOP_ENDPOINT_PREFIX).
+// --endpoint-prefix (ZeroMQ address prefix of the loop channels; or HYLOOP_ENDPOINT_PREFIX) and
+// --endpoints name=tcp://host:port,... (per channel, multi-host; or HYLOOP_ENDPOINTS).
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
@@ -30,9 +31,11 @@ int main(int argc, char** argv) {
   const std::string spec = take_option(argc, argv, "--services", "HYLOOP_SERVICES");
   services::CoordinatorOptions options;
   options.endpoint_prefix = take_option(argc, argv, "--endpoint-prefix", "HYLOOP_ENDPOINT_PREFIX");
+  const std::string endpoints = take_option(argc, argv, "--endpoints", "HYLOOP_ENDPOINTS");
   std::vector<std::unique_ptr<services::ServiceHandle>> handles;
   try {
     handles = services::grpc_service_handles(spec);
+    options.endpoints = services::parse_endpoints(endpoints);
   } catch (const std::exception& e) {
     std::cerr << "hyloop-coordinator: " << e.what() << '\n';
     return 1;

@@ -20,7 +20,7 @@ transport::ChannelConfig LoopComponent::channel(const std::string& endpoint, con
                                 "tcp://127.0.0.1:5601)");
   }
   transport::ChannelConfig c;
-  c.endpoint = endpoint;
+  c.endpoint = role == transport::Role::kBind ? transport::bind_address(endpoint) : endpoint;
   c.pattern = pattern;
   c.role = role;
   c.send_hwm = hwm;
