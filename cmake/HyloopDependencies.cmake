@@ -8,6 +8,7 @@ find_package(Protobuf REQUIRED)  # CMake's module: protobuf::libprotobuf, protob
 find_package(cppzmq REQUIRED)    # target cppzmq (pulls libzmq)
 find_package(gRPC CONFIG REQUIRED)  # gRPC::grpc++, gRPC::grpc++_reflection, gRPC::grpc_cpp_plugin
 find_package(spdlog REQUIRED)
+find_package(prometheus-cpp CONFIG REQUIRED)  # prometheus-cpp::core, ::pull (Exposer)
 if(HYLOOP_BUILD_TESTS)
   find_package(GTest REQUIRED)
 endif()

@@ -11,6 +11,10 @@ packages=(
   libprotobuf-dev protobuf-compiler libzmq3-dev cppzmq-dev
   libgrpc++-dev protobuf-compiler-grpc grpc-proto libspdlog-dev
   python3-grpcio python3-grpc-tools python3-zmq
+  prometheus-cpp-dev
+  # Tests only: promtool (`promtool check metrics|config`) and the server the CI metrics test
+  # starts on loopback. Debian enables a prometheus.service on install; hyloop never uses it.
+  prometheus
 )
 
 missing=()

@@ -1,5 +1,6 @@
 #include "actuator/actuator_component.hpp"
 
+#include <algorithm>
 #include <array>
 
 #include "hyloop/transport/clock.hpp"
@@ -8,6 +9,46 @@ namespace hyloop::services {
 
 namespace tp = hyloop::transport;
 namespace ex = hyloop::experiment;
+
+namespace {
+constexpr std::array<const char*, 5> kLimitKindNames = {"position", "velocity", "acceleration",
+                                                        "rate", "not_finite"};
+}  // namespace
+
+ActuatorComponent::ActuatorComponent()
+    : LoopComponent("actuator"),
+      input_(declare_input("dynamics_to_actuator", "dynamics_to_actuator")),
+      sample_to_command_(declare_hop("sample_to_command")),
+      command_(metrics().gauge("hyloop_actuator_command_meters",
+                               "Position command after the safety layer (limits, rate limit).")),
+      watchdog_(
+          metrics().gauge("hyloop_watchdog_tripped",
+                          "1 while the command watchdog has tripped (no fresh command in time).")),
+      estop_(metrics().gauge("hyloop_emergency_stop",
+                             "1 while an emergency stop is latched (gRPC or hardware input).")) {
+  const std::string limit_help = "The configured position limits.";
+  limit_min_ =
+      metrics().gauge("hyloop_actuator_position_limit_meters", limit_help, {{"bound", "min"}});
+  limit_max_ =
+      metrics().gauge("hyloop_actuator_position_limit_meters", limit_help, {{"bound", "max"}});
+  for (std::size_t i = 0; i < kLimitKinds; ++i) {
+    limit_hits_[i] =
+        metrics().counter("hyloop_actuator_limit_hits_total",
+                          "Commands that the safety layer clipped or refused, by kind of limit.",
+                          {{"kind", kLimitKindNames[i]}});
+  }
+}
+
+void ActuatorComponent::count_limit_hits() noexcept {
+  const hal::ActuatorSafety& s = stage_->safety();
+  const std::array<std::uint64_t, kLimitKinds> now = {s.rejected_position(), s.rejected_velocity(),
+                                                      s.rejected_acceleration(), s.rate_limited(),
+                                                      s.rejected_not_finite()};
+  for (std::size_t i = 0; i < kLimitKinds; ++i) {
+    if (now[i] > limit_seen_[i]) limit_hits_[i].add(now[i] - limit_seen_[i]);
+    limit_seen_[i] = now[i];  // also after a reset of the safety layer's counters
+  }
+}
 
 void ActuatorComponent::configure_loop(const v1::ConfigureRequest& request) {
   plan_ = ex::loop_plan(request.scenario_yaml());
@@ -21,6 +62,7 @@ void ActuatorComponent::configure_loop(const v1::ConfigureRequest& request) {
         v.first_cycle = 1;  // the dynamics sends the command of cycle k+1 from sample k
         return v;
       }());
+  watch_input(input_, commands_->counters());
   to_rig_ = std::make_unique<tp::LoopOutput>(
       context(),
       channel(endpoints_.actuator_to_rig(), "actuator_to_rig", tp::Pattern::kPair, tp::Role::kBind),
@@ -29,6 +71,11 @@ void ActuatorComponent::configure_loop(const v1::ConfigureRequest& request) {
                        "estop_latency[ns]"});
   estop_request_ns_ = 0;
   estop_latency_ = 0;
+  limit_min_.set(plan_.safety.limits.position_min);
+  limit_max_.set(plan_.safety.limits.position_max);
+  watchdog_.set(0.0);
+  estop_.set(0.0);
+  limit_seen_ = {};
 }
 
 void ActuatorComponent::release_loop() noexcept {
@@ -42,6 +89,7 @@ void ActuatorComponent::on_emergency_stop(std::string_view /*reason*/) noexcept 
   if (stage_) {
     stage_->safety().emergency_stop();
   }
+  estop_.set(1.0);
 }
 
 bool ActuatorComponent::cycle(std::uint64_t c, const v1::ActuatorCommand* command) noexcept {
@@ -52,6 +100,7 @@ bool ActuatorComponent::cycle(std::uint64_t c, const v1::ActuatorCommand* comman
     in = {command->position_m(), command->velocity_mps()};
     if (command->header().origin_time_ns() > 0) {
       latency = static_cast<double>(now - command->header().origin_time_ns());
+      sample_to_command_.observe(std::max(0.0, latency) * 1e-9);
     }
   }
   const hal::SafetyOutput& o =
@@ -71,6 +120,11 @@ bool ActuatorComponent::cycle(std::uint64_t c, const v1::ActuatorCommand* comman
                                         o.watchdog ? 1.0 : 0.0,
                                         o.estopped ? 1.0 : 0.0,
                                         static_cast<double>(estop_latency_.load())};
+  command_.set(o.command.position);
+  watchdog_.set(o.watchdog ? 1.0 : 0.0);
+  if (o.estopped) estop_.set(1.0);
+  count_limit_hits();
+  count_cycle();
   const bool resting = (o.watchdog || o.estopped) && stage_->safety().at_rest();
   send_telemetry(c, t, values, resting ? (o.estopped ? "estop:at_rest" : "watchdog:at_rest") : "");
   return !resting;
@@ -80,6 +134,7 @@ void ActuatorComponent::run_loop() noexcept {
   const auto total = static_cast<std::uint64_t>(plan_.total_steps);
   const double step = plan_.step;
   stage_->reset(plan_.initial);
+  limit_seen_ = {};
   // Cycle 0: the bumpless initial command (the rig is at rest there).
   out_.set_position_m(stage_->output().command.position);
   out_.set_velocity_mps(stage_->output().command.velocity);
@@ -91,9 +146,11 @@ void ActuatorComponent::run_loop() noexcept {
   auto last_command = std::chrono::steady_clock::now();
   for (std::uint64_t c = 1; c < total && !stop_requested();) {
     if (lockstep() && !lost && !stage_->safety().estopped()) {
+      const std::int64_t read_start = tp::monotonic_now_ns();
       const v1::ActuatorCommand* cmd = commands_->receive(runtime::kLockstepPoll);
       rejected_ = commands_->counters().rejected();
       if (cmd != nullptr) {
+        note_received(input_, cmd->header(), read_start);
         last_command = std::chrono::steady_clock::now();
         cycle(c, cmd);
         ++c;
@@ -106,12 +163,14 @@ void ActuatorComponent::run_loop() noexcept {
     }
     const v1::ActuatorCommand* cmd = nullptr;
     if (!lockstep()) {
+      const std::int64_t read_start = tp::monotonic_now_ns();
       cmd = commands_->receive(rt_wait);
       rejected_ = commands_->counters().rejected();
       if (cmd != nullptr) {
+        note_received(input_, cmd->header(), read_start);
         c = cmd->header().cycle();  // the command's own cycle (earlier ones were lost or late)
       } else {
-        deadline_misses_.fetch_add(1);  // none within 1.5·T: hold, towards the watchdog
+        count_deadline_miss();  // none within 1.5·T: hold, towards the watchdog
       }
     }
     if (!cycle(c, cmd)) {

@@ -11,6 +11,7 @@
 // measured and reported in telemetry.
 // Loop latency: arrival of the command − the rig's sample time it derives from.
 
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <memory>
@@ -24,7 +25,7 @@ namespace hyloop::services {
 
 class ActuatorComponent final : public runtime::LoopComponent {
  public:
-  ActuatorComponent() : LoopComponent("actuator") {}
+  ActuatorComponent();
 
   /// Lockstep: the wall-clock time without a command after which the dynamics counts as lost.
   void set_watchdog_wall_timeout(std::chrono::milliseconds t) noexcept { wall_timeout_ = t; }
@@ -49,6 +50,22 @@ class ActuatorComponent final : public runtime::LoopComponent {
   /// Runs cycle c with `command` (nullptr: none). Returns false when the rig is at rest after a
   /// watchdog trip or an e-stop (nothing more to send).
   bool cycle(std::uint64_t c, const v1::ActuatorCommand* command) noexcept;
+
+  /// Adds the safety layer's new limit hits to hyloop_actuator_limit_hits_total (loop thread).
+  void count_limit_hits() noexcept;
+
+  // Metrics: the input dynamics_to_actuator, sample_to_command, the output command, the limits,
+  // limit hits by kind (position, velocity, acceleration, rate, not_finite), watchdog, e-stop.
+  std::size_t input_;
+  runtime::HistogramSlot sample_to_command_;
+  runtime::GaugeSlot command_;
+  runtime::GaugeSlot limit_min_;
+  runtime::GaugeSlot limit_max_;
+  runtime::GaugeSlot watchdog_;
+  runtime::GaugeSlot estop_;
+  static constexpr std::size_t kLimitKinds = 5;
+  std::array<runtime::CounterSlot, kLimitKinds> limit_hits_;
+  std::array<std::uint64_t, kLimitKinds> limit_seen_{};
 
   experiment::LoopPlan plan_;
   std::optional<hal::ActuatorStage> stage_;

@@ -90,7 +90,37 @@ Coordinator::Coordinator(std::vector<std::unique_ptr<ServiceHandle>> services,
   if (options_.endpoint_prefix.empty()) {
     options_.endpoint_prefix = "ipc:///tmp/hyloop-" + std::to_string(getpid());
   }
-  status_.set_state(v1::RUN_STATE_IDLE);
+  for (const v1::RunState s :
+       {v1::RUN_STATE_IDLE, v1::RUN_STATE_LOADED, v1::RUN_STATE_RUNNING, v1::RUN_STATE_FINISHED,
+        v1::RUN_STATE_STOPPED, v1::RUN_STATE_ESTOPPED, v1::RUN_STATE_FAILED}) {
+    state_gauges_[s] =
+        metrics_->gauge("hyloop_run_state", "1 for the current run state, 0 for every other state.",
+                        {{"state", state_name(s)}});
+  }
+  cycles_recorded_ = metrics_->counter("hyloop_run_cycles_recorded_total",
+                                       "Cycles that the coordinator wrote to run directories.");
+  cycles_received_ = metrics_->counter(
+      "hyloop_cycles_total", "Cycles of the current run whose telemetry the coordinator received.",
+      {{"service", "coordinator"}});
+  telemetry_depth_ = metrics_->gauge("hyloop_queue_depth",
+                                     "Messages found waiting in a loop channel's receive queue: "
+                                     "the largest backlog since the previous scrape.",
+                                     {{"service", "coordinator"}, {"channel", "telemetry"}},
+                                     runtime::GaugeKind::kPeak);
+  const std::lock_guard<std::mutex> lock(mutex_);
+  set_state_locked(v1::RUN_STATE_IDLE);
+}
+
+void Coordinator::set_state_locked(v1::RunState state) {
+  status_.set_state(state);
+  for (const auto& [s, gauge] : state_gauges_) {
+    gauge.set(s == state ? 1.0 : 0.0);
+  }
+}
+
+void Coordinator::record_row(const std::vector<double>& row) {
+  recorder_->record_cycle(row);
+  cycles_recorded_.add();
 }
 
 Coordinator::~Coordinator() {
@@ -144,7 +174,7 @@ grpc::Status Coordinator::load_scenario(const v1::LoadScenarioRequest& request,
   reply->set_resolved_yaml(scenario_text_);
   reply->set_total_cycles(static_cast<std::uint64_t>(e->total_steps()));
   reply->set_step_s(e->step_size());
-  status_.set_state(v1::RUN_STATE_LOADED);
+  set_state_locked(v1::RUN_STATE_LOADED);
   status_.set_scenario(scenario_name_);
   status_.set_total_cycles(static_cast<std::uint64_t>(e->total_steps()));
   status_.set_cycle(0);
@@ -182,7 +212,7 @@ grpc::Status Coordinator::start(const v1::StartRequest& request, v1::RunStatus* 
   }
   const std::string run_id = make_run_id(scenario_name_);
   status_.Clear();
-  status_.set_state(v1::RUN_STATE_RUNNING);
+  set_state_locked(v1::RUN_STATE_RUNNING);
   status_.set_run_id(run_id);
   status_.set_scenario(scenario_name_);
   status_.set_total_cycles(static_cast<std::uint64_t>(recorder_->total_steps()));
@@ -341,6 +371,9 @@ void Coordinator::record(const v1::Telemetry& t) {
       if (it != headers.end()) cols[i] = static_cast<int>(it - headers.begin());
     }
   }
+  if (sender == kRigSender) {
+    cycles_received_.add();
+  }
   misses_[sender] = t.deadline_misses();
   rejected_[sender] = t.rejected();
   const std::uint64_t cycle = t.header().cycle();
@@ -371,7 +404,7 @@ void Coordinator::record(const v1::Telemetry& t) {
   }
   if (!t.event().empty()) {
     if (t.event().rfind("stop:", 0) == 0) {
-      recorder_->record_cycle(pending_[cycle].row);  // the last row of the dynamics
+      record_row(pending_[cycle].row);  // the last row of the dynamics
       pending_.erase(cycle);
       recorder_->record_stop(t.event().substr(5));
     }
@@ -382,7 +415,7 @@ void Coordinator::record(const v1::Telemetry& t) {
   for (;;) {
     auto it = pending_.find(next_record_);
     if (it != pending_.end() && it->second.parts == kRowParts) {
-      recorder_->record_cycle(it->second.row);
+      record_row(it->second.row);
       {
         const std::lock_guard<std::mutex> lock(mutex_);
         last_row_ = it->second.row;
@@ -455,7 +488,7 @@ nlohmann::json Coordinator::distributed_summary(v1::RunState state,
 
 void Coordinator::finish(v1::RunState state, const std::string& message) {
   const std::lock_guard<std::mutex> lock(mutex_);
-  status_.set_state(state);
+  set_state_locked(state);
   status_.set_message(message);
   for (auto& r : runs_) {
     if (r.run_id() == status_.run_id()) r.set_state(state);
@@ -538,11 +571,15 @@ void Coordinator::run(std::string out_dir) noexcept {
     const auto total = static_cast<std::uint64_t>(recorder_->total_steps());
     auto next_health = std::chrono::steady_clock::now();
     auto estop_since = std::chrono::steady_clock::time_point{};
+    std::uint64_t backlog = 0;  // telemetry messages read in a row that were already waiting
     while (ok) {
+      const std::int64_t read_start = tp::monotonic_now_ns();
       if (auto got = telemetry.receive(buffer, std::chrono::milliseconds(50))) {
         if (!got->truncated() &&
             t.ParseFromArray(got->bytes.data(), static_cast<int>(got->bytes.size())) &&
             t.header().run_id() == run_id) {
+          backlog = t.header().send_time_ns() <= read_start ? backlog + 1 : 0;
+          telemetry_depth_.raise(static_cast<double>(backlog));
           record(t);
         }
         if (next_record_ < total && static_cast<std::uint64_t>(recorder_->cycle()) < total &&

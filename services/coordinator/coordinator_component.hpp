@@ -11,6 +11,11 @@
 // (its miss rate is the floor these shared machines give) and report in summary.json the loop
 // latency (rig sample → command at the actuator) p50/p99/p99.9/max, deadline misses of every
 // service and the late commands the rig saw.
+//
+// Metrics (docs/metrics.md), in metrics() (the CoordinatorComponent shares the registry):
+// hyloop_run_state{state}, hyloop_run_cycles_recorded_total, hyloop_cycles_total{service=
+// "coordinator"} (the rig's telemetry messages of the current run it received) and
+// hyloop_queue_depth{service="coordinator", channel="telemetry"}.
 
 #include <hyloop/v1/control.grpc.pb.h>
 #include <hyloop/v1/loop.pb.h>
@@ -28,6 +33,7 @@
 #include "coordinator/service_handle.hpp"
 #include "hyloop/experiment/experiment.hpp"
 #include "hyloop/runtime/component.hpp"
+#include "hyloop/runtime/metrics.hpp"
 
 namespace hyloop::services {
 
@@ -73,8 +79,17 @@ class Coordinator {
   bool wait(std::chrono::milliseconds timeout);
   /// Shuts every service down (the end of `hyloop up`).
   void shutdown_services();
+  /// The registry the coordinator's metrics are declared in.
+  [[nodiscard]] const std::shared_ptr<runtime::MetricsRegistry>& metrics() const noexcept {
+    return metrics_;
+  }
 
  private:
+  /// Sets status_'s state and hyloop_run_state (holding mutex_).
+  void set_state_locked(v1::RunState state);
+  /// Records a row and counts it (run thread).
+  void record_row(const std::vector<double>& row);
+
   void run(std::string out_dir) noexcept;
   void record(const v1::Telemetry& t);
   void finish(v1::RunState state, const std::string& message);
@@ -84,6 +99,12 @@ class Coordinator {
   std::vector<std::unique_ptr<ServiceHandle>> services_;
   zmq::context_t& context_;
   CoordinatorOptions options_;
+
+  std::shared_ptr<runtime::MetricsRegistry> metrics_ = std::make_shared<runtime::MetricsRegistry>();
+  std::map<v1::RunState, runtime::GaugeSlot> state_gauges_;
+  runtime::CounterSlot cycles_recorded_;
+  runtime::CounterSlot cycles_received_;
+  runtime::GaugeSlot telemetry_depth_;
 
   mutable std::mutex mutex_;
   std::condition_variable changed_;
@@ -126,7 +147,7 @@ class Coordinator {
 class CoordinatorComponent final : public runtime::Component {
  public:
   explicit CoordinatorComponent(Coordinator& coordinator)
-      : Component("coordinator"), coordinator_(coordinator) {}
+      : Component("coordinator", coordinator.metrics()), coordinator_(coordinator) {}
   void on_configure(const v1::ConfigureRequest& /*request*/) override {}
   void on_activate() override {}
   void on_deactivate() override {}

@@ -1,9 +1,107 @@
 #include "dynamics/dynamics_component.hpp"
 
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "hyloop/transport/clock.hpp"
+
 namespace hyloop::services {
 
 namespace tp = hyloop::transport;
 namespace ex = hyloop::experiment;
+
+namespace {
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+}  // namespace
+
+// ---- delay estimate (exporter thread) -----------------------------------------------------------
+
+void DynamicsComponent::DelayTracker::configure(double step) {
+  step_ = step;
+  // A 2 s window (64 … 4096 samples), lags up to 0.25 s (at most a quarter of the window).
+  window_ = static_cast<std::size_t>(std::clamp(std::lround(2.0 / step), 64L, 4096L));
+  max_lag_ =
+      static_cast<int>(std::clamp(std::lround(0.25 / step), 2L, static_cast<long>(window_ / 4)));
+  command_.assign(window_, 0.0);
+  measured_.assign(window_, 0.0);
+  ordered_c_.assign(window_, 0.0);
+  ordered_m_.assign(window_, 0.0);
+  next_ = filled_ = since_ = 0;
+  std::pair<double, double> discard;
+  while (ring_.pop(discard)) {
+  }
+}
+
+void DynamicsComponent::DelayTracker::collect(const runtime::GaugeSlot& gauge) {
+  if (window_ == 0) return;
+  std::pair<double, double> p;
+  while (ring_.pop(p)) {
+    command_[next_] = p.first;
+    measured_[next_] = p.second;
+    next_ = (next_ + 1) % window_;
+    filled_ = std::min(filled_ + 1, window_);
+    ++since_;
+  }
+  if (filled_ < window_ || since_ < window_ / 4) return;
+  since_ = 0;
+  for (std::size_t i = 0; i < window_; ++i) {
+    ordered_c_[i] = command_[(next_ + i) % window_];
+    ordered_m_[i] = measured_[(next_ + i) % window_];
+  }
+  try {
+    const core::DelayEstimate e = core::estimate_delay(ordered_c_, ordered_m_, max_lag_);
+    if (!e.at_boundary && e.correlation > 0.5) {
+      gauge.set(e.delay(step_));
+    }
+  } catch (const std::exception&) {
+    // A constant or non-finite window (at rest, or diverged): keep the last estimate.
+  }
+}
+
+// ---- the component ------------------------------------------------------------------------------
+
+DynamicsComponent::DynamicsComponent()
+    : LoopComponent("dynamics"), input_(declare_input("sensor_to_dynamics", "sensor_to_dynamics")) {
+  runtime::MetricsRegistry& m = metrics();
+  gauges_.x =
+      m.gauge("hyloop_target_displacement_meters", "Displacement x of the numerical target.");
+  gauges_.v =
+      m.gauge("hyloop_target_velocity_meters_per_second", "Velocity of the numerical target.");
+  gauges_.x_ideal = m.gauge("hyloop_ideal_displacement_meters",
+                            "Displacement x_ideal of the delay-free ideal twin.");
+  gauges_.v_ideal =
+      m.gauge("hyloop_ideal_velocity_meters_per_second", "Velocity of the ideal twin.");
+  gauges_.f_meas = m.gauge("hyloop_measured_force_newtons",
+                           "Contact force as the dynamics received it (after the sensor's delay).");
+  gauges_.f_comp = m.gauge("hyloop_compensation_force_newtons",
+                           "Compensation force F_h = K_h * (estimated velocity).");
+  gauges_.k_h = m.gauge("hyloop_compensator_gain_newton_seconds_per_meter",
+                        "The compensator's current gain K_h.");
+  gauges_.eps_sum = m.gauge("hyloop_observed_energy_joule_seconds",
+                            "SCVG's energy observer, sum of |eps_h| * T.");
+  gauges_.error = m.gauge("hyloop_tracking_error_meters", "Tracking error x - x_ideal.");
+  gauges_.ratio =
+      m.gauge("hyloop_velocity_ratio", "e_R of the last completed vibration cycle (SITS Eq. 44).");
+  gauges_.ti = m.gauge("hyloop_tracking_indicator",
+                       "Mercan's tracking indicator on (command, measured position).");
+  gauges_.delay = m.gauge("hyloop_estimated_delay_seconds",
+                          "The transfer system's delay estimated online (cross-correlation of "
+                          "command and measured position).");
+  delay_collector_ =
+      m.add_collector([tracker = delay_, gauge = gauges_.delay] { tracker->collect(gauge); });
+}
+
+DynamicsComponent::~DynamicsComponent() { metrics().remove_collector(delay_collector_); }
+
+int DynamicsComponent::column(const char* name) const noexcept {
+  const auto& names = dynamics_->names();
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    if (names[i] == name) return static_cast<int>(i);
+  }
+  return -1;
+}
 
 void DynamicsComponent::configure_loop(const v1::ConfigureRequest& request) {
   plan_ = ex::loop_plan(request.scenario_yaml());
@@ -19,8 +117,77 @@ void DynamicsComponent::configure_loop(const v1::ConfigureRequest& request) {
       channel(endpoints_.dynamics_to_actuator(), "dynamics_to_actuator", tp::Pattern::kPair,
               tp::Role::kBind),
       encoder_config());
+  watch_input(input_, samples_->counters());
   set_telemetry_names(dynamics_->names());
   estop_ = false;
+
+  // Metrics: columns by name. SITS has every one; RHT: the structure (d_desired) is the target,
+  // the reference structure (d_numerical) its ideal twin, velocities by differences, and no
+  // force compensator (those gauges read NaN).
+  const bool sits = plan_.kind == "sits";
+  columns_ = {};
+  columns_.x = column(sits ? "x[m]" : "d_desired[m]");
+  columns_.x_ideal = column(sits ? "x_ideal[m]" : "d_numerical[m]");
+  columns_.v = column("v[m/s]");
+  columns_.v_ideal = column("v_ideal[m/s]");
+  columns_.f_meas = column(sits ? "f_meas[N]" : "force[N]");
+  columns_.f_comp = column("f_comp[N]");
+  columns_.k_h = column("k_h[N*s/m]");
+  columns_.eps_sum = column("eps_sum[J*s]");
+  columns_.energy = column("energy[J]");
+  columns_.energy_ideal = column("energy_ideal[J]");
+  columns_.f_ideal = column("f_ideal[N]");
+  columns_.f_input = column("f_input[N]");
+  const auto capacity = static_cast<std::size_t>(std::min<std::int64_t>(
+      plan_.total_steps / 2 + 2, 1'000'000));  // a vibration cycle lasts at least two steps
+  cycles_.emplace(capacity, 0.0);
+  cycles_seen_ = 0;
+  indicator_.reset();
+  metrics().exclusive([this] { delay_->configure(plan_.step); });
+  gauges_.ratio.set(kNaN);  // until the first vibration cycle ends
+  gauges_.ti.set(0.0);
+  gauges_.delay.set(kNaN);  // until the first estimate
+}
+
+void DynamicsComponent::publish(std::uint64_t k, double measured_position) noexcept {
+  const auto at = [this](int c) { return c >= 0 ? values_[static_cast<std::size_t>(c)] : kNaN; };
+  const double step = plan_.step;
+  const double x = at(columns_.x);
+  const double x_ideal = at(columns_.x_ideal);
+  const bool first = !have_previous_;
+  const double v = columns_.v >= 0 ? at(columns_.v) : (first ? 0.0 : (x - previous_x_) / step);
+  const double v_ideal = columns_.v_ideal >= 0
+                             ? at(columns_.v_ideal)
+                             : (first ? 0.0 : (x_ideal - previous_x_ideal_) / step);
+  have_previous_ = true;
+  previous_x_ = x;
+  previous_x_ideal_ = x_ideal;
+  gauges_.x.set(x);
+  gauges_.v.set(v);
+  gauges_.x_ideal.set(x_ideal);
+  gauges_.v_ideal.set(v_ideal);
+  gauges_.f_meas.set(at(columns_.f_meas));
+  gauges_.f_comp.set(at(columns_.f_comp));
+  gauges_.k_h.set(at(columns_.k_h));
+  gauges_.eps_sum.set(at(columns_.eps_sum));
+  gauges_.error.set(x - x_ideal);
+  const auto or0 = [](double d) { return std::isnan(d) ? 0.0 : d; };
+  const double e_f = or0(at(columns_.f_ideal)) - or0(at(columns_.f_input));
+  cycles_->add({static_cast<double>(k) * step, v, v_ideal, or0(at(columns_.energy)),
+                or0(at(columns_.energy_ideal)), e_f, v - v_ideal});
+  if (cycles_->cycles().size() > cycles_seen_) {
+    cycles_seen_ = cycles_->cycles().size();
+    gauges_.ratio.set(cycles_->cycles().back().e_r);
+  }
+  // The command of cycle k as the actuator holds it (it latches every h cycles), before its
+  // safety layer, against the position measured in cycle k.
+  if (k == 0) {
+    applied_ = plan_.initial.position;
+  } else if (static_cast<std::int64_t>(k) % plan_.hold_steps == 0) {
+    applied_ = next_command_;
+  }
+  gauges_.ti.set(indicator_.update(applied_, measured_position));
+  (void)delay_->push(applied_, measured_position);
 }
 
 void DynamicsComponent::release_loop() noexcept {
@@ -35,19 +202,26 @@ void DynamicsComponent::on_emergency_stop(std::string_view /*reason*/) noexcept 
 
 void DynamicsComponent::run_loop() noexcept {
   const auto total = static_cast<std::uint64_t>(plan_.total_steps);
+  have_previous_ = false;
+  applied_ = next_command_ = plan_.initial.position;
   std::uint64_t next_cycle = 0;
   while (!stop_requested() && next_cycle < total) {
+    const std::int64_t read_start = tp::monotonic_now_ns();
     const v1::SensorSample* s = samples_->receive(runtime::kLockstepPoll);
     rejected_ = samples_->counters().rejected();
     if (s == nullptr) {
       continue;
     }
+    note_received(input_, s->header(), read_start);
     const std::uint64_t k = s->header().cycle();
     next_cycle = k + 1;
     hal::ActuatorCommand next{};
     const char* stop = dynamics_->step(static_cast<std::int64_t>(k), s->position_m(),
                                        s->velocity_mps(), s->force_n(), values_, next);
     const double t = static_cast<double>(k) * plan_.step;
+    publish(k, s->position_m());
+    next_command_ = next.position;
+    count_cycle();
     if (stop != nullptr) {
       send_telemetry(k, t, values_, std::string("stop:") + stop);
       set_message(std::string("dynamics: stopped: ") + stop);

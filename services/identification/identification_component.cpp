@@ -2,12 +2,14 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <stdexcept>
 #include <string>
 #include <utility>
 
 #include "hyloop/experiment/experiment.hpp"
 #include "hyloop/experiment/run_directory.hpp"
+#include "hyloop/transport/clock.hpp"
 
 namespace hyloop::services {
 
@@ -43,6 +45,18 @@ core::LoadingModelPreset rls_preset(std::uint32_t parameters) {
 }
 
 }  // namespace
+
+IdentificationComponent::IdentificationComponent()
+    : LoopComponent("identification"),
+      input_(declare_input("sensor_to_dynamics", "sensor_to_dynamics")),
+      rls_trace_(metrics().gauge("hyloop_rls_covariance_trace",
+                                 "trace(P) of the online RLS covariance matrix.")) {
+  for (int i = 0; i < kRlsGauges; ++i) {
+    rls_theta_[static_cast<std::size_t>(i)] =
+        metrics().gauge("hyloop_rls_parameter", "The online RLS parameter vector theta.",
+                        {{"index", std::to_string(i)}});
+  }
+}
 
 IdentificationComponent::~IdentificationComponent() {
   // Join the loop thread before the members it uses are destroyed.
@@ -96,6 +110,11 @@ OnlineRlsStatus IdentificationComponent::start_online_rls(std::uint32_t paramete
   rls_running_ = true;
   rls_snapshot_ = RlsSnapshot{};
   rls_snapshot_.size = static_cast<int>(parameters);
+  for (int i = 0; i < kRlsGauges; ++i) {
+    rls_theta_[static_cast<std::size_t>(i)].set(
+        i < static_cast<int>(parameters) ? 0.0 : std::numeric_limits<double>::quiet_NaN());
+  }
+  rls_trace_.set(config.initial_covariance * static_cast<double>(parameters));
   return status_locked();
 }
 
@@ -149,7 +168,9 @@ void IdentificationComponent::publish_rls(bool wait) noexcept {
   const int n = std::min(static_cast<int>(theta.size()), core::kRlsMaxParameters);
   for (int i = 0; i < n; ++i) {
     rls_snapshot_.theta[static_cast<std::size_t>(i)] = theta[i];
+    if (i < kRlsGauges) rls_theta_[static_cast<std::size_t>(i)].set(theta[i]);
   }
+  rls_trace_.set(rls_active_->estimator().covariance().trace());
   rls_snapshot_.size = n;
   rls_snapshot_.updates = rls_active_->estimator().count(core::RlsStatus::kAccepted);
 }
@@ -186,6 +207,7 @@ void IdentificationComponent::configure_loop(const v1::ConfigureRequest& request
       channel(endpoints_.sensor_to_dynamics(), "sensor_to_dynamics", tp::Pattern::kPair,
               tp::Role::kConnect),
       validator_config());
+  watch_input(input_, samples_->counters());
   commands_ = std::make_unique<tp::LoopOutput>(
       context(),
       channel(endpoints_.dynamics_to_actuator(), "dynamics_to_actuator", tp::Pattern::kPair,
@@ -218,11 +240,13 @@ void IdentificationComponent::run_loop() noexcept {
   std::uint64_t last = 0;
   std::uint64_t received = 0;
   while (!stop_requested() && next_cycle < total) {
+    const std::int64_t read_start = tp::monotonic_now_ns();
     const v1::SensorSample* s = samples_->receive(runtime::kLockstepPoll);
     rejected_ = samples_->counters().rejected();
     if (s == nullptr) {
       continue;
     }
+    note_received(input_, s->header(), read_start);
     const std::uint64_t k = s->header().cycle();
     if (k >= total) {
       break;  // real time: the sweep is over
@@ -230,6 +254,7 @@ void IdentificationComponent::run_loop() noexcept {
     next_cycle = k + 1;
     last = k;
     ++received;
+    count_cycle();
     // The sweep of experiment::run_sweep, the same expressions.
     const double t = static_cast<double>(k) * step;
     const double u = amplitude * std::sin(omega * t);

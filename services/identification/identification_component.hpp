@@ -22,6 +22,10 @@
 // The estimator is built off the loop and handed over by a flag and a try_lock; θ is published
 // the same way, so the cycle never blocks on a control-plane call.
 //
+// Metrics: the loop metrics of every loop service (input sensor_to_dynamics), and while the
+// online RLS runs hyloop_rls_parameter{index} (θ; indices 0 … 6, those beyond the running
+// model's size read NaN) and hyloop_rls_covariance_trace (trace P), published with θ.
+//
 // Thread safety: the public accessors may be called from any thread (gRPC handlers).
 
 #include <hyloop/v1/control.grpc.pb.h>
@@ -56,7 +60,7 @@ class IdentificationComponent final : public runtime::LoopComponent {
  public:
   static constexpr double kDefaultForgettingFactor = 0.97;  ///< used when 0 (unset) is given
 
-  IdentificationComponent() : LoopComponent("identification") {}
+  IdentificationComponent();
   ~IdentificationComponent() override;
   IdentificationComponent(const IdentificationComponent&) = delete;
   IdentificationComponent& operator=(const IdentificationComponent&) = delete;
@@ -98,6 +102,11 @@ class IdentificationComponent final : public runtime::LoopComponent {
   /// Copies θ into the snapshot; `wait` false: only if the lock is free (cycle path).
   void publish_rls(bool wait) noexcept;
   OnlineRlsStatus status_locked() const;
+
+  static constexpr int kRlsGauges = 7;  // the largest RHT loading model
+  std::size_t input_;
+  std::array<runtime::GaugeSlot, kRlsGauges> rls_theta_;
+  runtime::GaugeSlot rls_trace_;
 
   std::optional<experiment::SitsScenario> scenario_;
   std::unique_ptr<transport::LoopInput<v1::SensorSample>> samples_;

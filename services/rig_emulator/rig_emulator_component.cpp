@@ -6,6 +6,16 @@ namespace hyloop::services {
 
 namespace tp = hyloop::transport;
 
+RigEmulatorComponent::RigEmulatorComponent()
+    : LoopComponent("rig-emulator"),
+      input_(declare_input("actuator_to_rig", "actuator_to_rig")),
+      position_(metrics().gauge("hyloop_actuator_position_meters",
+                                "Measured actuator (robot) position.")),
+      command_(metrics().gauge("hyloop_actuator_command_meters",
+                               "Position command after the safety layer, as the rig applies it.")),
+      estop_(metrics().gauge("hyloop_emergency_stop",
+                             "1 while an emergency stop is latched (gRPC or hardware input).")) {}
+
 void RigEmulatorComponent::configure_loop(const v1::ConfigureRequest& request) {
   plan_ = experiment::loop_plan(request.scenario_yaml());
   rig_ = experiment::make_rig_part(request.scenario_yaml());
@@ -14,6 +24,7 @@ void RigEmulatorComponent::configure_loop(const v1::ConfigureRequest& request) {
       channel(endpoints_.actuator_to_rig(), "actuator_to_rig", tp::Pattern::kPair,
               tp::Role::kConnect),
       validator_config());
+  watch_input(input_, commands_->counters());
   samples_ = std::make_unique<tp::LoopOutput>(
       context(),
       channel(endpoints_.rig_to_sensor(), "rig_to_sensor", tp::Pattern::kPair, tp::Role::kBind),
@@ -22,6 +33,7 @@ void RigEmulatorComponent::configure_loop(const v1::ConfigureRequest& request) {
   set_telemetry_names({truth[0], truth[1], "late_commands[-]"});
   late_ = 0;
   hardware_estop_ = false;
+  estop_.set(0.0);
 }
 
 void RigEmulatorComponent::release_loop() noexcept {
@@ -32,7 +44,8 @@ void RigEmulatorComponent::release_loop() noexcept {
 
 void RigEmulatorComponent::on_emergency_stop(std::string_view /*reason*/) noexcept {
   // The rig is the plant: it keeps following what the actuator commands (the actuator ramps it
-  // to rest). Nothing to latch here.
+  // to rest). Nothing to latch here but the state it reports.
+  estop_.set(1.0);
 }
 
 bool RigEmulatorComponent::cycle(std::uint64_t k, const v1::ActuatorCommand* command,
@@ -40,6 +53,10 @@ bool RigEmulatorComponent::cycle(std::uint64_t k, const v1::ActuatorCommand* com
   const double t = static_cast<double>(k) * plan_.step;
   if (command != nullptr) {
     held_ = {command->position_m(), command->velocity_mps()};
+    held_send_ns_ = command->header().send_time_ns();
+  }
+  if (!lockstep() && held_send_ns_ != 0) {
+    observe_message_age(held_send_ns_, tick_ns);  // the command applied in this cycle
   }
   rig_->step(held_, measured_);
   sample_.set_position_m(measured_.position);
@@ -51,18 +68,27 @@ bool RigEmulatorComponent::cycle(std::uint64_t k, const v1::ActuatorCommand* com
   const std::array<double, 3> truth = {measured_.truth[0], measured_.truth[1],
                                        static_cast<double>(late_.load())};
   send_telemetry(k, t, truth);
+  position_.set(measured_.position);
+  command_.set(held_.position);
+  if (hardware_estop_.load(std::memory_order_relaxed)) {
+    estop_.set(1.0);
+  }
+  count_cycle();
   return true;
 }
 
 void RigEmulatorComponent::run_loop() noexcept {
   const auto total = static_cast<std::uint64_t>(plan_.total_steps);
   held_ = plan_.initial;
+  held_send_ns_ = 0;
   if (lockstep()) {
     for (std::uint64_t k = 0; k < total && !stop_requested();) {
+      const std::int64_t read_start = tp::monotonic_now_ns();
       const v1::ActuatorCommand* c = commands_->receive(runtime::kLockstepPoll);
       if (c == nullptr) {
         continue;  // waiting for command k (or the stop flag)
       }
+      note_received(input_, c->header(), read_start);
       cycle(k, c, tp::monotonic_now_ns());
       ++k;
     }
@@ -81,15 +107,23 @@ void RigEmulatorComponent::run_loop() noexcept {
   }
   if (first != nullptr) {
     held_ = {first->position_m(), first->velocity_mps()};
+    held_send_ns_ = first->header().send_time_ns();
   }
   clock.start();
   for (std::uint64_t k = 0; k < total && !stop_requested(); ++k) {
     const tp::Tick tick = clock.wait_next();
     if (tick.missed) {
-      deadline_misses_.fetch_add(1);
+      count_deadline_miss();
     }
-    lateness_ns_.store(tick.lateness_ns);
+    observe_lateness(tick.lateness_ns);
+    const std::uint64_t before = commands_->channel().received();
     const v1::ActuatorCommand* c = commands_->receive_newest();
+    // Read at the tick: every command drained here was waiting in the queue, and its latency
+    // includes the wait for the tick.
+    note_queue_depth(input_, commands_->channel().received() - before);
+    if (c != nullptr) {
+      observe_hop(input_, c->header().send_time_ns(), tp::monotonic_now_ns());
+    }
     if (k > 0 && (c == nullptr || c->header().cycle() < k)) {
       late_.fetch_add(1);  // command k missed its tick: hold (or apply the newest there is)
     }

@@ -20,7 +20,7 @@ namespace hyloop::services {
 
 class RigEmulatorComponent final : public runtime::LoopComponent {
  public:
-  RigEmulatorComponent() : LoopComponent("rig-emulator") {}
+  RigEmulatorComponent();
 
   /// Commands that missed their tick (real time) so far.
   [[nodiscard]] std::uint64_t late_commands() const noexcept { return late_.load(); }
@@ -35,6 +35,14 @@ class RigEmulatorComponent final : public runtime::LoopComponent {
 
  private:
   bool cycle(std::uint64_t k, const v1::ActuatorCommand* command, std::int64_t tick_ns) noexcept;
+
+  // Metrics: the input actuator_to_rig; the measured and the applied (held) position; the
+  // hardware e-stop input.
+  std::size_t input_;
+  runtime::GaugeSlot position_;
+  runtime::GaugeSlot command_;
+  runtime::GaugeSlot estop_;
+  std::int64_t held_send_ns_ = 0;  // send time of the command held
 
   experiment::LoopPlan plan_;
   std::unique_ptr<experiment::RigPart> rig_;

@@ -1,6 +1,7 @@
 #include "sensor/sensor_component.hpp"
 
 #include "hyloop/experiment/loop_parts.hpp"
+#include "hyloop/transport/clock.hpp"
 
 namespace hyloop::services {
 
@@ -15,6 +16,7 @@ void SensorComponent::configure_loop(const v1::ConfigureRequest& request) {
       context(),
       channel(endpoints_.rig_to_sensor(), "rig_to_sensor", tp::Pattern::kPair, tp::Role::kConnect),
       validator_config());
+  watch_input(input_, raw_->counters());
   out_ = std::make_unique<tp::LoopOutput>(
       context(),
       channel(endpoints_.sensor_to_dynamics(), "sensor_to_dynamics", tp::Pattern::kPair,
@@ -48,12 +50,15 @@ void SensorComponent::run_loop() noexcept {
   std::uint64_t last = 0;
   bool any = false;
   while (!stop_requested() && !(any && last + 1 >= total_)) {
+    const std::int64_t read_start = tp::monotonic_now_ns();
     const v1::SensorSample* raw = raw_->receive(runtime::kLockstepPoll);
     rejected_ = raw_->counters().rejected();
     if (raw == nullptr) {
       continue;
     }
+    note_received(input_, raw->header(), read_start);
     forward(*raw);
+    count_cycle();
     last = raw->header().cycle();
     any = true;
   }

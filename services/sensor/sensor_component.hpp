@@ -18,7 +18,8 @@ namespace hyloop::services {
 
 class SensorComponent final : public runtime::LoopComponent {
  public:
-  SensorComponent() : LoopComponent("sensor") {}
+  SensorComponent()
+      : LoopComponent("sensor"), input_(declare_input("rig_to_sensor", "rig_to_sensor")) {}
   /// The tare offset in use (N).
   [[nodiscard]] double tare_offset() const noexcept {
     return conditioner_ ? conditioner_->offset() : 0.0;
@@ -33,6 +34,7 @@ class SensorComponent final : public runtime::LoopComponent {
  private:
   void forward(const v1::SensorSample& raw) noexcept;
 
+  std::size_t input_;  // metrics of rig_to_sensor
   std::optional<core::ForceConditioner> conditioner_;
   std::uint64_t total_ = 0;
   bool peer_lost_ = false;

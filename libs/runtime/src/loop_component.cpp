@@ -1,14 +1,143 @@
 #include "hyloop/runtime/loop_component.hpp"
 
+#include <algorithm>
 #include <stdexcept>
 
+#include "hyloop/transport/clock.hpp"
+
 namespace hyloop::runtime {
+
+LoopComponent::LoopComponent(std::string name) : Component(std::move(name)) {
+  MetricsRegistry& m = metrics();
+  const MetricLabels service{{"service", this->name()}};
+  cycles_total_ = m.counter("hyloop_cycles_total", "Cycles the service completed.", service);
+  misses_total_ = m.counter("hyloop_deadline_misses_total",
+                            "Cycles whose work ended after the next absolute deadline, or whose "
+                            "input did not arrive in time; the service held its output.",
+                            service);
+  lateness_ = m.histogram("hyloop_lateness_seconds",
+                          "How late the periodic timer woke up after the cycle's absolute "
+                          "deadline (services with a periodic timer).",
+                          service);
+  message_age_ = m.histogram("hyloop_message_age_seconds",
+                             "Age of the newest input the service used in a cycle: the cycle's "
+                             "start minus the input's send time.",
+                             service);
+  for (std::size_t v = 1; v < transport::kVerdictCount; ++v) {
+    MetricLabels labels = service;
+    labels.emplace("reason", transport::to_string(static_cast<transport::Verdict>(v)));
+    rejected_total_[v] =
+        m.counter("hyloop_rejected_messages_total",
+                  "Loop messages dropped by the receiver's validator, by reason.", labels);
+  }
+  collector_ = m.add_collector([this] { collect_inputs(); });
+}
 
 LoopComponent::~LoopComponent() {
   stop_.store(true);
   if (thread_.joinable()) {
     thread_.join();
   }
+  metrics().remove_collector(collector_);
+}
+
+std::size_t LoopComponent::declare_input(const std::string& channel, const std::string& hop) {
+  InputMetrics input;
+  input.depth = metrics().gauge("hyloop_queue_depth",
+                                "Messages found waiting in a loop channel's receive queue: the "
+                                "largest backlog since the previous scrape.",
+                                {{"service", name()}, {"channel", channel}}, GaugeKind::kPeak);
+  if (!hop.empty()) {
+    input.hop = declare_hop(hop);
+  }
+  std::size_t index = 0;
+  metrics().exclusive([&] {
+    inputs_.push_back(input);
+    index = inputs_.size() - 1;
+  });
+  return index;
+}
+
+HistogramSlot LoopComponent::declare_hop(const std::string& hop) {
+  return metrics().histogram("hyloop_loop_latency_seconds",
+                             "Per hop: arrival at the receiver minus the header's send time; "
+                             "sample_to_command: arrival of the command minus the rig's sample "
+                             "time it derives from.",
+                             {{"hop", hop}});
+}
+
+void LoopComponent::watch_input(std::size_t index, const transport::VerdictCounters& counters) {
+  metrics().exclusive([&] {
+    InputMetrics& input = inputs_.at(index);
+    input.counters = &counters;
+    for (std::size_t v = 0; v < transport::kVerdictCount; ++v) {
+      input.seen[v] = counters.count(static_cast<transport::Verdict>(v));
+    }
+  });
+}
+
+void LoopComponent::unwatch_inputs() {
+  metrics().exclusive([this] {
+    collect_inputs();
+    for (InputMetrics& input : inputs_) {
+      input.counters = nullptr;
+      input.backlog = 0;
+    }
+  });
+}
+
+void LoopComponent::collect_inputs() noexcept {
+  for (InputMetrics& input : inputs_) {
+    if (input.counters == nullptr) continue;
+    for (std::size_t v = 1; v < transport::kVerdictCount; ++v) {
+      const std::uint64_t n = input.counters->count(static_cast<transport::Verdict>(v));
+      if (n > input.seen[v]) rejected_total_[v].add(n - input.seen[v]);
+      input.seen[v] = n;
+    }
+  }
+}
+
+namespace {
+double seconds_since(std::int64_t then_ns, std::int64_t now_ns) noexcept {
+  return static_cast<double>(std::max<std::int64_t>(0, now_ns - then_ns)) * 1e-9;
+}
+}  // namespace
+
+void LoopComponent::note_received(std::size_t index, const v1::Header& header,
+                                  std::int64_t read_start_ns) noexcept {
+  const std::int64_t now = transport::monotonic_now_ns();
+  const std::int64_t sent = header.send_time_ns();
+  observe_hop(index, sent, now);
+  observe_message_age(sent, now);
+  if (index < inputs_.size()) {
+    InputMetrics& input = inputs_[index];
+    input.backlog = sent <= read_start_ns ? input.backlog + 1 : 0;
+    input.depth.raise(static_cast<double>(input.backlog));
+  }
+}
+
+void LoopComponent::observe_hop(std::size_t index, std::int64_t send_time_ns,
+                                std::int64_t now_ns) noexcept {
+  if (index < inputs_.size()) inputs_[index].hop.observe(seconds_since(send_time_ns, now_ns));
+}
+
+void LoopComponent::observe_message_age(std::int64_t send_time_ns,
+                                        std::int64_t cycle_start_ns) noexcept {
+  message_age_.observe(seconds_since(send_time_ns, cycle_start_ns));
+}
+
+void LoopComponent::note_queue_depth(std::size_t index, std::uint64_t messages) noexcept {
+  if (index < inputs_.size()) inputs_[index].depth.raise(static_cast<double>(messages));
+}
+
+void LoopComponent::count_deadline_miss() noexcept {
+  deadline_misses_.fetch_add(1, std::memory_order_relaxed);
+  misses_total_.add();
+}
+
+void LoopComponent::observe_lateness(std::int64_t lateness_ns) noexcept {
+  lateness_ns_.store(lateness_ns, std::memory_order_relaxed);
+  lateness_.observe(static_cast<double>(std::max<std::int64_t>(0, lateness_ns)) * 1e-9);
 }
 
 transport::ChannelConfig LoopComponent::channel(const std::string& endpoint, const char* field,
@@ -53,6 +182,7 @@ void LoopComponent::on_configure(const v1::ConfigureRequest& request) {
     throw std::invalid_argument("mode: " + std::to_string(request.mode()) +
                                 ": must be CLOCK_MODE_LOCKSTEP or CLOCK_MODE_REAL_TIME");
   }
+  unwatch_inputs();
   release_loop();
   telemetry_.reset();
   run_id_ = request.run_id();
@@ -89,6 +219,7 @@ void LoopComponent::on_deactivate() {
 
 void LoopComponent::on_shutdown() {
   on_deactivate();
+  unwatch_inputs();
   release_loop();
   telemetry_.reset();
 }

@@ -89,7 +89,7 @@ ServiceConfig parse_service_config(const std::string& yaml_text, const std::stri
   ServiceConfig config;
   if (root.IsNull()) return config;
   if (!root.IsMap()) p.error(root, "a service configuration must be a mapping");
-  p.check_keys(root, "", {"name", "grpc_address", "log_level", "rt"});
+  p.check_keys(root, "", {"name", "grpc_address", "log_level", "metrics_address", "rt"});
 
   if (root["name"]) config.name = p.string(root["name"], "name");
   if (root["grpc_address"]) {
@@ -102,6 +102,17 @@ ServiceConfig parse_service_config(const std::string& yaml_text, const std::stri
       (void)parse_log_level(config.log_level);
     } catch (const std::invalid_argument& e) {
       p.error(root["log_level"], std::string("field 'log_level': ") + e.what());
+    }
+  }
+  if (root["metrics_address"]) {
+    config.metrics_address = p.string(root["metrics_address"], "metrics_address");
+    const auto colon = config.metrics_address.rfind(':');
+    if (!config.metrics_address.empty() &&
+        (colon == std::string::npos || colon == 0 || colon + 1 == config.metrics_address.size() ||
+         config.metrics_address.find_first_not_of("0123456789", colon + 1) != std::string::npos)) {
+      p.error(root["metrics_address"], "field 'metrics_address' = '" + config.metrics_address +
+                                           "' must be HOST:PORT (e.g. 0.0.0.0:9464; port 0: a "
+                                           "free one) or empty (off)");
     }
   }
   if (const YAML::Node rt = root["rt"]) {

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <exception>
 #include <iostream>
+#include <optional>
 #include <thread>
 
 #include "hyloop/runtime/logging.hpp"
@@ -75,10 +76,14 @@ int run_service_main(int argc, char** argv, const std::string& service_name,
   std::string config_path;
   std::string grpc_address;
   std::string log_level;
+  std::optional<std::string> metrics_address;
   app.add_option("--config", config_path, "service configuration (YAML)");
   app.add_option("--grpc-address", grpc_address,
                  "gRPC listen address, host:port (0: a free port) or unix:/path; overrides "
                  "the configuration");
+  app.add_option("--metrics-address", metrics_address,
+                 "serve Prometheus metrics at http://HOST:PORT/metrics (port 0: a free one; "
+                 "\"\": off, the default); overrides the configuration");
   app.add_option("--log-level", log_level,
                  "trace, debug, info, warn, error or off; overrides the configuration");
   try {
@@ -94,6 +99,7 @@ int run_service_main(int argc, char** argv, const std::string& service_name,
     if (config.name.empty()) config.name = service_name;
     if (!grpc_address.empty()) config.grpc_address = grpc_address;
     if (!log_level.empty()) config.log_level = log_level;
+    if (metrics_address) config.metrics_address = *metrics_address;
     init_logging(config.name, config.log_level);
   } catch (const std::exception& e) {
     std::cerr << "hyloop-" << service_name << ": " << e.what() << '\n';
@@ -118,11 +124,27 @@ int run_service_main(int argc, char** argv, const std::string& service_name,
       logger()->error("{}", e.what());
       return 1;
     }
+    if (!config.metrics_address.empty()) {
+      try {
+        component->metrics().start_exporter(config.metrics_address);
+      } catch (const std::exception& e) {
+        logger()->error("{}", e.what());
+        host.shutdown();
+        host.wait();
+        return 1;
+      }
+    }
     signals.watch(host);
     std::cout << "hyloop-" << service_name << " grpc " << host.address() << std::endl;
+    if (!config.metrics_address.empty()) {
+      std::cout << "hyloop-" << service_name << " metrics "
+                << component->metrics().exporter_address() << std::endl;
+    }
     host.wait();
     signals.stop();
     component->shutdown();
+    // Before the component goes: the exporter's collectors read it.
+    component->metrics().stop_exporter();
   }
   logger()->info("{} exited", config.name);
   spdlog::default_logger()->flush();

@@ -1,10 +1,9 @@
 #include "hyloop/transport/channel.hpp"
 
-#include <cerrno>
-#include <thread>
-
 #include <algorithm>
+#include <cerrno>
 #include <stdexcept>
+#include <thread>
 #include <utility>
 
 namespace hyloop::transport {

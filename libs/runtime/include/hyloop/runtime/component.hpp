@@ -8,6 +8,8 @@
 // The host serialises the transitions; a component's loop thread reports a failure through
 // fail(). emergency_stop() may be called from any thread at any time and must not block.
 
+#include <hyloop/v1/control.pb.h>
+
 #include <atomic>
 #include <memory>
 #include <mutex>
@@ -15,8 +17,7 @@
 #include <string_view>
 #include <utility>
 
-#include <hyloop/v1/control.pb.h>
-
+#include "hyloop/runtime/metrics.hpp"
 #include "zmq.hpp"
 
 namespace hyloop::runtime {
@@ -25,7 +26,11 @@ using LifecycleState = v1::LifecycleState;
 
 class Component {
  public:
-  explicit Component(std::string name) : name_(std::move(name)) {}
+  /// `metrics`: the registry the component declares its metrics in (shared with whoever else
+  /// exports into it, e.g. the coordinator); nullptr: a registry of its own.
+  explicit Component(std::string name, std::shared_ptr<MetricsRegistry> metrics = nullptr)
+      : name_(std::move(name)),
+        metrics_(metrics ? std::move(metrics) : std::make_shared<MetricsRegistry>()) {}
   virtual ~Component() = default;
   Component(const Component&) = delete;
   Component& operator=(const Component&) = delete;
@@ -57,6 +62,11 @@ class Component {
   void set_context(zmq::context_t* context) noexcept { context_ = context; }
   [[nodiscard]] zmq::context_t& context();
 
+  /// The component's metrics (docs/metrics.md). A service binary serves them
+  /// (MetricsRegistry::start_exporter, --metrics-address); otherwise they are never exported.
+  /// Stop the exporter (or shut the component down) before destroying the component.
+  [[nodiscard]] MetricsRegistry& metrics() noexcept { return *metrics_; }
+
  protected:
   /// Called by the loop thread when it fails: the component moves to ERROR with `message`.
   void fail(std::string message);
@@ -76,6 +86,7 @@ class Component {
   std::string message_;
   zmq::context_t* context_ = nullptr;
   std::unique_ptr<zmq::context_t> own_context_;
+  std::shared_ptr<MetricsRegistry> metrics_;
 };
 
 }  // namespace hyloop::runtime

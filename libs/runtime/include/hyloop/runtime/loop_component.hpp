@@ -4,9 +4,18 @@
 // joined by Deactivate, the telemetry stream to the coordinator, and the stop flag. A subclass
 // opens its channels in configure_loop() and runs its cycles in run_loop(), which returns when
 // the run is over or stop_requested() turns true.
+//
+// Metrics (docs/metrics.md), all labelled service = name(): hyloop_cycles_total,
+// hyloop_deadline_misses_total, hyloop_lateness_seconds, hyloop_message_age_seconds,
+// hyloop_rejected_messages_total{reason} (every reason, from the inputs' verdict counters, read by
+// the exporter thread, never by the cycle), and per loop input hyloop_queue_depth{channel} and
+// hyloop_loop_latency_seconds{hop}. The subclass declares its inputs in its constructor
+// (declare_input), hands their verdict counters over in configure_loop (watch_input) and records
+// on the loop with the RT-safe helpers below (no lock, no allocation).
 
 #include <hyloop/v1/loop.pb.h>
 
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <memory>
@@ -29,8 +38,11 @@ inline constexpr std::chrono::milliseconds kLockstepPoll{100};
 
 class LoopComponent : public Component {
  public:
-  using Component::Component;
+  /// Declares the loop metrics with service = `name`.
+  explicit LoopComponent(std::string name);
   ~LoopComponent() override;
+  LoopComponent(const LoopComponent&) = delete;
+  LoopComponent& operator=(const LoopComponent&) = delete;
 
   void on_configure(const v1::ConfigureRequest& request) final;
   void on_activate() final;
@@ -69,6 +81,35 @@ class LoopComponent : public Component {
                       std::string_view event = {}) noexcept;
   /// The names sent with the first telemetry message.
   void set_telemetry_names(std::vector<std::string> names) { telemetry_names_ = std::move(names); }
+  // ---- metrics ----
+  /// Constructor: declares loop input `channel` (a loop channel's name, the label of
+  /// hyloop_queue_depth) and, if `hop` is not empty, its hyloop_loop_latency_seconds series.
+  /// Returns the input's index for the calls below.
+  std::size_t declare_input(const std::string& channel, const std::string& hop = {});
+  /// The hyloop_loop_latency_seconds series of `hop` (e.g. sample_to_command).
+  HistogramSlot declare_hop(const std::string& hop);
+  /// configure_loop(): the exporter reads `counters` (the input's verdicts) into
+  /// hyloop_rejected_messages_total until the next configure or the shutdown.
+  void watch_input(std::size_t index, const transport::VerdictCounters& counters);
+  /// RT: message `header` of input `index` was accepted; the loop began to read at
+  /// `read_start_ns`. Observes the message's age and hop latency (now − send time) and its
+  /// backlog: a message sent before the read began was waiting in the queue, and a run of n such
+  /// messages read one after another means n were queued (hyloop_queue_depth, the peak).
+  void note_received(std::size_t index, const v1::Header& header,
+                     std::int64_t read_start_ns) noexcept;
+  /// RT: hop latency of input `index`: `now_ns` − `send_time_ns` (s, negative counts as 0).
+  void observe_hop(std::size_t index, std::int64_t send_time_ns, std::int64_t now_ns) noexcept;
+  /// RT: age of the input used in a cycle that started at `cycle_start_ns`.
+  void observe_message_age(std::int64_t send_time_ns, std::int64_t cycle_start_ns) noexcept;
+  /// RT: `messages` were waiting in input `index`'s queue (raises the peak).
+  void note_queue_depth(std::size_t index, std::uint64_t messages) noexcept;
+  /// RT: one cycle done.
+  void count_cycle() noexcept { cycles_total_.add(); }
+  /// RT: a missed deadline (also counted in deadline_misses_ for telemetry).
+  void count_deadline_miss() noexcept;
+  /// RT: the periodic timer woke `lateness_ns` after the cycle's deadline.
+  void observe_lateness(std::int64_t lateness_ns) noexcept;
+
   /// Counters reported in every telemetry message.
   std::atomic<std::uint64_t> deadline_misses_{0};
   std::atomic<std::int64_t> lateness_ns_{0};
@@ -81,6 +122,27 @@ class LoopComponent : public Component {
   std::string scenario_yaml_;
 
  private:
+  struct InputMetrics {
+    HistogramSlot hop;
+    GaugeSlot depth;
+    std::uint64_t backlog = 0;  // loop thread
+    // Exporter side, changed under metrics().exclusive().
+    const transport::VerdictCounters* counters = nullptr;
+    std::array<std::uint64_t, transport::kVerdictCount> seen{};
+  };
+  /// Exporter: adds the verdict counts since the last look to hyloop_rejected_messages_total.
+  void collect_inputs() noexcept;
+  /// Stops reading the inputs' counters (after a last look); before they are destroyed.
+  void unwatch_inputs();
+
+  CounterSlot cycles_total_;
+  CounterSlot misses_total_;
+  HistogramSlot lateness_;
+  HistogramSlot message_age_;
+  std::array<CounterSlot, transport::kVerdictCount> rejected_total_;
+  std::vector<InputMetrics> inputs_;
+  MetricsRegistry::CollectorId collector_ = 0;
+
   std::unique_ptr<transport::LoopOutput> telemetry_;
   v1::Telemetry telemetry_msg_;
   std::vector<std::string> telemetry_names_;
