@@ -110,7 +110,12 @@ bool ActuatorComponent::cycle(std::uint64_t c, const v1::ActuatorCommand* comman
   out_.mutable_header()->set_origin_time_ns(command != nullptr ? command->header().origin_time_ns()
                                                                : 0);
   const double t = static_cast<double>(c) * plan_.step;
-  (void)to_rig_->send(out_, c, t, lockstep(), runtime::kLockstepPoll * 20);
+  // In real time a cycle without a command sends nothing (the rig holds by itself), unless the
+  // watchdog or the e-stop ramp is moving the rig: a hold stamped c would collide with the late
+  // command of cycle c, which the rig would then reject as a duplicate.
+  if (command != nullptr || lockstep() || o.watchdog || o.estopped) {
+    (void)to_rig_->send(out_, c, t, lockstep(), runtime::kLockstepPoll * 20);
+  }
   if (o.estopped && estop_latency_.load() == 0 && estop_request_ns_.load() != 0) {
     estop_latency_.store(std::max<std::int64_t>(1, tp::monotonic_now_ns() - estop_request_ns_));
   }
@@ -138,11 +143,14 @@ void ActuatorComponent::run_loop() noexcept {
   // Cycle 0: the bumpless initial command (the rig is at rest there).
   out_.set_position_m(stage_->output().command.position);
   out_.set_velocity_mps(stage_->output().command.velocity);
-  (void)to_rig_->send(out_, 0, 0.0, lockstep(), runtime::kLockstepPoll * 20);
+  // Lossless in both modes: the rig starts its clock on it, and in real time a try_send could
+  // drop it while the rig's connection is still being made.
+  (void)to_rig_->send(out_, 0, 0.0, true, runtime::kLockstepPoll * 20);
 
   const auto rt_wait = std::chrono::milliseconds(
       std::max<std::int64_t>(1, static_cast<std::int64_t>(1.5 * step * 1e3 + 0.5)));
-  bool lost = false;  // lockstep: the dynamics stopped sending
+  bool lost = false;   // lockstep: the dynamics stopped sending
+  bool armed = false;  // real time: the watchdog runs from the first command on
   auto last_command = std::chrono::steady_clock::now();
   for (std::uint64_t c = 1; c < total && !stop_requested();) {
     if (lockstep() && !lost && !stage_->safety().estopped()) {
@@ -169,6 +177,9 @@ void ActuatorComponent::run_loop() noexcept {
       if (cmd != nullptr) {
         note_received(input_, cmd->header(), read_start);
         c = cmd->header().cycle();  // the command's own cycle (earlier ones were lost or late)
+        armed = true;
+      } else if (!armed && !stage_->safety().estopped()) {
+        continue;  // the loop is still connecting: the rig holds the first command, at rest
       } else {
         count_deadline_miss();  // none within 1.5·T: hold, towards the watchdog
       }

@@ -227,6 +227,7 @@ grpc::Status Coordinator::start(const v1::StartRequest& request, v1::RunStatus* 
   last_row_.clear();
   next_record_ = 0;
   skipped_cycles_ = 0;
+  rig_last_cycle_ = 0;
   latencies_.clear();
   latencies_.reserve(static_cast<std::size_t>(recorder_->total_steps()) + 16);
   estop_latency_ns_ = 0;
@@ -379,6 +380,9 @@ void Coordinator::record(const v1::Telemetry& t) {
   const std::uint64_t cycle = t.header().cycle();
   const std::vector<int>& cols = columns_[sender];
   const std::vector<std::string>& names = names_[sender];
+  if (sender == kRigSender) {
+    rig_last_cycle_ = std::max(rig_last_cycle_, cycle);
+  }
   if (sender == kRigSender || sender == kDynamicsSender) {
     Pending& p = pending_[cycle];
     p.row.resize(recorder_->samples().columns());
@@ -435,6 +439,29 @@ void Coordinator::record(const v1::Telemetry& t) {
       continue;
     }
     break;
+  }
+}
+
+void Coordinator::flush_incomplete() {
+  while (!pending_.empty()) {
+    const auto it = pending_.begin();
+    if (it->first < next_record_) {
+      pending_.erase(it);
+      continue;
+    }
+    if (it->first == next_record_ && it->second.parts == kRowParts) {
+      recorder_->record_cycle(it->second.row);
+      {
+        const std::lock_guard<std::mutex> lock(mutex_);
+        last_row_ = it->second.row;
+        status_.set_cycle(next_record_ + 1);
+      }
+      pending_.erase(it);
+    } else {
+      ++skipped_cycles_;
+      if (it->first == next_record_) pending_.erase(it);
+    }
+    ++next_record_;
   }
 }
 
@@ -571,6 +598,7 @@ void Coordinator::run(std::string out_dir) noexcept {
     const auto total = static_cast<std::uint64_t>(recorder_->total_steps());
     auto next_health = std::chrono::steady_clock::now();
     auto estop_since = std::chrono::steady_clock::time_point{};
+    auto rig_done_at = std::chrono::steady_clock::time_point{};
     std::uint64_t backlog = 0;  // telemetry messages read in a row that were already waiting
     while (ok) {
       const std::int64_t read_start = tp::monotonic_now_ns();
@@ -590,6 +618,20 @@ void Coordinator::run(std::string out_dir) noexcept {
       if (next_record_ >= total || static_cast<std::uint64_t>(recorder_->cycle()) >= total) {
         message = "finished: " + std::to_string(recorder_->cycle()) + " cycles";
         break;
+      }
+      // Real time: the rig has run its last cycle; rows still incomplete after a grace period
+      // lost a message on the way (counted as skipped) and the run is over.
+      if (mode_ == v1::CLOCK_MODE_REAL_TIME && rig_last_cycle_ + 1 >= total) {
+        if (rig_done_at == std::chrono::steady_clock::time_point{}) {
+          rig_done_at = std::chrono::steady_clock::now();
+        } else if (std::chrono::steady_clock::now() - rig_done_at >
+                   std::chrono::milliseconds(500)) {
+          flush_incomplete();
+          message = "finished: " + std::to_string(recorder_->cycle()) + " cycles recorded of " +
+                    std::to_string(total) + " (" + std::to_string(skipped_cycles_) +
+                    " incomplete: a message was lost)";
+          break;
+        }
       }
       if (loop_event_.rfind("stop:", 0) == 0) {
         message = "the dynamics stopped the run: " + loop_event_.substr(5);

@@ -93,6 +93,8 @@ class Coordinator {
   void run(std::string out_dir) noexcept;
   void record(const v1::Telemetry& t);
   void finish(v1::RunState state, const std::string& message);
+  /// Real time, at the end: records the complete rows left in order, skips the incomplete.
+  void flush_incomplete();
   nlohmann::json distributed_summary(v1::RunState state, const std::string& message) const;
   v1::LoopEndpoints endpoints_for(const std::string& run_id) const;
 
@@ -131,6 +133,7 @@ class Coordinator {
   std::vector<double> last_row_;
   std::uint64_t next_record_ = 0;
   std::uint64_t skipped_cycles_ = 0;
+  std::uint64_t rig_last_cycle_ = 0;
   std::vector<std::int64_t> latencies_;
   std::int64_t estop_latency_ns_ = 0;
   std::uint64_t bare_ticks_ = 0;

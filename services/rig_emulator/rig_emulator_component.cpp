@@ -64,7 +64,15 @@ bool RigEmulatorComponent::cycle(std::uint64_t k, const v1::ActuatorCommand* com
   sample_.set_force_n(measured_.force);
   sample_.set_raw_force_n(measured_.force);
   sample_.mutable_header()->set_origin_time_ns(tick_ns);
-  (void)samples_->send(sample_, k, t, lockstep(), runtime::kLockstepPoll * 20);
+  if (plan_.corrupt_message_every > 0 &&
+      k % static_cast<std::uint64_t>(plan_.corrupt_message_every) ==
+          static_cast<std::uint64_t>(plan_.corrupt_message_every) - 1) {
+    static constexpr std::array<std::byte, 3> kGarbage = {std::byte{0xff}, std::byte{0xff},
+                                                          std::byte{0xff}};
+    (void)samples_->channel().try_send(kGarbage);  // fault injection: a corrupted message
+  } else {
+    (void)samples_->send(sample_, k, t, lockstep(), runtime::kLockstepPoll * 20);
+  }
   const std::array<double, 3> truth = {measured_.truth[0], measured_.truth[1],
                                        static_cast<double>(late_.load())};
   send_telemetry(k, t, truth);

@@ -145,6 +145,7 @@ LoopPlan loop_plan(const std::string& text) {
     p.initial = d.initial_command();
     p.tare = s.acquisition.tare;
     p.filter_time_constant = s.acquisition.filter_time_constant;
+    p.corrupt_message_every = s.rig.corrupt_message_every;
   } else {
     const RhtScenario s = parse_rht_scenario(text, kOrigin, {});
     const RhtDynamics d(s);

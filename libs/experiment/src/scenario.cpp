@@ -59,6 +59,9 @@ void parse_into(const YAML::Node& root, const std::string& origin, SitsScenario&
   limits.number("velocity_max_mps", s.rig.limits.velocity_max);
   limits.limit("acceleration_max_mps2", s.safety.acceleration_max);
   limits.finish();
+  MapReader faults = rig.child("faults");
+  faults.integer("corrupt_message_every", s.rig.corrupt_message_every);
+  faults.finish();
   rig.finish();
 
   MapReader acq = top.child("acquisition");
@@ -196,6 +199,8 @@ void validate(const SitsScenario& s) {
           "must be > 0");
   require(s.safety.acceleration_max > 0.0, "rig.limits.acceleration_max_mps2",
           s.safety.acceleration_max, "must be > 0 (.inf: no limit)");
+  require(s.rig.corrupt_message_every >= 0, "rig.faults.corrupt_message_every",
+          s.rig.corrupt_message_every, "must be >= 0 (0: off)");
   require(s.safety.rate_limit > 0.0, "safety.rate_limit_mps", s.safety.rate_limit,
           "must be > 0 (.inf: no limit)");
   require(s.safety.watchdog_cycles >= 1 && s.safety.watchdog_cycles <= 100000,
@@ -308,6 +313,9 @@ std::string to_yaml(const SitsScenario& s) {
   e << YAML::Key << "position_max_m" << YAML::Value << s.rig.limits.position_max;
   e << YAML::Key << "velocity_max_mps" << YAML::Value << s.rig.limits.velocity_max;
   e << YAML::Key << "acceleration_max_mps2" << YAML::Value << s.safety.acceleration_max;
+  e << YAML::EndMap;
+  e << YAML::Key << "faults" << YAML::Value << YAML::BeginMap;
+  e << YAML::Key << "corrupt_message_every" << YAML::Value << s.rig.corrupt_message_every;
   e << YAML::EndMap;
   e << YAML::EndMap;
   e << YAML::Key << "acquisition" << YAML::Value << YAML::BeginMap;

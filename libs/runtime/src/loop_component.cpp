@@ -152,6 +152,10 @@ transport::ChannelConfig LoopComponent::channel(const std::string& endpoint, con
   c.endpoint = role == transport::Role::kBind ? transport::bind_address(endpoint) : endpoint;
   c.pattern = pattern;
   c.role = role;
+  // A peer that is not there yet (connect before bind) or restarts is retried every 10–50 ms,
+  // not with ZeroMQ's back-off up to half a second: the loop must close quickly.
+  c.reconnect_ivl_ms = 10;
+  c.reconnect_ivl_max_ms = 50;
   c.send_hwm = hwm;
   c.recv_hwm = hwm;
   return c;

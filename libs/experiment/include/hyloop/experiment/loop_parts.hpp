@@ -27,6 +27,7 @@ struct LoopPlan {
   hal::ActuatorCommand initial;  ///< the command held before cycle 0
   bool tare = false;
   double filter_time_constant = 0.0;
+  int corrupt_message_every = 0;  ///< rig fault injection (0: off)
 };
 
 /// @throws ScenarioError naming the field; std::invalid_argument for a kind without services.

@@ -65,6 +65,10 @@ struct SitsScenario {
     double position_noise_std = 0.0;  ///< m
     std::uint64_t seed = 1;
     hal::ActuatorLimits limits{-0.5, 0.5, 2.0};
+    /// Fault injection of the rig emulator service: every n-th measurement message is sent
+    /// corrupted (a bad link); the sensor service rejects and counts it. 0: off. The in-process
+    /// runner has no link and ignores it.
+    int corrupt_message_every = 0;
   } rig;
 
   /// The sensor acquisition service (DESIGN §10): tare before arming, anti-aliasing filter.

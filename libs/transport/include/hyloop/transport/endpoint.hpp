@@ -28,7 +28,7 @@ class LoopInput {
     const auto deadline = std::chrono::steady_clock::now() + timeout;
     for (;;) {
       const auto now = std::chrono::steady_clock::now();
-      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now);
+      const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - now);
       auto got = channel_.receive(buffer_, left.count() > 0 ? left : std::chrono::milliseconds(0));
       if (!got) {
         return nullptr;
