@@ -15,6 +15,10 @@ packages=(
   # Tests only: promtool (`promtool check metrics|config`) and the server the CI metrics test
   # starts on loopback. Debian enables a prometheus.service on install; hyloop never uses it.
   prometheus
+  # Tests only: `docker-compose config` validates docker-compose.yml offline (no engine needed).
+  docker-compose
+  # The three-host test's network namespaces.
+  iproute2
 )
 
 missing=()

@@ -126,6 +126,12 @@ def main():
     services = []
     result = {}
     try:
+        probe = subprocess.run(["ip", "netns", "add", PREFIX + "probe"], capture_output=True,
+                               text=True)
+        if probe.returncode != 0:
+            print("SKIP: cannot create network namespaces here: " + probe.stderr.strip())
+            return 77
+        sh("ip", "netns", "del", PREFIX + "probe", check=False)
         setup()
         for name in ("rig-emulator", "sensor", "actuator", "dynamics", "identification"):
             services.append(Service(a.bin, name))

@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "hyloop/runtime/logging.hpp"
+#include "hyloop/runtime/rt_setup.hpp"
+#include "hyloop/runtime/service_main.hpp"
 #include "hyloop/transport/clock.hpp"
 
 namespace hyloop::runtime {
@@ -203,12 +206,23 @@ void LoopComponent::on_configure(const v1::ConfigureRequest& request) {
               transport::Role::kConnect, 100000),
       encoder_config());
   configure_loop(request);
+  logger()->info(
+      "run {} ({}): loop endpoints rig_to_sensor={} sensor_to_dynamics={} "
+      "dynamics_to_actuator={} actuator_to_rig={} telemetry={}",
+      run_id_, lockstep() ? "lockstep" : "real time", endpoints_.rig_to_sensor(),
+      endpoints_.sensor_to_dynamics(), endpoints_.dynamics_to_actuator(),
+      endpoints_.actuator_to_rig(), endpoints_.telemetry());
 }
 
 void LoopComponent::on_activate() {
   stop_.store(false);
   done_.store(false);
   thread_ = std::thread([this] {
+    // Real-time set-up of the loop thread from the service's --config (SCHED_FIFO, mlockall,
+    // CPU pinning, timer slack), each step falling back with a warning where not permitted.
+    if (const RtOptions& rt = service_config().rt; rt.enabled) {
+      (void)apply_rt_setup(rt);
+    }
     run_loop();
     done_.store(true);
   });
