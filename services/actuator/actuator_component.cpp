@@ -55,7 +55,7 @@ void ActuatorComponent::configure_loop(const v1::ConfigureRequest& request) {
   stage_.emplace(plan_.hold_steps, plan_.safety);
   commands_ = std::make_unique<tp::LoopInput<v1::ActuatorCommand>>(
       context(),
-      channel(endpoints_.dynamics_to_actuator(), "dynamics_to_actuator", tp::Pattern::kPair,
+      channel(endpoints_.dynamics_to_actuator(), "dynamics_to_actuator", tp::Pattern::kPull,
               tp::Role::kConnect),
       [this] {
         tp::ValidatorConfig v = validator_config();
@@ -65,7 +65,7 @@ void ActuatorComponent::configure_loop(const v1::ConfigureRequest& request) {
   watch_input(input_, commands_->counters());
   to_rig_ = std::make_unique<tp::LoopOutput>(
       context(),
-      channel(endpoints_.actuator_to_rig(), "actuator_to_rig", tp::Pattern::kPair, tp::Role::kBind),
+      channel(endpoints_.actuator_to_rig(), "actuator_to_rig", tp::Pattern::kPush, tp::Role::kBind),
       encoder_config());
   set_telemetry_names({"latency[ns]", "x_applied[m]", "limited[-]", "watchdog[-]", "estopped[-]",
                        "estop_latency[ns]"});

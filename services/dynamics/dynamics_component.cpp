@@ -109,12 +109,12 @@ void DynamicsComponent::configure_loop(const v1::ConfigureRequest& request) {
   values_.assign(dynamics_->names().size(), 0.0);
   samples_ = std::make_unique<tp::LoopInput<v1::SensorSample>>(
       context(),
-      channel(endpoints_.sensor_to_dynamics(), "sensor_to_dynamics", tp::Pattern::kPair,
+      channel(endpoints_.sensor_to_dynamics(), "sensor_to_dynamics", tp::Pattern::kPull,
               tp::Role::kConnect),
       validator_config());
   commands_ = std::make_unique<tp::LoopOutput>(
       context(),
-      channel(endpoints_.dynamics_to_actuator(), "dynamics_to_actuator", tp::Pattern::kPair,
+      channel(endpoints_.dynamics_to_actuator(), "dynamics_to_actuator", tp::Pattern::kPush,
               tp::Role::kBind),
       encoder_config());
   watch_input(input_, samples_->counters());

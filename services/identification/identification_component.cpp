@@ -204,13 +204,13 @@ void IdentificationComponent::configure_loop(const v1::ConfigureRequest& request
   filled_.assign(n, 0);
   samples_ = std::make_unique<tp::LoopInput<v1::SensorSample>>(
       context(),
-      channel(endpoints_.sensor_to_dynamics(), "sensor_to_dynamics", tp::Pattern::kPair,
+      channel(endpoints_.sensor_to_dynamics(), "sensor_to_dynamics", tp::Pattern::kPull,
               tp::Role::kConnect),
       validator_config());
   watch_input(input_, samples_->counters());
   commands_ = std::make_unique<tp::LoopOutput>(
       context(),
-      channel(endpoints_.dynamics_to_actuator(), "dynamics_to_actuator", tp::Pattern::kPair,
+      channel(endpoints_.dynamics_to_actuator(), "dynamics_to_actuator", tp::Pattern::kPush,
               tp::Role::kBind),
       encoder_config());
   set_telemetry_names({"u[m]", "y[m]"});

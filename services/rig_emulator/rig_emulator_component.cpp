@@ -21,13 +21,13 @@ void RigEmulatorComponent::configure_loop(const v1::ConfigureRequest& request) {
   rig_ = experiment::make_rig_part(request.scenario_yaml());
   commands_ = std::make_unique<tp::LoopInput<v1::ActuatorCommand>>(
       context(),
-      channel(endpoints_.actuator_to_rig(), "actuator_to_rig", tp::Pattern::kPair,
+      channel(endpoints_.actuator_to_rig(), "actuator_to_rig", tp::Pattern::kPull,
               tp::Role::kConnect),
       validator_config());
   watch_input(input_, commands_->counters());
   samples_ = std::make_unique<tp::LoopOutput>(
       context(),
-      channel(endpoints_.rig_to_sensor(), "rig_to_sensor", tp::Pattern::kPair, tp::Role::kBind),
+      channel(endpoints_.rig_to_sensor(), "rig_to_sensor", tp::Pattern::kPush, tp::Role::kBind),
       encoder_config());
   const auto truth = rig_->truth_names();
   set_telemetry_names({truth[0], truth[1], "late_commands[-]"});

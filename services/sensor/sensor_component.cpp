@@ -14,12 +14,12 @@ void SensorComponent::configure_loop(const v1::ConfigureRequest& request) {
   peer_lost_ = false;
   raw_ = std::make_unique<tp::LoopInput<v1::SensorSample>>(
       context(),
-      channel(endpoints_.rig_to_sensor(), "rig_to_sensor", tp::Pattern::kPair, tp::Role::kConnect),
+      channel(endpoints_.rig_to_sensor(), "rig_to_sensor", tp::Pattern::kPull, tp::Role::kConnect),
       validator_config());
   watch_input(input_, raw_->counters());
   out_ = std::make_unique<tp::LoopOutput>(
       context(),
-      channel(endpoints_.sensor_to_dynamics(), "sensor_to_dynamics", tp::Pattern::kPair,
+      channel(endpoints_.sensor_to_dynamics(), "sensor_to_dynamics", tp::Pattern::kPush,
               tp::Role::kBind),
       encoder_config());
 }

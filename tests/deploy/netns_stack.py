@@ -168,7 +168,10 @@ def main():
                               "loop_misses": summary.get("loop_misses"),
                               "bare_timer": summary.get("bare_timer")}
         print("real time over 3 hosts (%g s): %s" % (d, json.dumps(result["realtime"])))
-        ok = same and state == "finished"
+        flowed = (summary.get("latency_sample_to_command") or {}).get("n", 0) > 0
+        if not flowed:
+            print("real time over 3 hosts: no command reached the actuator")
+        ok = same and state == "finished" and flowed
     finally:
         for s in reversed(services):
             s.stop()

@@ -185,12 +185,12 @@ class ActuatorBoundary : public ::testing::Test {
                                            .recv_hwm = 100000});
     dynamics_ = std::make_unique<transport::Channel>(
         context_, transport::ChannelConfig{.endpoint = "inproc://cmd",
-                                           .pattern = transport::Pattern::kPair,
+                                           .pattern = transport::Pattern::kPush,
                                            .role = transport::Role::kBind});
     ASSERT_EQ(actuator_.configure(c).state(), v1::LIFECYCLE_STATE_INACTIVE);
     rig_ = std::make_unique<transport::Channel>(
         context_, transport::ChannelConfig{.endpoint = "inproc://rig",
-                                           .pattern = transport::Pattern::kPair,
+                                           .pattern = transport::Pattern::kPull,
                                            .role = transport::Role::kConnect});
     ASSERT_EQ(actuator_.activate().state(), v1::LIFECYCLE_STATE_ACTIVE);
     const auto first = receive_rig();

@@ -64,7 +64,7 @@ class IdentificationLoop : public ::testing::Test {
                                            .recv_hwm = 100000});
     sensor_ = std::make_unique<transport::Channel>(
         context_, transport::ChannelConfig{.endpoint = "inproc://id-sensor",
-                                           .pattern = transport::Pattern::kPair,
+                                           .pattern = transport::Pattern::kPush,
                                            .role = transport::Role::kBind});
   }
   void TearDown() override { component_.shutdown(); }
@@ -158,7 +158,7 @@ TEST_F(IdentificationLoop, FitsTheSweepExactlyAsHyloopIdentify) {
       << component_.state_reply().message();
   actuator_ = std::make_unique<transport::Channel>(
       context_, transport::ChannelConfig{.endpoint = "inproc://id-cmd",
-                                         .pattern = transport::Pattern::kPair,
+                                         .pattern = transport::Pattern::kPull,
                                          .role = transport::Role::kConnect});
   // The online RLS runs beside the sweep: p4 is the exact inverse of a second-order ARX.
   const services::OnlineRlsStatus started = component_.start_online_rls(4, 1.0);
