@@ -637,9 +637,27 @@ void Coordinator::run(std::string out_dir) noexcept {
         message = "the dynamics stopped the run: " + loop_event_.substr(5);
         break;
       }
-      if (loop_event_ == "watchdog:at_rest") {
+      if (loop_event_ == "watchdog:at_rest" && final_state != v1::RUN_STATE_FAILED) {
         final_state = v1::RUN_STATE_FAILED;
         message = "commands stopped arriving: the actuator's watchdog brought the rig to rest";
+        // Name the cause: a service that died or failed (the watchdog is usually faster than
+        // the periodic health check). A dead process can take a moment to stop answering.
+        for (int attempt = 0; attempt < 3; ++attempt) {
+          std::string cause;
+          for (auto& sv : services_) {
+            const auto st = sv->state();
+            if (!st || st->state() == v1::LIFECYCLE_STATE_ERROR) {
+              cause = "service " + sv->name() +
+                      " failed: " + (st ? st->message() : std::string("not answering (died?)"));
+              break;
+            }
+          }
+          if (!cause.empty()) {
+            message = cause + "; the actuator's watchdog brought the rig to rest";
+            break;
+          }
+          std::this_thread::sleep_for(std::chrono::milliseconds(200));
+        }
         // Keep draining briefly: rows already sent are recorded below.
       }
       if (stop_.load()) {

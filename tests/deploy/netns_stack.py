@@ -142,6 +142,7 @@ def main():
         try:
             setup()
         except subprocess.CalledProcessError as e:
+            teardown()
             print("SKIP: cannot build the namespaces' network here: %s: %s" %
                   (" ".join(e.cmd), (e.stderr or "").strip()))
             return 77
