@@ -114,7 +114,7 @@ bool ActuatorComponent::cycle(std::uint64_t c, const v1::ActuatorCommand* comman
   // watchdog or the e-stop ramp is moving the rig: a hold stamped c would collide with the late
   // command of cycle c, which the rig would then reject as a duplicate.
   if (command != nullptr || lockstep() || o.watchdog || o.estopped) {
-    (void)to_rig_->send(out_, c, t, lockstep(), runtime::kLockstepPoll * 20);
+    (void)to_rig_->send(out_, c, t, lockstep(), runtime::kLosslessSendTimeout);
   }
   if (o.estopped && estop_latency_.load() == 0 && estop_request_ns_.load() != 0) {
     estop_latency_.store(std::max<std::int64_t>(1, tp::monotonic_now_ns() - estop_request_ns_));
@@ -145,7 +145,7 @@ void ActuatorComponent::run_loop() noexcept {
   out_.set_velocity_mps(stage_->output().command.velocity);
   // Lossless in both modes: the rig starts its clock on it, and in real time a try_send could
   // drop it while the rig's connection is still being made.
-  (void)to_rig_->send(out_, 0, 0.0, true, runtime::kLockstepPoll * 20);
+  (void)to_rig_->send(out_, 0, 0.0, true, runtime::kLosslessSendTimeout);
 
   const auto rt_wait = std::chrono::milliseconds(
       std::max<std::int64_t>(1, static_cast<std::int64_t>(1.5 * step * 1e3 + 0.5)));
@@ -154,11 +154,8 @@ void ActuatorComponent::run_loop() noexcept {
   auto last_command = std::chrono::steady_clock::now();
   for (std::uint64_t c = 1; c < total && !stop_requested();) {
     if (lockstep() && !lost && !stage_->safety().estopped()) {
-      const std::int64_t read_start = tp::monotonic_now_ns();
-      const v1::ActuatorCommand* cmd = commands_->receive(runtime::kLockstepPoll);
-      rejected_ = commands_->counters().rejected();
+      const v1::ActuatorCommand* cmd = receive_input(*commands_, input_, runtime::kLockstepPoll);
       if (cmd != nullptr) {
-        note_received(input_, cmd->header(), read_start);
         last_command = std::chrono::steady_clock::now();
         cycle(c, cmd);
         ++c;
@@ -171,11 +168,8 @@ void ActuatorComponent::run_loop() noexcept {
     }
     const v1::ActuatorCommand* cmd = nullptr;
     if (!lockstep()) {
-      const std::int64_t read_start = tp::monotonic_now_ns();
-      cmd = commands_->receive(rt_wait);
-      rejected_ = commands_->counters().rejected();
+      cmd = receive_input(*commands_, input_, rt_wait);
       if (cmd != nullptr) {
-        note_received(input_, cmd->header(), read_start);
         c = cmd->header().cycle();  // the command's own cycle (earlier ones were lost or late)
         armed = true;
       } else if (!armed && !stage_->safety().estopped()) {

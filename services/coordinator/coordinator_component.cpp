@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "hyloop/experiment/jobs.hpp"
+#include "hyloop/experiment/loop_parts.hpp"
 #include "hyloop/experiment/run_directory.hpp"
 #include "hyloop/experiment/scenario.hpp"
 #include "hyloop/transport/channel.hpp"
@@ -157,11 +158,10 @@ grpc::Status Coordinator::load_scenario(const v1::LoadScenarioRequest& request,
   } catch (const std::exception& err) {
     return {grpc::StatusCode::INVALID_ARGUMENT, err.what()};
   }
-  if (e->kind() != "sits" && e->kind() != "rht") {
-    return {grpc::StatusCode::FAILED_PRECONDITION,
-            origin + ": kind = \"" + e->kind() +
-                "\": the distributed stack runs kinds sits and rht; run this one in process "
-                "(hyloop run)"};
+  try {
+    (void)ex::loop_plan(e->resolved_yaml());  // the one place that knows which kinds run here
+  } catch (const std::invalid_argument& err) {
+    return {grpc::StatusCode::FAILED_PRECONDITION, origin + ": " + err.what()};
   }
   const std::lock_guard<std::mutex> lock(mutex_);
   if (status_.state() == v1::RUN_STATE_RUNNING) {
@@ -256,10 +256,8 @@ grpc::Status Coordinator::stop(v1::RunStatus* reply) {
 grpc::Status Coordinator::emergency_stop(const std::string& reason, v1::RunStatus* reply) {
   // Fan out at once, the actuator first (the last stop before hardware), then the others.
   for (const char* name : {"actuator", "dynamics", "sensor", "rig-emulator"}) {
-    for (auto& s : services_) {
-      if (s->name() == name) {
-        (void)s->emergency_stop(reason.empty() ? "emergency stop" : reason);
-      }
+    if (ServiceHandle* s = find_service(name)) {
+      (void)s->emergency_stop(reason.empty() ? "emergency stop" : reason);
     }
   }
   {
@@ -534,47 +532,10 @@ void Coordinator::run(std::string out_dir) noexcept {
   std::atomic<bool> bare_stop{false};
   std::thread bare;
   try {
-    tp::ChannelConfig tc;
-    tc.endpoint = tp::bind_address(endpoints.telemetry());
-    tc.pattern = tp::Pattern::kPull;
-    tc.role = tp::Role::kBind;
-    tc.recv_hwm = 200000;
-    tp::Channel telemetry(context_, tc);
-
-    v1::ConfigureRequest request;
-    request.set_run_id(run_id);
-    request.set_scenario_yaml(scenario_text_);
-    *request.mutable_endpoints() = endpoints;
-    request.set_mode(mode_);
-    const auto find = [this](const std::string& name) -> ServiceHandle* {
-      for (auto& s : services_) {
-        if (s->name() == name) return s.get();
-      }
-      return nullptr;
-    };
-    bool ok = true;
-    for (std::size_t i = 0; i < kLoopServices.size() && ok; ++i) {
-      ServiceHandle* s = find(kLoopServices[i]);
-      if (s == nullptr) {
-        ok = false;
-        message = std::string("service ") + kLoopServices[i] + ": not known to the coordinator";
-        break;
-      }
-      request.set_sender_id(static_cast<std::uint32_t>(i + 1));
-      const v1::LifecycleReply r = s->configure(request);
-      if (r.state() != v1::LIFECYCLE_STATE_INACTIVE) {
-        ok = false;
-        message = std::string(kLoopServices[i]) + ": configure failed: " + r.message();
-      }
-    }
-    for (const char* name : {"rig-emulator", "sensor", "dynamics", "actuator"}) {
-      if (!ok) break;
-      const v1::LifecycleReply r = find(name)->activate();
-      if (r.state() != v1::LIFECYCLE_STATE_ACTIVE) {
-        ok = false;
-        message = std::string(name) + ": activate failed: " + r.message();
-      }
-    }
+    const auto telemetry_channel = bind_telemetry(endpoints);
+    tp::Channel& telemetry = *telemetry_channel;
+    message = start_loop(run_id, scenario_text_, endpoints, mode_, "dynamics");
+    bool ok = message.empty();
     if (mode_ == v1::CLOCK_MODE_REAL_TIME) {
       bare = std::thread([this, &bare_stop] {
         tp::PeriodicClockConfig c;
@@ -715,7 +676,7 @@ void Coordinator::run(std::string out_dir) noexcept {
     bare_stop = true;
     if (bare.joinable()) bare.join();
     for (const char* name : {"actuator", "dynamics", "sensor", "rig-emulator"}) {
-      if (ServiceHandle* s = find(name)) (void)s->deactivate();
+      if (ServiceHandle* s = find_service(name)) (void)s->deactivate();
     }
     const nlohmann::json extra = distributed_summary(final_state, message);
     ex::write_run_directory(*recorder_, out_dir, false, extra);
@@ -736,16 +697,56 @@ void Coordinator::run(std::string out_dir) noexcept {
   changed_.notify_all();
 }
 
+ServiceHandle* Coordinator::find_service(const std::string& name) const {
+  for (const auto& s : services_) {
+    if (s->name() == name) return s.get();
+  }
+  return nullptr;
+}
+
+std::unique_ptr<tp::Channel> Coordinator::bind_telemetry(const v1::LoopEndpoints& endpoints) {
+  tp::ChannelConfig tc;
+  tc.endpoint = tp::bind_address(endpoints.telemetry());
+  tc.pattern = tp::Pattern::kPull;
+  tc.role = tp::Role::kBind;
+  tc.recv_hwm = 200000;
+  return std::make_unique<tp::Channel>(context_, tc);
+}
+
+std::string Coordinator::start_loop(const std::string& run_id, const std::string& scenario_yaml,
+                                    const v1::LoopEndpoints& endpoints, v1::ClockMode mode,
+                                    const char* command_source) {
+  v1::ConfigureRequest request;
+  request.set_run_id(run_id);
+  request.set_scenario_yaml(scenario_yaml);
+  *request.mutable_endpoints() = endpoints;
+  request.set_mode(mode);
+  // Binding order first, sender ids = kLoopServices slots; the command source takes the
+  // dynamics' slot.
+  for (std::size_t i = 0; i < kLoopServices.size(); ++i) {
+    const std::string name =
+        kLoopServices[i] == std::string("dynamics") ? command_source : kLoopServices[i];
+    ServiceHandle* s = find_service(name);
+    if (s == nullptr) return "service " + name + ": not known to the coordinator";
+    request.set_sender_id(static_cast<std::uint32_t>(i + 1));
+    const v1::LifecycleReply r = s->configure(request);
+    if (r.state() != v1::LIFECYCLE_STATE_INACTIVE) {
+      return name + ": configure failed: " + r.message();
+    }
+  }
+  // The actuator last: its bumpless first command starts the rig.
+  for (const char* name : {"rig-emulator", "sensor", command_source, "actuator"}) {
+    const v1::LifecycleReply r = find_service(name)->activate();
+    if (r.state() != v1::LIFECYCLE_STATE_ACTIVE) {
+      return std::string(name) + ": activate failed: " + r.message();
+    }
+  }
+  return {};
+}
+
 grpc::Status Coordinator::run_identification(const v1::RunIdentificationRequest& request,
                                              v1::RunIdentificationReply* reply) {
-  ServiceHandle* ident = nullptr;
-  const auto find = [this](const std::string& name) -> ServiceHandle* {
-    for (auto& s : services_) {
-      if (s->name() == name) return s.get();
-    }
-    return nullptr;
-  };
-  ident = find("identification");
+  ServiceHandle* ident = find_service("identification");
   if (ident == nullptr) {
     return {grpc::StatusCode::FAILED_PRECONDITION,
             "no identification service is known to the coordinator (--services "
@@ -772,37 +773,11 @@ grpc::Status Coordinator::run_identification(const v1::RunIdentificationRequest&
   }
   const std::string run_id = make_run_id(s.name + "-identify");
   const v1::LoopEndpoints endpoints = endpoints_for(run_id);
-  tp::ChannelConfig tc;
-  tc.endpoint = tp::bind_address(endpoints.telemetry());
-  tc.pattern = tp::Pattern::kPull;
-  tc.role = tp::Role::kBind;
-  tc.recv_hwm = 200000;
-  tp::Channel telemetry(context_, tc);
-  v1::ConfigureRequest configure;
-  configure.set_run_id(run_id);
-  configure.set_scenario_yaml(ex::to_yaml(s));
-  *configure.mutable_endpoints() = endpoints;
-  configure.set_mode(v1::CLOCK_MODE_LOCKSTEP);
-  // The identification service in the dynamics' slot (sender 3).
-  const std::array<std::pair<const char*, std::uint32_t>, 4> slots = {
-      {{"rig-emulator", 1}, {"actuator", 2}, {"identification", 3}, {"sensor", 4}}};
-  std::string error;
-  for (const auto& [name, id] : slots) {
-    ServiceHandle* h = find(name);
-    configure.set_sender_id(id);
-    const v1::LifecycleReply r = h->configure(configure);
-    if (r.state() != v1::LIFECYCLE_STATE_INACTIVE) {
-      error = std::string(name) + ": configure failed: " + r.message();
-      break;
-    }
-  }
-  for (const char* name : {"rig-emulator", "sensor", "identification", "actuator"}) {
-    if (!error.empty()) break;
-    const v1::LifecycleReply r = find(name)->activate();
-    if (r.state() != v1::LIFECYCLE_STATE_ACTIVE) {
-      error = std::string(name) + ": activate failed: " + r.message();
-    }
-  }
+  const auto telemetry_channel = bind_telemetry(endpoints);
+  tp::Channel& telemetry = *telemetry_channel;
+  // The identification service in the dynamics' slot.
+  std::string error =
+      start_loop(run_id, ex::to_yaml(s), endpoints, v1::CLOCK_MODE_LOCKSTEP, "identification");
   ex::SweepData data;
   const auto n = static_cast<std::size_t>(s.identification.samples);
   data.command.reserve(n);
@@ -838,7 +813,7 @@ grpc::Status Coordinator::run_identification(const v1::RunIdentificationRequest&
     }
   }
   for (const char* name : {"actuator", "identification", "sensor", "rig-emulator"}) {
-    (void)find(name)->deactivate();
+    (void)find_service(name)->deactivate();
   }
   if (!error.empty()) {
     return {grpc::StatusCode::ABORTED, error};

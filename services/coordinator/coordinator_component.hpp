@@ -34,6 +34,7 @@
 #include "hyloop/experiment/experiment.hpp"
 #include "hyloop/runtime/component.hpp"
 #include "hyloop/runtime/metrics.hpp"
+#include "hyloop/transport/channel.hpp"
 
 namespace hyloop::services {
 
@@ -91,6 +92,14 @@ class Coordinator {
   void record_row(const std::vector<double>& row);
 
   void run(std::string out_dir) noexcept;
+  [[nodiscard]] ServiceHandle* find_service(const std::string& name) const;
+  /// The PULL socket the services' telemetry arrives on.
+  std::unique_ptr<transport::Channel> bind_telemetry(const v1::LoopEndpoints& endpoints);
+  /// Configures the loop services in binding order and activates them, `command_source`
+  /// ("dynamics" or "identification") in the dynamics' slot. "" or what failed.
+  std::string start_loop(const std::string& run_id, const std::string& scenario_yaml,
+                         const v1::LoopEndpoints& endpoints, v1::ClockMode mode,
+                         const char* command_source);
   void record(const v1::Telemetry& t);
   void finish(v1::RunState state, const std::string& message);
   /// Real time, at the end: records the complete rows left in order, skips the incomplete.

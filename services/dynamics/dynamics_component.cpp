@@ -206,13 +206,10 @@ void DynamicsComponent::run_loop() noexcept {
   applied_ = next_command_ = plan_.initial.position;
   std::uint64_t next_cycle = 0;
   while (!stop_requested() && next_cycle < total) {
-    const std::int64_t read_start = tp::monotonic_now_ns();
-    const v1::SensorSample* s = samples_->receive(runtime::kLockstepPoll);
-    rejected_ = samples_->counters().rejected();
+    const v1::SensorSample* s = receive_input(*samples_, input_, runtime::kLockstepPoll);
     if (s == nullptr) {
       continue;
     }
-    note_received(input_, s->header(), read_start);
     const std::uint64_t k = s->header().cycle();
     next_cycle = k + 1;
     hal::ActuatorCommand next{};
@@ -235,7 +232,7 @@ void DynamicsComponent::run_loop() noexcept {
     command_.set_velocity_mps(next.velocity);
     command_.mutable_header()->set_origin_time_ns(s->header().origin_time_ns());
     (void)commands_->send(command_, k + 1, static_cast<double>(k + 1) * plan_.step, lockstep(),
-                          runtime::kLockstepPoll * 20);
+                          runtime::kLosslessSendTimeout);
   }
   set_message("dynamics: finished");
 }

@@ -240,13 +240,10 @@ void IdentificationComponent::run_loop() noexcept {
   std::uint64_t last = 0;
   std::uint64_t received = 0;
   while (!stop_requested() && next_cycle < total) {
-    const std::int64_t read_start = tp::monotonic_now_ns();
-    const v1::SensorSample* s = samples_->receive(runtime::kLockstepPoll);
-    rejected_ = samples_->counters().rejected();
+    const v1::SensorSample* s = receive_input(*samples_, input_, runtime::kLockstepPoll);
     if (s == nullptr) {
       continue;
     }
-    note_received(input_, s->header(), read_start);
     const std::uint64_t k = s->header().cycle();
     if (k >= total) {
       break;  // real time: the sweep is over
@@ -276,7 +273,7 @@ void IdentificationComponent::run_loop() noexcept {
     command_.set_position_m(amplitude * std::sin(omega * t_next));
     command_.set_velocity_mps(amplitude * omega * std::cos(omega * t_next));
     command_.mutable_header()->set_origin_time_ns(s->header().origin_time_ns());
-    (void)commands_->send(command_, k + 1, t_next, lockstep(), runtime::kLockstepPoll * 20);
+    (void)commands_->send(command_, k + 1, t_next, lockstep(), runtime::kLosslessSendTimeout);
   }
   publish_rls(true);
   if (received == 0 || next_cycle < total) {

@@ -71,7 +71,7 @@ bool RigEmulatorComponent::cycle(std::uint64_t k, const v1::ActuatorCommand* com
                                                           std::byte{0xff}};
     (void)samples_->channel().try_send(kGarbage);  // fault injection: a corrupted message
   } else {
-    (void)samples_->send(sample_, k, t, lockstep(), runtime::kLockstepPoll * 20);
+    (void)samples_->send(sample_, k, t, lockstep(), runtime::kLosslessSendTimeout);
   }
   const std::array<double, 3> truth = {measured_.truth[0], measured_.truth[1],
                                        static_cast<double>(late_.load())};
@@ -91,16 +91,13 @@ void RigEmulatorComponent::run_loop() noexcept {
   held_send_ns_ = 0;
   if (lockstep()) {
     for (std::uint64_t k = 0; k < total && !stop_requested();) {
-      const std::int64_t read_start = tp::monotonic_now_ns();
-      const v1::ActuatorCommand* c = commands_->receive(runtime::kLockstepPoll);
+      const v1::ActuatorCommand* c = receive_input(*commands_, input_, runtime::kLockstepPoll);
       if (c == nullptr) {
         continue;  // waiting for command k (or the stop flag)
       }
-      note_received(input_, c->header(), read_start);
       cycle(k, c, tp::monotonic_now_ns());
       ++k;
     }
-    rejected_ = commands_->counters().rejected();
     set_message("rig: finished");
     return;
   }

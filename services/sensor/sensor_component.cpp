@@ -41,7 +41,7 @@ void SensorComponent::forward(const v1::SensorSample& raw) noexcept {
   // Lossless in lockstep until the dynamics is lost; then samples are dropped (counted by the
   // channel) so the rig keeps stepping through the actuator's stopping ramp.
   if (!out_->send(sample_, k, raw.header().virtual_time_s(), lockstep() && !peer_lost_,
-                  runtime::kLockstepPoll * 20)) {
+                  runtime::kLosslessSendTimeout)) {
     peer_lost_ = lockstep();
   }
 }
@@ -50,13 +50,10 @@ void SensorComponent::run_loop() noexcept {
   std::uint64_t last = 0;
   bool any = false;
   while (!stop_requested() && !(any && last + 1 >= total_)) {
-    const std::int64_t read_start = tp::monotonic_now_ns();
-    const v1::SensorSample* raw = raw_->receive(runtime::kLockstepPoll);
-    rejected_ = raw_->counters().rejected();
+    const v1::SensorSample* raw = receive_input(*raw_, input_, runtime::kLockstepPoll);
     if (raw == nullptr) {
       continue;
     }
-    note_received(input_, raw->header(), read_start);
     forward(*raw);
     count_cycle();
     last = raw->header().cycle();

@@ -21,6 +21,8 @@ import sys
 import tempfile
 import time
 
+from service_process import Service
+
 HOSTS = {"rig": "10.77.0.1", "model": "10.77.0.2", "ctl": "10.77.0.3"}
 PLACEMENT = {"rig-emulator": "rig", "sensor": "rig", "actuator": "rig",
              "dynamics": "model", "identification": "model", "coordinator": "ctl"}
@@ -66,33 +68,9 @@ def teardown():
         sh("ip", "netns", "del", ns(host), check=False)
 
 
-class Service:
-    def __init__(self, bindir, name, extra=()):
-        host = PLACEMENT[name]
-        self.name = name
-        cmd = ["ip", "netns", "exec", ns(host), os.path.join(bindir, "hyloop-" + name),
-               "--grpc-address", HOSTS[host] + ":0", "--log-level", "warn", *extra]
-        self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
-        self.address = None
-        deadline = time.time() + 30
-        while time.time() < deadline:
-            line = self.proc.stdout.readline()
-            if not line:
-                break
-            parts = line.split()
-            if len(parts) == 3 and parts[0] == "hyloop-" + name and parts[1] == "grpc":
-                self.address = parts[2]
-                break
-        if self.address is None:
-            raise RuntimeError("hyloop-%s did not start" % name)
-
-    def stop(self):
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
+def start(bindir, name, extra=()):
+    host = PLACEMENT[name]
+    return Service(bindir, name, HOSTS[host] + ":0", extra, ("ip", "netns", "exec", ns(host)))
 
 
 def ctl(bindir, address, *args, timeout=600):
@@ -147,14 +125,14 @@ def main():
                   (" ".join(e.cmd), (e.stderr or "").strip()))
             return 77
         for name in ("rig-emulator", "sensor", "actuator", "dynamics", "identification"):
-            services.append(Service(a.bin, name))
+            services.append(start(a.bin, name))
         spec = ",".join("%s=%s" % (s.name, s.address) for s in services)
         r, m, c = HOSTS["rig"], HOSTS["model"], HOSTS["ctl"]
         endpoints = ",".join([
             "rig_to_sensor=tcp://%s:5601" % r, "sensor_to_dynamics=tcp://%s:5602" % r,
             "dynamics_to_actuator=tcp://%s:5603" % m, "actuator_to_rig=tcp://%s:5604" % r,
             "telemetry=tcp://%s:5605" % c])
-        coordinator = Service(a.bin, "coordinator", ("--services", spec, "--endpoints", endpoints))
+        coordinator = start(a.bin, "coordinator", ("--services", spec, "--endpoints", endpoints))
         services.append(coordinator)
         print("stack: " + ", ".join("%s@%s" % (s.name, s.address) for s in services))
 

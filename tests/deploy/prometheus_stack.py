@@ -13,7 +13,6 @@ dashboards returns data. FCU runs in process only (no distributed form): its met
 part of this test. Writes a JSON report (--out).
 """
 import argparse
-import ctypes
 import json
 import os
 import re
@@ -26,6 +25,8 @@ import tempfile
 import time
 import urllib.parse
 import urllib.request
+
+from service_process import Service
 
 SERVICES = ["rig-emulator", "sensor", "actuator", "dynamics", "identification", "coordinator"]
 PORTS = {name: 9464 + i for i, name in enumerate(SERVICES)}
@@ -42,38 +43,9 @@ def http(url, timeout=5):
         return r.read().decode()
 
 
-def die_with_parent():
-    """The service gets SIGTERM if this script dies (no stray stack after a timeout)."""
-    ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
-
-
-class Service:
-    def __init__(self, bindir, name, extra=()):
-        self.name = name
-        cmd = [os.path.join(bindir, "hyloop-" + name), "--grpc-address", "127.0.0.1:0",
-               "--metrics-address", "127.0.0.1:%d" % PORTS[name], "--log-level", os.environ.get("HYLOOP_LOG", "warn"), *extra]
-        self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True,
-                                     preexec_fn=die_with_parent)
-        self.address = None
-        deadline = time.time() + 30
-        while time.time() < deadline and self.address is None:
-            line = self.proc.stdout.readline()
-            if not line:
-                break
-            parts = line.split()
-            if len(parts) == 3 and parts[0] == "hyloop-" + name and parts[1] == "grpc":
-                self.address = parts[2]
-        if self.address is None:
-            raise RuntimeError("hyloop-%s did not start (metrics port %d in use?)" %
-                               (name, PORTS[name]))
-
-    def stop(self, sig=signal.SIGTERM):
-        if self.proc.poll() is None:
-            self.proc.send_signal(sig)
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
+def start(bindir, name, extra=()):
+    return Service(bindir, name, "127.0.0.1:0",
+                   ("--metrics-address", "127.0.0.1:%d" % PORTS[name], *extra))
 
 
 def contract_metrics(source):
@@ -110,9 +82,9 @@ def main():
     report = {"problems": []}
     try:
         for name in SERVICES[:-1]:
-            services.append(Service(a.bin, name))
+            services.append(start(a.bin, name))
         spec = ",".join("%s=%s" % (s.name, s.address) for s in services)
-        services.append(Service(a.bin, "coordinator", ("--services", spec)))
+        services.append(start(a.bin, "coordinator", ("--services", spec)))
         coordinator = services[-1].address
 
         # promtool check metrics on every service's exposition.

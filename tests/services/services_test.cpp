@@ -69,15 +69,18 @@ fs::path run_in_process(const fs::path& dir, const std::string& scenario,
   return out;
 }
 
+// `hyloop up` of a scenario into `out` (the services as processes), its output in `log`.
+int run_up(const std::string& scenario, const fs::path& out, const fs::path& log) {
+  return run_command((kBin / "hyloop").string() + " up " + (kSource / scenario).string() +
+                     " --out " + out.string() + " > " + log.string() + " 2>&1");
+}
+
 TEST(Lockstep, SeparateProcessesGiveTheInProcessSamplesBitForBit) {
   const fs::path dir = temp_dir("processes");
   const std::string scenario = "scenarios/sits/table1_scvg.yaml";
   const fs::path reference = run_in_process(dir, scenario);
   const fs::path up = dir / "up";
-  ASSERT_EQ(run_command((kBin / "hyloop").string() + " up " + (kSource / scenario).string() +
-                        " --out " + up.string() + " > " + (dir / "up.log").string() + " 2>&1"),
-            0)
-      << slurp(dir / "up.log");
+  ASSERT_EQ(run_up(scenario, up, dir / "up.log"), 0) << slurp(dir / "up.log");
   EXPECT_EQ(slurp(up / "samples.csv"), slurp(reference / "samples.csv"));
   EXPECT_EQ(slurp(up / "cycles.csv"), slurp(reference / "cycles.csv"));
   EXPECT_GT(slurp(up / "samples.csv").size(), 1000000U);
@@ -94,10 +97,7 @@ TEST(Lockstep, TheAdaptiveRhtLoopAsProcessesGivesTheInProcessSamplesBitForBit) {
   const std::string scenario = "scenarios/rht/p4_noise.yaml";
   const fs::path reference = run_in_process(dir, scenario);
   const fs::path up = dir / "up";
-  ASSERT_EQ(run_command((kBin / "hyloop").string() + " up " + (kSource / scenario).string() +
-                        " --out " + up.string() + " > " + (dir / "up.log").string() + " 2>&1"),
-            0)
-      << slurp(dir / "up.log");
+  ASSERT_EQ(run_up(scenario, up, dir / "up.log"), 0) << slurp(dir / "up.log");
   EXPECT_EQ(slurp(up / "samples.csv"), slurp(reference / "samples.csv"));
   const auto summary = nlohmann::json::parse(slurp(up / "summary.json"));
   const auto in_process = nlohmann::json::parse(slurp(reference / "summary.json"));

@@ -93,9 +93,7 @@ class SitsDynamicsPart final : public DynamicsPart {
                    std::span<double> values, hal::ActuatorCommand& next) noexcept override {
     const StopReason r = dynamics_.step(k, {position, velocity, force}, row_, next);
     for (std::size_t i = 0; i < columns_.size(); ++i) values[i] = row_[columns_[i]];
-    return r == StopReason::kNone
-               ? nullptr
-               : (r == StopReason::kNotFinite ? "not_finite" : "displacement_limit");
+    return r == StopReason::kNone ? nullptr : to_string(r).data();  // NUL-terminated literals
   }
 
  private:

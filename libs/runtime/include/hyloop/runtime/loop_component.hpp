@@ -35,6 +35,8 @@ namespace hyloop::runtime {
 
 /// How long a lockstep receive waits before looking at the stop flag again.
 inline constexpr std::chrono::milliseconds kLockstepPoll{100};
+/// How long a lossless (lockstep) send waits for room before the message counts as dropped.
+inline constexpr std::chrono::milliseconds kLosslessSendTimeout{2000};
 
 class LoopComponent : public Component {
  public:
@@ -97,6 +99,19 @@ class LoopComponent : public Component {
   /// messages read one after another means n were queued (hyloop_queue_depth, the peak).
   void note_received(std::size_t index, const v1::Header& header,
                      std::int64_t read_start_ns) noexcept;
+  /// RT: waits up to `timeout` for the next accepted message of input `index` and records it
+  /// (note_received); keeps rejected_ in step with the input's verdicts. nullptr on timeout.
+  template <transport::LoopMessage M>
+  const M* receive_input(transport::LoopInput<M>& input, std::size_t index,
+                         std::chrono::milliseconds timeout) noexcept {
+    const std::int64_t read_start = transport::monotonic_now_ns();
+    const M* m = input.receive(timeout);
+    rejected_.store(input.counters().rejected(), std::memory_order_relaxed);
+    if (m != nullptr) {
+      note_received(index, m->header(), read_start);
+    }
+    return m;
+  }
   /// RT: hop latency of input `index`: `now_ns` − `send_time_ns` (s, negative counts as 0).
   void observe_hop(std::size_t index, std::int64_t send_time_ns, std::int64_t now_ns) noexcept;
   /// RT: age of the input used in a cycle that started at `cycle_start_ns`.
