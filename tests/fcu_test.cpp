@@ -128,7 +128,9 @@ TEST(FcuLoop, PolynomialExtrapolationIsTheFragileOneUnderAStifferGovernor) {
   // inverse loop still tracks; the polynomial's high-frequency gain (|ā| sums to 63 367) closes
   // a limit cycle through the valve's limits. Measured: speed NRMS 0.0052 (inverse) against
   // 0.169 (polynomial, valve saturated in 21 908 of 40 000 steps) and 0.036 (none).
-  const std::vector<std::string> stiffer = {"ecu.kp_kg_s=0.08"};
+  // The actuator's window is opened so that the valve's own limits act.
+  const std::vector<std::string> stiffer = {"ecu.kp_kg_s=0.08", "safety.command_min_kg_s=-.inf",
+                                            "safety.command_max_kg_s=.inf"};
   const auto none = run_fcu("none", stiffer);
   const auto inverse = run_fcu("inverse", stiffer);
   const auto poly = run_fcu("polynomial", stiffer);
@@ -213,6 +215,37 @@ TEST(FcuLoop, BadInputsAreRejectedNamingTheField) {
               HasSubstr("engine.design_fuel_kg_s = 0.01"));
   EXPECT_THAT(rejection("none", {"fcu.flow_gain_kg_s=0.03"}), HasSubstr("fcu.flow_gain_kg_s"));
   EXPECT_THAT(rejection("none", {"kind=rht"}), HasSubstr("kind"));
+  EXPECT_THAT(rejection("none", {"safety.command_min_kg_s=0.1", "safety.command_max_kg_s=0.05"}),
+              HasSubstr("safety.command_max_kg_s = 0.05"));
+  EXPECT_THAT(rejection("none", {"safety.command_max_kg_s=-.inf"}),
+              HasSubstr("safety.command_max_kg_s"));
+  EXPECT_THAT(rejection("none", {"safety.watchdog_cycles=0"}),
+              HasSubstr("safety.watchdog_cycles = 0"));
+}
+
+// The actuator's safety layer stands between the compensator and the AC motor. Under the stiffer
+// governor the polynomial predictor commands far outside what the valve can meter; with the
+// default window [0, K_v] none of those commands reaches the motor: it holds the last valid one.
+// Every paper run stays inside the window, where each command passes bit for bit.
+TEST(FcuLoop, TheActuatorWindowKeepsEveryCommandOfTheMotorInside) {
+  const auto bounded = run_fcu("polynomial", {"ecu.kp_kg_s=0.08"});
+  const SampleTable& t = bounded->samples();
+  std::size_t outside = 0;
+  for (std::size_t r = 0; r < t.rows(); ++r) {
+    const auto row = t.row(r);
+    const double x_motor = row[col(FcuColumn::kXMotor)];
+    ASSERT_GE(x_motor, 0.0) << r;
+    ASSERT_LE(x_motor, 0.15) << r;
+    const double x_p = row[col(FcuColumn::kXp)];
+    if (x_p < 0.0 || x_p > 0.15) ++outside;
+  }
+  EXPECT_GT(outside, 100U);  // the predictor did command outside the window (719 measured)
+  EXPECT_EQ(bounded->valve_saturated_steps(), 0);
+  for (const char* name : {"none", "inverse", "polynomial"}) {
+    const auto unbounded =
+        run_fcu(name, {"safety.command_min_kg_s=-.inf", "safety.command_max_kg_s=.inf"});
+    EXPECT_EQ(unbounded->last_row(), run_fcu(name)->last_row()) << name;
+  }
 }
 
 }  // namespace

@@ -160,7 +160,7 @@ grpc::Status Coordinator::load_scenario(const v1::LoadScenarioRequest& request,
   }
   try {
     (void)ex::loop_plan(e->resolved_yaml());  // the one place that knows which kinds run here
-  } catch (const std::invalid_argument& err) {
+  } catch (const std::exception& err) {
     return {grpc::StatusCode::FAILED_PRECONDITION, origin + ": " + err.what()};
   }
   const std::lock_guard<std::mutex> lock(mutex_);
@@ -207,6 +207,7 @@ grpc::Status Coordinator::start(const v1::StartRequest& request, v1::RunStatus* 
                                                      : v1::CLOCK_MODE_LOCKSTEP;
   try {
     recorder_ = ex::make_experiment_from_text(scenario_text_, "scenario", {});
+    record_columns_ = recorder_->record_columns();
   } catch (const std::exception& e) {
     return {grpc::StatusCode::INTERNAL, e.what()};
   }
@@ -337,7 +338,9 @@ bool Coordinator::next_frame(std::uint64_t after_cycle, std::uint32_t decimation
   if (first && recorder_) {
     for (const std::string& h : recorder_->samples().headers()) frame->add_names(h);
   }
-  for (double v : last_row_) frame->add_values(v);
+  const std::size_t shown =
+      recorder_ ? std::min(last_row_.size(), recorder_->samples().columns()) : last_row_.size();
+  for (std::size_t i = 0; i < shown; ++i) frame->add_values(last_row_[i]);
   frame->set_state(status_.state());
   return true;
 }
@@ -364,7 +367,7 @@ void Coordinator::record(const v1::Telemetry& t) {
     names.assign(t.names().begin(), t.names().end());
     std::vector<int>& cols = columns_[sender];
     cols.assign(names.size(), -1);
-    const auto& headers = recorder_->samples().headers();
+    const std::vector<std::string>& headers = record_columns_;
     for (std::size_t i = 0; i < names.size(); ++i) {
       const auto it = std::find(headers.begin(), headers.end(), names[i]);
       if (it != headers.end()) cols[i] = static_cast<int>(it - headers.begin());
@@ -383,7 +386,7 @@ void Coordinator::record(const v1::Telemetry& t) {
   }
   if (sender == kRigSender || sender == kDynamicsSender) {
     Pending& p = pending_[cycle];
-    p.row.resize(recorder_->samples().columns());
+    p.row.resize(record_columns_.size());
     for (int i = 0; i < t.values_size() && i < static_cast<int>(cols.size()); ++i) {
       if (cols[static_cast<std::size_t>(i)] >= 0) {
         p.row[static_cast<std::size_t>(cols[static_cast<std::size_t>(i)])] = t.values(i);

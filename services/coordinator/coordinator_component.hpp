@@ -122,6 +122,7 @@ class Coordinator {
   std::string scenario_text_;
   std::string scenario_name_;
   std::unique_ptr<experiment::Experiment> recorder_;
+  std::vector<std::string> record_columns_;  // recorder_->record_columns()
   v1::RunStatus status_;
   v1::ClockMode mode_ = v1::CLOCK_MODE_LOCKSTEP;
   std::thread run_thread_;

@@ -89,6 +89,19 @@ DynamicsComponent::DynamicsComponent()
   gauges_.delay = m.gauge("hyloop_estimated_delay_seconds",
                           "The transfer system's delay estimated online (cross-correlation of "
                           "command and measured position).");
+  gauges_.speed = m.gauge("hyloop_engine_speed_ratio",
+                          "FCU: the engine's speed n, normalised (1 = design speed).");
+  gauges_.speed_ideal =
+      m.gauge("hyloop_ideal_engine_speed_ratio", "FCU: the ideal twin's engine speed, normalised.");
+  const std::string flow_help =
+      "FCU: fuel flow: the ECU's command x_c, the compensated command x_p sent to the motor, "
+      "the flow meter's reading x_m.";
+  gauges_.flow_command =
+      m.gauge("hyloop_fuel_flow_kilograms_per_second", flow_help, {{"signal", "command"}});
+  gauges_.flow_compensated =
+      m.gauge("hyloop_fuel_flow_kilograms_per_second", flow_help, {{"signal", "compensated"}});
+  gauges_.flow_measured =
+      m.gauge("hyloop_fuel_flow_kilograms_per_second", flow_help, {{"signal", "measured"}});
   delay_collector_ =
       m.add_collector([tracker = delay_, gauge = gauges_.delay] { tracker->collect(gauge); });
 }
@@ -123,7 +136,8 @@ void DynamicsComponent::configure_loop(const v1::ConfigureRequest& request) {
 
   // Metrics: columns by name. SITS has every one; RHT: the structure (d_desired) is the target,
   // the reference structure (d_numerical) its ideal twin, velocities by differences, and no
-  // force compensator (those gauges read NaN).
+  // force compensator (those gauges read NaN). FCU: the engine's speeds and the fuel flows; the
+  // mechanical gauges read NaN (and the FCU gauges in the mechanical kinds).
   const bool sits = plan_.kind == "sits";
   columns_ = {};
   columns_.x = column(sits ? "x[m]" : "d_desired[m]");
@@ -138,6 +152,11 @@ void DynamicsComponent::configure_loop(const v1::ConfigureRequest& request) {
   columns_.energy_ideal = column("energy_ideal[J]");
   columns_.f_ideal = column("f_ideal[N]");
   columns_.f_input = column("f_input[N]");
+  columns_.speed = column("speed[-]");
+  columns_.speed_ideal = column("speed_ideal[-]");
+  columns_.flow_command = column("x_c[kg/s]");
+  columns_.flow_compensated = column("x_p[kg/s]");
+  columns_.flow_measured = column("x_m[kg/s]");
   const auto capacity = static_cast<std::size_t>(std::min<std::int64_t>(
       plan_.total_steps / 2 + 2, 1'000'000));  // a vibration cycle lasts at least two steps
   cycles_.emplace(capacity, 0.0);
@@ -171,10 +190,17 @@ void DynamicsComponent::publish(std::uint64_t k, double measured_position) noexc
   gauges_.k_h.set(at(columns_.k_h));
   gauges_.eps_sum.set(at(columns_.eps_sum));
   gauges_.error.set(x - x_ideal);
+  gauges_.speed.set(at(columns_.speed));
+  gauges_.speed_ideal.set(at(columns_.speed_ideal));
+  gauges_.flow_command.set(at(columns_.flow_command));
+  gauges_.flow_compensated.set(at(columns_.flow_compensated));
+  gauges_.flow_measured.set(at(columns_.flow_measured));
   const auto or0 = [](double d) { return std::isnan(d) ? 0.0 : d; };
   const double e_f = or0(at(columns_.f_ideal)) - or0(at(columns_.f_input));
-  cycles_->add({static_cast<double>(k) * step, v, v_ideal, or0(at(columns_.energy)),
-                or0(at(columns_.energy_ideal)), e_f, v - v_ideal});
+  if (columns_.x >= 0) {  // vibration cycles of a mechanical target
+    cycles_->add({static_cast<double>(k) * step, v, v_ideal, or0(at(columns_.energy)),
+                  or0(at(columns_.energy_ideal)), e_f, v - v_ideal});
+  }
   if (cycles_->cycles().size() > cycles_seen_) {
     cycles_seen_ = cycles_->cycles().size();
     gauges_.ratio.set(cycles_->cycles().back().e_r);

@@ -70,11 +70,12 @@ class DynamicsComponent final : public runtime::LoopComponent {
   std::size_t input_;
   struct Gauges {
     runtime::GaugeSlot x, v, x_ideal, v_ideal, f_meas, f_comp, k_h, eps_sum, error, ratio, ti,
-        delay;
+        delay, speed, speed_ideal, flow_command, flow_compensated, flow_measured;
   } gauges_;
   struct Columns {
     int x = -1, v = -1, x_ideal = -1, v_ideal = -1, f_meas = -1, f_comp = -1, k_h = -1,
-        eps_sum = -1, energy = -1, energy_ideal = -1, f_ideal = -1, f_input = -1;
+        eps_sum = -1, energy = -1, energy_ideal = -1, f_ideal = -1, f_input = -1, speed = -1,
+        speed_ideal = -1, flow_command = -1, flow_compensated = -1, flow_measured = -1;
   } columns_;
   std::optional<core::CycleMetrics> cycles_;
   std::size_t cycles_seen_ = 0;

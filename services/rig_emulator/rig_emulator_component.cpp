@@ -1,6 +1,8 @@
 #include "rig_emulator/rig_emulator_component.hpp"
 
+#include <algorithm>
 #include <array>
+#include <span>
 
 namespace hyloop::services {
 
@@ -29,8 +31,11 @@ void RigEmulatorComponent::configure_loop(const v1::ConfigureRequest& request) {
       context(),
       channel(endpoints_.rig_to_sensor(), "rig_to_sensor", tp::Pattern::kPush, tp::Role::kBind),
       encoder_config());
-  const auto truth = rig_->truth_names();
-  set_telemetry_names({truth[0], truth[1], "late_commands[-]"});
+  std::vector<std::string> names = rig_->truth_names();
+  truth_count_ = std::min(names.size(), experiment::RigSample::kMaxTruth);
+  names.resize(truth_count_);
+  names.emplace_back("late_commands[-]");
+  set_telemetry_names(std::move(names));
   late_ = 0;
   hardware_estop_ = false;
   estop_.set(0.0);
@@ -73,9 +78,10 @@ bool RigEmulatorComponent::cycle(std::uint64_t k, const v1::ActuatorCommand* com
   } else {
     (void)samples_->send(sample_, k, t, lockstep(), runtime::kLosslessSendTimeout);
   }
-  const std::array<double, 3> truth = {measured_.truth[0], measured_.truth[1],
-                                       static_cast<double>(late_.load())};
-  send_telemetry(k, t, truth);
+  std::array<double, experiment::RigSample::kMaxTruth + 1> truth{};
+  std::copy_n(measured_.truth.begin(), truth_count_, truth.begin());
+  truth[truth_count_] = static_cast<double>(late_.load());
+  send_telemetry(k, t, std::span<const double>(truth.data(), truth_count_ + 1));
   position_.set(measured_.position);
   command_.set(held_.position);
   if (hardware_estop_.load(std::memory_order_relaxed)) {

@@ -52,6 +52,7 @@ class RigEmulatorComponent final : public runtime::LoopComponent {
   std::unique_ptr<transport::LoopOutput> samples_;
   v1::SensorSample sample_;
   std::atomic<std::uint64_t> late_{0};
+  std::size_t truth_count_ = 0;
   std::atomic<bool> hardware_estop_{false};
 };
 

@@ -4,13 +4,12 @@
 Starts every service with its metrics port (deploy/prometheus/prometheus-local.yml's targets),
 checks each /metrics with `promtool check metrics`, starts Debian's Prometheus on loopback with
 the project's scrape configuration, then drives the stack through the Python client:
-  real-time SITS SCVG, real-time adaptive RHT, a SITS run with a tight rate limit (limit hits),
-  online RLS during an identification run through the stack, an emergency stop, and last a run
-  whose dynamics service is killed (watchdog).
-Then, through Prometheus's HTTP API: every metric of docs/metrics.md has samples and every
-series changed during the test (not merely exists); every PromQL expression of the Grafana
-dashboards returns data. FCU runs in process only (no distributed form): its metrics are not
-part of this test. Writes a JSON report (--out).
+  real-time SITS SCVG, real-time adaptive RHT, real-time FCU with polynomial extrapolation, a
+  SITS run with a tight rate limit (limit hits), online RLS during an identification run through
+  the stack, an emergency stop, and last a run whose dynamics service hangs (watchdog).
+Then, through Prometheus's HTTP API: every PromQL expression of the Grafana dashboards returns
+data while the whole stack is up; every metric of docs/metrics.md has samples and every series
+changed during the test (not merely exists). Writes a JSON report (--out).
 """
 import argparse
 import json
@@ -112,6 +111,7 @@ def main():
         client = HyloopClient(coordinator)
         sits = os.path.join(a.source, "scenarios/sits/table1_scvg.yaml")
         rht = os.path.join(a.source, "scenarios/rht/p4_noise.yaml")
+        fcu = os.path.join(a.source, "scenarios/fcu/polynomial.yaml")
 
         def run(name, scenario, overrides, mode="realtime", action=None):
             client.load_scenario(scenario, overrides)
@@ -126,6 +126,7 @@ def main():
         run("sits_rt", sits, ["timing.duration_s=8", "metrics.window_s=5",
                               "compensator.switch_time_s=2"])
         run("rht_rt", rht, ["timing.duration_s=6", "metrics.settle_time_s=1"])
+        run("fcu_rt", fcu, ["timing.duration_s=6"])
         # Faults that move the event series: a tight rate limit (limit hits) and a rig link
         # that corrupts every 100th measurement (rejected as malformed by the sensor).
         run("sits_rate_limited", sits, ["timing.duration_s=3", "metrics.window_s=2",
@@ -148,6 +149,21 @@ def main():
             return body["data"]["result"]
 
         # Every dashboard expression returns data while the whole stack is up.
+        dash = subprocess.run([sys.executable, os.path.join(a.source, "deploy/grafana/check_dashboards.py")],
+                              capture_output=True, text=True, check=True).stdout
+        exprs = [line.split("\t") for line in dash.splitlines() if line.count("\t") == 2]
+        empty = []
+        for board, panel, expr in exprs:
+            try:
+                if not query(expr):
+                    empty.append("%s / %s: %s" % (board, panel, expr))
+            except Exception as e:  # noqa: BLE001
+                empty.append("%s / %s: %s (%s)" % (board, panel, expr, e))
+        report["dashboard_expressions"] = len(exprs)
+        report["dashboard_expressions_without_data"] = empty
+        report["problems"] += ["dashboard: " + e for e in empty]
+        if not exprs:
+            report["problems"].append("dashboard: check_dashboards.py listed no expression")
 
         # Last, a fault: the dynamics service hangs mid-run (SIGSTOP); the actuator's watchdog
         # trips long before the coordinator's health check times out; then it is killed.

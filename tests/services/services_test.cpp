@@ -70,9 +70,10 @@ fs::path run_in_process(const fs::path& dir, const std::string& scenario,
 }
 
 // `hyloop up` of a scenario into `out` (the services as processes), its output in `log`.
-int run_up(const std::string& scenario, const fs::path& out, const fs::path& log) {
+int run_up(const std::string& scenario, const fs::path& out, const fs::path& log,
+           const std::string& extra = "") {
   return run_command((kBin / "hyloop").string() + " up " + (kSource / scenario).string() +
-                     " --out " + out.string() + " > " + log.string() + " 2>&1");
+                     " --out " + out.string() + " " + extra + " > " + log.string() + " 2>&1");
 }
 
 TEST(Lockstep, SeparateProcessesGiveTheInProcessSamplesBitForBit) {
@@ -105,6 +106,37 @@ TEST(Lockstep, TheAdaptiveRhtLoopAsProcessesGivesTheInProcessSamplesBitForBit) {
   // The recorder replays the RLS from the recorded pairs: the same parameters and statistics.
   EXPECT_EQ(summary["rls"], in_process["rls"]);
   EXPECT_FALSE(summary["rls"].contains("replay_mismatches"));
+  fs::remove_all(dir);
+}
+
+// The FCU loop: the motor and flow-meter delays, the valve and the flow meter's noise in the rig
+// emulator, the engine, ECU, predictor and twin in the dynamics service. The polynomial predictor
+// drives the valve into saturation thousands of times; with noise, the rig's generator must draw
+// the same numbers in the same cycles.
+TEST(Lockstep, TheFcuLoopAsProcessesGivesTheInProcessSamplesBitForBit) {
+  const fs::path dir = temp_dir("fcu");
+  for (const auto& [scenario, extra] :
+       {std::pair<std::string, std::string>{"scenarios/fcu/polynomial.yaml", ""},
+        {"scenarios/fcu/inverse.yaml",
+         "--set transfer.measurement_noise_std_kg_s=0.0005 --set timing.duration_s=20"}}) {
+    SCOPED_TRACE(scenario);
+    fs::remove_all(dir / "in_process");
+    const fs::path reference = run_in_process(dir, scenario, extra);
+    const fs::path up = dir / "up";
+    fs::remove_all(up);
+    ASSERT_EQ(run_up(scenario, up, dir / "up.log", extra), 0) << slurp(dir / "up.log");
+    EXPECT_EQ(slurp(up / "samples.csv"), slurp(reference / "samples.csv"));
+    EXPECT_GT(slurp(up / "samples.csv").size(), 1000000U);
+    const auto summary = nlohmann::json::parse(slurp(up / "summary.json"));
+    const auto in_process = nlohmann::json::parse(slurp(reference / "summary.json"));
+    for (const char* field :
+         {"tracking_indicator", "delay_estimate", "engine_speed_error", "flow_error_kg_s",
+          "compensation", "valve_saturated_steps", "ecu_limited_steps", "stop_reason"}) {
+      EXPECT_EQ(summary[field], in_process[field]) << field;
+    }
+    EXPECT_EQ(summary["distributed"]["state"], "finished");
+    EXPECT_EQ(summary["distributed"]["rejected_messages_total"], 0);
+  }
   fs::remove_all(dir);
 }
 

@@ -13,8 +13,6 @@
 namespace hyloop::experiment {
 namespace {
 
-constexpr std::size_t col(FcuColumn c) { return static_cast<std::size_t>(c); }
-
 FcuCompensatorType parse_type(const std::string& text, MapReader& reader) {
   if (text == "none") return FcuCompensatorType::kNone;
   if (text == "inverse") return FcuCompensatorType::kInverse;
@@ -82,6 +80,15 @@ void parse_into(const YAML::Node& root, const std::string& origin, FcuScenario& 
   }
   comp.finish();
 
+  MapReader safety = top.child("safety");
+  safety.limit("command_min_kg_s", s.safety.command_min, true);
+  if (const YAML::Node m = safety.get("command_max_kg_s"); m && !m.IsNull()) {
+    safety.limit("command_max_kg_s", s.safety.command_max);
+    s.safety.command_max_given = true;
+  }
+  safety.integer("watchdog_cycles", s.safety.watchdog_cycles);
+  safety.finish();
+
   MapReader engine = top.child("engine");
   engine.number("idle_speed", s.engine.idle_speed);
   engine.number("idle_fuel_kg_s", s.engine.idle_fuel);
@@ -128,33 +135,6 @@ void require_delay(double delay, double step, const std::string& field) {
           "must be at most 1e6 steps");
 }
 
-core::InverseDelayCompensatorConfig inverse_config(const FcuScenario& s) {
-  // Only used when the type is inverse; otherwise a valid placeholder of one step.
-  const double delay = s.compensator.type == FcuCompensatorType::kInverse
-                           ? s.resolved_compensator_delay()
-                           : s.timing.step;
-  return {delay, s.timing.step};
-}
-
-core::PolynomialPredictorConfig predictor_config(const FcuScenario& s) {
-  core::PolynomialPredictorConfig c;
-  c.points = s.compensator.points;
-  c.order = s.compensator.order;
-  c.steps_ahead = std::max(1, s.resolved_steps_ahead());
-  return c;
-}
-
-/// The bumpless initial state: the engine settled at the speed demanded by PLA(0).
-double initial_speed(const FcuScenario& s) {
-  const core::EngineControlUnit ecu(s.ecu, s.engine, s.timing.step);
-  return ecu.speed_demand(s.reference.at(0.0));
-}
-
-double initial_fuel(const FcuScenario& s) {
-  const core::TurbojetModel engine(s.engine, s.timing.step, 0.0);
-  return engine.steady_fuel(initial_speed(s));
-}
-
 std::size_t history_capacity(const FcuScenario& s) {
   const auto window =
       static_cast<std::int64_t>(std::llround(s.metrics.delay_window / s.timing.step));
@@ -192,6 +172,8 @@ std::string_view to_string(FcuStopReason reason) noexcept {
       return "not_finite";
     case FcuStopReason::kSpeedLimit:
       return "speed_limit";
+    case FcuStopReason::kOther:
+      return "other";
   }
   return "unknown";
 }
@@ -279,6 +261,15 @@ void validate(const FcuScenario& s) {
             "the total transfer delay is shorter than a step: give delay_s >= timing.step_s");
   }
 
+  const double command_max = s.safety.resolved_command_max(s.fcu.flow_gain);
+  require(!std::isnan(s.safety.command_min) && !std::isnan(command_max) &&
+              s.safety.command_min < command_max,
+          "safety.command_max_kg_s", command_max,
+          "must be > safety.command_min_kg_s = " + format_value(s.safety.command_min) +
+              " (default: fcu.flow_gain_kg_s)");
+  require(s.safety.watchdog_cycles >= 1 && s.safety.watchdog_cycles <= 100000,
+          "safety.watchdog_cycles", s.safety.watchdog_cycles, "must be in [1, 100000]");
+
   const auto& g = s.engine;
   require(g.idle_speed > 0.0 && g.idle_speed < 1.0, "engine.idle_speed", g.idle_speed,
           "must be in (0, 1) (normalised speed)");
@@ -302,7 +293,7 @@ void validate(const FcuScenario& s) {
   require(s.fcu.valve_time_constant >= 0.0, "fcu.valve_time_constant_s", s.fcu.valve_time_constant,
           "must be >= 0 s");
   require(s.fcu.flow_gain > 0.0, "fcu.flow_gain_kg_s", s.fcu.flow_gain, "must be > 0 kg/s");
-  const double w0 = initial_fuel(s);
+  const double w0 = fcu_initial_fuel(s);
   require(w0 <= s.fcu.flow_gain, "fcu.flow_gain_kg_s", s.fcu.flow_gain,
           "the valve cannot meter the initial steady fuel flow " + format_value(w0) + " kg/s");
 
@@ -370,6 +361,11 @@ std::string to_yaml(const FcuScenario& s) {
     kv("delay_s", s.resolved_compensator_delay());
   }
   e << YAML::EndMap;
+  e << YAML::Key << "safety" << YAML::Value << YAML::BeginMap;
+  kv("command_min_kg_s", s.safety.command_min);
+  kv("command_max_kg_s", s.safety.resolved_command_max(s.fcu.flow_gain));
+  kv("watchdog_cycles", s.safety.watchdog_cycles);
+  e << YAML::EndMap;
   e << YAML::Key << "engine" << YAML::Value << YAML::BeginMap;
   kv("idle_speed", s.engine.idle_speed);
   kv("idle_fuel_kg_s", s.engine.idle_fuel);
@@ -412,22 +408,23 @@ const std::array<std::string_view, kFcuColumns> kFcuColumnHeaders = {
     "n_ideal[%]",    "x_c_ideal[kg/s]",   "fuel_flow_ideal[kg/s]", "e_n[%]",    "e_flow[kg/s]",
     "ti[kg^2/s^2]"};
 
+const std::vector<std::string>& fcu_record_columns() {
+  static const std::vector<std::string> columns = [] {
+    std::vector<std::string> c(kFcuColumnHeaders.begin(), kFcuColumnHeaders.end());
+    c.insert(c.end(), {"speed[-]", "speed_ideal[-]", "ecu_limited[-]", "valve_saturated[-]"});
+    return c;
+  }();
+  return columns;
+}
+
 FcuExperiment::FcuExperiment(const FcuScenario& scenario)
     : scenario_(scenario),
       step_(scenario.timing.step),
       total_steps_(scenario.steps()),
-      engine_(scenario.engine, scenario.timing.step, initial_speed(scenario)),
-      ecu_(scenario.ecu, scenario.engine, scenario.timing.step),
-      fcu_(scenario.fcu, scenario.timing.step, 0.0),
-      twin_engine_(scenario.engine, scenario.timing.step, initial_speed(scenario)),
-      twin_ecu_(scenario.ecu, scenario.engine, scenario.timing.step),
-      twin_fcu_(scenario.fcu, scenario.timing.step, 0.0),
-      motor_(scenario.transfer.motor_delay / scenario.timing.step),
-      flow_meter_(scenario.transfer.flow_meter_delay / scenario.timing.step),
-      inverse_(inverse_config(scenario)),
-      predictor_(predictor_config(scenario)),
-      rng_(scenario.transfer.seed),
-      noise_(0.0, 1.0),
+      dynamics_(scenario_),
+      rig_(fcu_rig_config(scenario)),
+      actuator_stage_(1, fcu_safety_config(scenario)),
+      record_(kFcuColumns + kFcuExtraColumns, 0.0),
       command_history_(history_capacity(scenario)),
       measured_history_(history_capacity(scenario)),
       samples_(std::vector<std::string>(kFcuColumnHeaders.begin(), kFcuColumnHeaders.end()),
@@ -436,93 +433,70 @@ FcuExperiment::FcuExperiment(const FcuScenario& scenario)
                    : 0),
       decimation_(scenario.outputs.decimation) {
   // Bumpless start at the steady state of PLA(0).
-  const double w0 = initial_fuel(scenario);
-  ecu_.reset(w0);
-  twin_ecu_.reset(w0);
-  fcu_.reset(fcu_.command_for(w0));
-  twin_fcu_.reset(twin_fcu_.command_for(w0));
-  motor_.reset(w0);
-  flow_meter_.reset(w0);
-  inverse_.reset(w0);
-  predictor_.reset(w0);
-}
-
-double FcuExperiment::compensate(double command) noexcept {
-  switch (scenario_.compensator.type) {
-    case FcuCompensatorType::kNone:
-      return command;
-    case FcuCompensatorType::kInverse:
-      return inverse_.step(command);
-    case FcuCompensatorType::kPolynomial:
-      return predictor_.step(command);
-  }
-  return command;
+  rig_.reset(fcu_initial_fuel(scenario));
+  command_next_ = dynamics_.initial_command();
+  actuator_stage_.reset({command_next_, 0.0});
 }
 
 bool FcuExperiment::step() noexcept {
   if (finished()) return false;
-  const std::int64_t k = cycle_;
-  const double t = static_cast<double>(k) * step_;
-  const double n = engine_.speed();
-  const double n_ideal = twin_engine_.speed();
-
-  // 1–2. Reference and ECU.
-  const double pla = scenario_.reference.at(t);
-  const double x_c = ecu_.step(pla, n);
-  if (ecu_.last_limit() != core::EcuLimit::kNone) ++ecu_limited_;
-  // 3. Compensation. 4. AC motor. 5. FCU. 6. Flow meter.
-  const double x_p = compensate(x_c);
-  const double x_motor = motor_.push(x_p);
-  const double fuel_flow = fcu_.step(fcu_.command_for(x_motor));
-  if (fcu_.saturated()) ++valve_saturated_;
-  double x_m = flow_meter_.push(fuel_flow);
-  if (scenario_.transfer.measurement_noise_std > 0.0) {
-    x_m += scenario_.transfer.measurement_noise_std * noise_(rng_);
+  // 4. The actuator passes the command of this cycle; 5–6. the rig.
+  const hal::ActuatorCommand offered{command_next_, 0.0};
+  const double applied = actuator_stage_.update(cycle_, &offered).command.position;
+  const hal::FcuRigSample& r = rig_.step(applied);
+  record_[col(FcuColumn::kXMotor)] = r.x_motor;
+  record_[col(FcuColumn::kValvePosition)] = r.valve_position;
+  record_[col(FcuColumn::kFuelFlow)] = r.fuel_flow;
+  record_[kFcuColumns + static_cast<std::size_t>(FcuExtraColumn::kValveSaturated)] =
+      r.saturated ? 1.0 : 0.0;
+  // 7–8, then 1–3 of the next cycle.
+  double next = 0.0;
+  const char* reason = dynamics_.step(cycle_, r.x_m, record_, next);
+  record_row(record_);
+  if (reason != nullptr) {
+    record_stop(reason);
+    return false;
   }
-  // 7. Engine. 8. Ideal twin.
-  engine_.step(x_m);
-  const double x_c_ideal = twin_ecu_.step(pla, n_ideal);
-  const double fuel_flow_ideal = twin_fcu_.step(twin_fcu_.command_for(x_c_ideal));
-  twin_engine_.step(fuel_flow_ideal);
+  command_next_ = next;
+  return cycle_ < total_steps_;
+}
 
-  // Metrics of cycle k.
-  const double ti = ti_.update(x_c, x_m);
+void FcuExperiment::record_row(std::span<const double> row) noexcept {
+  const std::int64_t k = cycle_;
+  const double x_c = row[col(FcuColumn::kXc)];
+  const double x_m = row[col(FcuColumn::kXm)];
+  const auto extra = [&row](FcuExtraColumn c) {
+    return row[kFcuColumns + static_cast<std::size_t>(c)];
+  };
+  (void)ti_.update(x_c, x_m);
   flow_errors_.update(x_c, x_m);
-  speed_errors_.update(n_ideal, n);
+  speed_errors_.update(extra(FcuExtraColumn::kSpeedIdeal), extra(FcuExtraColumn::kSpeed));
+  if (extra(FcuExtraColumn::kEcuLimited) != 0.0) ++ecu_limited_;
+  if (extra(FcuExtraColumn::kValveSaturated) != 0.0) ++valve_saturated_;
   const std::size_t slot = static_cast<std::size_t>(k) % command_history_.size();
   command_history_[slot] = x_c;
   measured_history_[slot] = x_m;
   history_count_ = std::min(history_count_ + 1, command_history_.size());
-
-  row_[col(FcuColumn::kTime)] = t;
-  row_[col(FcuColumn::kPla)] = pla;
-  row_[col(FcuColumn::kSpeedDemand)] = 100.0 * ecu_.last_demand();
-  row_[col(FcuColumn::kXc)] = x_c;
-  row_[col(FcuColumn::kXp)] = x_p;
-  row_[col(FcuColumn::kXMotor)] = x_motor;
-  row_[col(FcuColumn::kValvePosition)] = fcu_.position();
-  row_[col(FcuColumn::kFuelFlow)] = fuel_flow;
-  row_[col(FcuColumn::kXm)] = x_m;
-  row_[col(FcuColumn::kSpeed)] = 100.0 * n;
-  row_[col(FcuColumn::kSpeedIdeal)] = 100.0 * n_ideal;
-  row_[col(FcuColumn::kXcIdeal)] = x_c_ideal;
-  row_[col(FcuColumn::kFuelFlowIdeal)] = fuel_flow_ideal;
-  row_[col(FcuColumn::kSpeedError)] = 100.0 * (n - n_ideal);
-  row_[col(FcuColumn::kFlowError)] = x_m - x_c;
-  row_[col(FcuColumn::kTrackingIndicator)] = ti;
+  std::copy_n(row.begin(), kFcuColumns, row_.begin());
   if (scenario_.outputs.samples && k % decimation_ == 0) samples_.append(row_);
-
   cycle_ = k + 1;
-  const double next = engine_.speed();
-  if (!std::isfinite(next) || !std::isfinite(x_p) || !std::isfinite(x_m)) {
+}
+
+bool FcuExperiment::record_cycle(std::span<const double> row) noexcept {
+  if (row.size() != kFcuColumns + kFcuExtraColumns || finished()) return false;
+  record_row(row);
+  return true;
+}
+
+void FcuExperiment::record_stop(std::string_view reason) {
+  stop_text_ = std::string(reason);
+  if (reason == to_string(FcuStopReason::kNotFinite)) {
     stop_reason_ = FcuStopReason::kNotFinite;
-    return false;
-  }
-  if (next < 0.0 || next > scenario_.metrics.speed_limit) {
+  } else if (reason == to_string(FcuStopReason::kSpeedLimit)) {
     stop_reason_ = FcuStopReason::kSpeedLimit;
-    return false;
+  } else {
+    stop_reason_ = FcuStopReason::kOther;
   }
-  return cycle_ < total_steps_;
 }
 
 core::DelayEstimate FcuExperiment::delay_estimate() const {
@@ -541,23 +515,12 @@ core::DelayEstimate FcuExperiment::delay_estimate() const {
   return core::estimate_delay(c, m, std::min(max_lag, static_cast<int>(count) - 2));
 }
 
-double FcuExperiment::alpha() const noexcept {
-  return scenario_.compensator.type == FcuCompensatorType::kInverse ? inverse_.alpha() : 0.0;
-}
-
-std::vector<double> FcuExperiment::predictor_weights() const {
-  if (scenario_.compensator.type != FcuCompensatorType::kPolynomial) return {};
-  const auto w = predictor_.weights();
-  return {w.begin(), w.end()};
-}
-
 nlohmann::json FcuExperiment::summary() const {
   const FcuScenario& s = scenario_;
   nlohmann::json j;
   j["compensator"] = std::string(to_string(s.compensator.type));
   j["diverged"] = stopped();
-  j["stop_reason"] =
-      stopped() ? nlohmann::json(std::string(to_string(stop_reason_))) : nlohmann::json(nullptr);
+  j["stop_reason"] = stopped() ? nlohmann::json(stop_text_) : nlohmann::json(nullptr);
   j["tracking_indicator"] = {{"ti_kg2_s2", ti_.value()},
                              {"area_kg2_s2", ti_.area()},
                              {"complementary_area_kg2_s2", ti_.complementary_area()}};

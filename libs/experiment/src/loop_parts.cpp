@@ -4,6 +4,8 @@
 #include <stdexcept>
 
 #include "hyloop/experiment/experiment.hpp"
+#include "hyloop/experiment/fcu_dynamics.hpp"
+#include "hyloop/experiment/fcu_experiment.hpp"
 #include "hyloop/experiment/rht_dynamics.hpp"
 #include "hyloop/experiment/rht_experiment.hpp"
 #include "hyloop/experiment/scenario.hpp"
@@ -18,10 +20,10 @@ constexpr const char* kOrigin = "scenario";
 
 std::string kind_of(const std::string& text) {
   const std::string kind = scenario_kind_of_text(text, kOrigin);
-  if (kind != "sits" && kind != "rht") {
+  if (kind != "sits" && kind != "rht" && kind != "fcu") {
     throw std::invalid_argument("scenario kind \"" + kind +
-                                "\": the distributed stack runs kinds sits and rht; run this "
-                                "one in process (hyloop run)");
+                                "\": the distributed stack runs kinds sits, rht and fcu; run "
+                                "this one in process (hyloop run)");
   }
   return kind;
 }
@@ -50,9 +52,9 @@ class SitsRig final : public RigPart {
     out.position = robot.position;
     out.velocity = robot.velocity;
     out.force = rig_.measured_force();
-    out.truth = {rig_.held_command().position, rig_.contact_force()};
+    out.truth = {rig_.held_command().position, rig_.contact_force(), 0.0, 0.0};
   }
-  std::array<std::string, 2> truth_names() const override {
+  std::vector<std::string> truth_names() const override {
     return {std::string(kSitsColumnHeaders[col(SitsColumn::kXCmd)]),
             std::string(kSitsColumnHeaders[col(SitsColumn::kFContact)])};
   }
@@ -71,9 +73,9 @@ class RhtRig final : public RigPart {
     out.position = m.displacement;
     out.velocity = 0.0;
     out.force = m.force;
-    out.truth = {m.true_displacement, m.omega};
+    out.truth = {m.true_displacement, m.omega, 0.0, 0.0};
   }
-  std::array<std::string, 2> truth_names() const override {
+  std::vector<std::string> truth_names() const override {
     return {rht_column_headers()[col(RhtColumn::kTrue)],
             rht_column_headers()[col(RhtColumn::kOmega)]};
   }
@@ -128,6 +130,62 @@ class RhtDynamicsPart final : public DynamicsPart {
   std::vector<std::string> names_;
 };
 
+class FcuRig final : public RigPart {
+ public:
+  explicit FcuRig(const FcuScenario& s) : rig_(fcu_rig_config(s)) {
+    rig_.reset(fcu_initial_fuel(s));
+  }
+  void step(const hal::ActuatorCommand& applied, RigSample& out) noexcept override {
+    const hal::FcuRigSample& r = rig_.step(applied.position);
+    out.position = r.x_m;
+    out.velocity = 0.0;
+    out.force = 0.0;
+    out.truth = {r.x_motor, r.valve_position, r.fuel_flow, r.saturated ? 1.0 : 0.0};
+  }
+  std::vector<std::string> truth_names() const override {
+    const auto& c = fcu_record_columns();
+    return {c[col(FcuColumn::kXMotor)], c[col(FcuColumn::kValvePosition)],
+            c[col(FcuColumn::kFuelFlow)],
+            c[kFcuColumns + static_cast<std::size_t>(FcuExtraColumn::kValveSaturated)]};
+  }
+
+ private:
+  hal::FcuRigEmulator rig_;
+};
+
+class FcuDynamicsPart final : public DynamicsPart {
+ public:
+  explicit FcuDynamicsPart(const FcuScenario& s)
+      : scenario_(s), dynamics_(scenario_), row_(kFcuColumns + kFcuExtraColumns, 0.0) {
+    const auto& all = fcu_record_columns();
+    std::vector<std::size_t> rig(kFcuRigColumns.size());
+    for (std::size_t i = 0; i < rig.size(); ++i) rig[i] = col(kFcuRigColumns[i]);
+    rig.push_back(kFcuColumns + static_cast<std::size_t>(FcuExtraColumn::kValveSaturated));
+    for (std::size_t c = 0; c < all.size(); ++c) {
+      if (std::find(rig.begin(), rig.end(), c) == rig.end()) {
+        columns_.push_back(c);
+        names_.push_back(all[c]);
+      }
+    }
+  }
+  const std::vector<std::string>& names() const override { return names_; }
+  const char* step(std::int64_t k, double position, double /*velocity*/, double /*force*/,
+                   std::span<double> values, hal::ActuatorCommand& next) noexcept override {
+    double command = 0.0;
+    const char* reason = dynamics_.step(k, position, row_, command);
+    for (std::size_t i = 0; i < columns_.size(); ++i) values[i] = row_[columns_[i]];
+    next = {command, 0.0};
+    return reason;
+  }
+
+ private:
+  FcuScenario scenario_;
+  FcuDynamics dynamics_;
+  std::vector<double> row_;
+  std::vector<std::size_t> columns_;
+  std::vector<std::string> names_;
+};
+
 }  // namespace
 
 LoopPlan loop_plan(const std::string& text) {
@@ -144,6 +202,14 @@ LoopPlan loop_plan(const std::string& text) {
     p.tare = s.acquisition.tare;
     p.filter_time_constant = s.acquisition.filter_time_constant;
     p.corrupt_message_every = s.rig.corrupt_message_every;
+  } else if (p.kind == "fcu") {
+    const FcuScenario s = parse_fcu_scenario(text, kOrigin, {});
+    const FcuDynamics d(s);
+    p.total_steps = s.steps();
+    p.step = s.timing.step;
+    p.hold_steps = 1;
+    p.safety = fcu_safety_config(s);
+    p.initial = {d.initial_command(), 0.0};
   } else {
     const RhtScenario s = parse_rht_scenario(text, kOrigin, {});
     const RhtDynamics d(s);
@@ -157,15 +223,23 @@ LoopPlan loop_plan(const std::string& text) {
 }
 
 std::unique_ptr<RigPart> make_rig_part(const std::string& text) {
-  if (kind_of(text) == "sits") {
+  const std::string kind = kind_of(text);
+  if (kind == "sits") {
     return std::make_unique<SitsRig>(parse_scenario(text, kOrigin, {}));
+  }
+  if (kind == "fcu") {
+    return std::make_unique<FcuRig>(parse_fcu_scenario(text, kOrigin, {}));
   }
   return std::make_unique<RhtRig>(parse_rht_scenario(text, kOrigin, {}));
 }
 
 std::unique_ptr<DynamicsPart> make_dynamics_part(const std::string& text) {
-  if (kind_of(text) == "sits") {
+  const std::string kind = kind_of(text);
+  if (kind == "sits") {
     return std::make_unique<SitsDynamicsPart>(parse_scenario(text, kOrigin, {}));
+  }
+  if (kind == "fcu") {
+    return std::make_unique<FcuDynamicsPart>(parse_fcu_scenario(text, kOrigin, {}));
   }
   return std::make_unique<RhtDynamicsPart>(parse_rht_scenario(text, kOrigin, {}));
 }

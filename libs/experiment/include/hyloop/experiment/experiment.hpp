@@ -62,8 +62,13 @@ class Experiment {
   [[nodiscard]] virtual std::string resolved_yaml() const = 0;
   /// Extra files of the run directory (e.g. cycles.csv).
   virtual void write_extra_files(const std::filesystem::path& /*dir*/) const {}
+  /// Distributed runs: the "name[unit]" columns of the row record_cycle() takes: samples()'s
+  /// columns, then any the summary needs that samples.csv does not hold.
+  [[nodiscard]] virtual std::vector<std::string> record_columns() const {
+    return samples().headers();
+  }
   /// Distributed runs: records the next cycle as computed by the services (the row step() would
-  /// have made, in samples() column order). False when the kind does not support it or the run
+  /// have made, in record_columns() order). False when the kind does not support it or the run
   /// is over. RT-safe.
   virtual bool record_cycle(std::span<const double> /*row*/) noexcept { return false; }
   /// Distributed runs: the loop stopped early for `reason` (a service's stop reason).

@@ -11,7 +11,8 @@
 //   3. the compensator gives x_p[k]: none x_p = x_c; inverse x_p[k] = α·x_c[k] − (α − 1)·x_c[k−1]
 //      with α = τ/Δt + 1; polynomial x_p[k] = Σ ā_i·x_c[k−i], the degree-N fit of the last n
 //      commands evaluated P steps ahead
-//   4. the AC motor delivers x_a[k] = x_p[k − τ_A/Δt] to the FCU
+//   4. the actuator's safety layer passes x_p[k] (finite, within safety.command_*; otherwise it
+//      holds the last command), and the AC motor delivers x_a[k] = x_p[k − τ_A/Δt] to the FCU
 //   5. the FCU's valve follows the command x_a[k]/K_v; it meters w_f[k] (kg/s, end of the step)
 //   6. the flow meter gives x_m[k] = w_f[k − τ_F/Δt] (+ noise)
 //   7. the engine advances one step under the held fuel flow x_m[k] (RK4): n[k+1]
@@ -24,21 +25,25 @@
 // Summary (DESIGN.md §7): Mercan's tracking indicator on (x_c, x_m) computed as written, the
 // delay between x_c and x_m by cross-correlation, NRMS and peak errors of the engine speed
 // against the twin and of x_m against x_c, α or the predictor weights, stop reason.
-// step() is RT-safe: everything is allocated by the constructor.
+// The numerical side (1–3, 7, 8) is FcuDynamics (fcu_dynamics.hpp), which computes cycle k+1's
+// command at the end of cycle k; the rig (4–6) is hal::FcuRigEmulator. The dynamics and rig
+// emulator services run the same two objects, so a lockstep distributed run records the same
+// samples. step() is RT-safe: everything is allocated by the constructor.
 
 #include <array>
 #include <cstdint>
-#include <random>
+#include <limits>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
-#include "hyloop/core/delay_line.hpp"
-#include "hyloop/core/inverse_delay_compensator.hpp"
-#include "hyloop/core/polynomial_predictor.hpp"
 #include "hyloop/core/tracking_metrics.hpp"
 #include "hyloop/core/turbojet_model.hpp"
 #include "hyloop/experiment/experiment.hpp"
+#include "hyloop/experiment/fcu_dynamics.hpp"
+#include "hyloop/hal/actuator_stage.hpp"
+#include "hyloop/hal/fcu_rig_emulator.hpp"
 
 namespace hyloop::experiment {
 
@@ -93,6 +98,20 @@ struct FcuScenario {
     bool delay_given = false;
   } compensator;
 
+  /// The actuator's safety layer (hal/actuator_safety.hpp) on the command x_p it passes to the
+  /// AC motor: a command outside [command_min, command_max] or not finite is rejected and the
+  /// last one held; after watchdog_cycles such cycles in a row the actuator holds for good. The
+  /// window defaults to what the valve can meter, [0, fcu.flow_gain_kg_s]; ±.inf: unbounded.
+  struct Safety {
+    double command_min = 0.0;  ///< kg/s
+    double command_max = 0.0;  ///< kg/s; fcu.flow_gain unless given
+    bool command_max_given = false;
+    int watchdog_cycles = 10;
+    [[nodiscard]] double resolved_command_max(double flow_gain) const noexcept {
+      return command_max_given ? command_max : flow_gain;
+    }
+  } safety;
+
   core::TurbojetConfig engine;
   core::EngineControlUnitConfig ecu;
   core::FuelControlUnitConfig fcu;
@@ -146,10 +165,18 @@ enum class FcuColumn : std::uint8_t {
   kCount
 };
 inline constexpr std::size_t kFcuColumns = static_cast<std::size_t>(FcuColumn::kCount);
+constexpr std::size_t col(FcuColumn c) noexcept { return static_cast<std::size_t>(c); }
 /// "name[unit]" headers of samples.csv.
 extern const std::array<std::string_view, kFcuColumns> kFcuColumnHeaders;
+/// The columns only the rig knows (the motor's output, the valve, the metered flow).
+inline constexpr std::array<FcuColumn, 3> kFcuRigColumns = {
+    FcuColumn::kXMotor, FcuColumn::kValvePosition, FcuColumn::kFuelFlow};
+/// "name[unit]" of the record row: samples.csv's columns, then FcuExtraColumn's
+/// (fcu_dynamics.hpp).
+const std::vector<std::string>& fcu_record_columns();
 
-enum class FcuStopReason : std::uint8_t { kNone, kNotFinite, kSpeedLimit };
+/// kOther: a reason reported by a service that is neither of the runner's own.
+enum class FcuStopReason : std::uint8_t { kNone, kNotFinite, kSpeedLimit, kOther };
 std::string_view to_string(FcuStopReason reason) noexcept;
 
 class FcuExperiment final : public Experiment {
@@ -168,6 +195,11 @@ class FcuExperiment final : public Experiment {
   [[nodiscard]] nlohmann::json summary() const override;
   [[nodiscard]] std::string resolved_yaml() const override { return to_yaml(scenario_); }
   [[nodiscard]] std::string progress_mode() const override { return scenario_.outputs.progress; }
+  [[nodiscard]] std::vector<std::string> record_columns() const override {
+    return fcu_record_columns();
+  }
+  bool record_cycle(std::span<const double> row) noexcept override;
+  void record_stop(std::string_view reason) override;
 
   [[nodiscard]] bool finished() const noexcept { return cycle_ >= total_steps_ || stopped(); }
   [[nodiscard]] bool stopped() const noexcept { return stop_reason_ != FcuStopReason::kNone; }
@@ -184,30 +216,25 @@ class FcuExperiment final : public Experiment {
   /// Cross-correlation delay of x_m behind x_c over the recorded window. Not RT (allocates).
   [[nodiscard]] core::DelayEstimate delay_estimate() const;
   /// α of the inverse compensator (0 unless type inverse).
-  [[nodiscard]] double alpha() const noexcept;
+  [[nodiscard]] double alpha() const noexcept { return dynamics_.alpha(); }
   /// ā of the polynomial predictor (empty unless type polynomial).
-  [[nodiscard]] std::vector<double> predictor_weights() const;
+  [[nodiscard]] std::vector<double> predictor_weights() const {
+    return dynamics_.predictor_weights();
+  }
   [[nodiscard]] std::int64_t valve_saturated_steps() const noexcept { return valve_saturated_; }
   [[nodiscard]] std::int64_t ecu_limited_steps() const noexcept { return ecu_limited_; }
 
  private:
-  double compensate(double command) noexcept;
+  void record_row(std::span<const double> row) noexcept;
 
   FcuScenario scenario_;
   double step_;
   std::int64_t total_steps_;
-  core::TurbojetModel engine_;
-  core::EngineControlUnit ecu_;
-  core::FuelControlUnit fcu_;
-  core::TurbojetModel twin_engine_;
-  core::EngineControlUnit twin_ecu_;
-  core::FuelControlUnit twin_fcu_;
-  core::DelayLine motor_;
-  core::DelayLine flow_meter_;
-  core::InverseDelayCompensator inverse_;
-  core::PolynomialPredictor predictor_;
-  std::mt19937_64 rng_;
-  std::normal_distribution<double> noise_;
+  FcuDynamics dynamics_;
+  hal::FcuRigEmulator rig_;
+  hal::ActuatorStage actuator_stage_;
+  double command_next_ = 0.0;
+  std::vector<double> record_;  // the record row: kFcuColumns, then kFcuExtraColumns
   core::TrackingIndicator ti_;
   core::TrackingErrorAccumulator speed_errors_;
   core::TrackingErrorAccumulator flow_errors_;
@@ -220,6 +247,7 @@ class FcuExperiment final : public Experiment {
   std::int64_t cycle_ = 0;
   std::array<double, kFcuColumns> row_{};
   FcuStopReason stop_reason_ = FcuStopReason::kNone;
+  std::string stop_text_;
   std::int64_t valve_saturated_ = 0;
   std::int64_t ecu_limited_ = 0;
 };

@@ -3,8 +3,13 @@
 // hold, safety limits, the bumpless first command, the sensor's conditioning), the rig's physics
 // (for the rig emulator service) and the numerical side (for the dynamics service). Each kind
 // implements them over the same blocks its in-process runner steps (SitsDynamics and the SITS
-// rig emulator; RhtDynamics and the servo emulator), so a lockstep distributed run computes
-// what `hyloop run` computes. Kinds without a distributed form are refused by name.
+// rig emulator; RhtDynamics and the servo emulator; FcuDynamics and the FCU rig emulator), so a
+// lockstep distributed run computes what `hyloop run` computes. Kinds without a distributed
+// form are refused by name.
+//
+// The loop messages carry the mechanical kinds' quantities (position in m, force in N). The FCU
+// loop maps onto them: the command is the fuel-flow demand x_p (kg/s) in the position fields,
+// and the measured "position" is the flow meter's reading x_m (kg/s); force is 0.
 
 #include <array>
 #include <cstdint>
@@ -35,10 +40,11 @@ LoopPlan loop_plan(const std::string& scenario_text);
 
 /// The rig's measurements of one cycle and its truth columns (for the recorder).
 struct RigSample {
-  double position = 0.0;  ///< m
-  double velocity = 0.0;  ///< m/s
-  double force = 0.0;     ///< N, as the sensor's DAQ delivers it (delayed, noisy)
-  std::array<double, 2> truth{};
+  static constexpr std::size_t kMaxTruth = 4;
+  double position = 0.0;                  ///< m
+  double velocity = 0.0;                  ///< m/s
+  double force = 0.0;                     ///< N, as the sensor's DAQ delivers it (delayed, noisy)
+  std::array<double, kMaxTruth> truth{};  ///< the first truth_names().size() are used
 };
 
 class RigPart {
@@ -46,8 +52,8 @@ class RigPart {
   virtual ~RigPart() = default;
   /// Applies the command of this cycle and advances one step. RT-safe.
   virtual void step(const hal::ActuatorCommand& applied, RigSample& out) noexcept = 0;
-  /// "name[unit]" of RigSample::truth, as in the kind's samples.csv.
-  [[nodiscard]] virtual std::array<std::string, 2> truth_names() const = 0;
+  /// "name[unit]" of RigSample::truth (at most kMaxTruth), as in the kind's record columns.
+  [[nodiscard]] virtual std::vector<std::string> truth_names() const = 0;
 };
 std::unique_ptr<RigPart> make_rig_part(const std::string& scenario_text);
 

@@ -77,13 +77,20 @@ class MapReader {
     return map[key];
   }
 
-  /// A limit: a number or .inf ("no limit"); NaN and −inf are refused.
-  double limit(const std::string& key, double& out) {
+  /// A limit: a number or .inf ("no limit"); NaN is refused, and −inf unless `lower` (the lower
+  /// bound of a window, where −.inf means "no limit").
+  double limit(const std::string& key, double& out, bool lower = false) {
     const YAML::Node n = get(key);
-    if (n && n.IsScalar() &&
-        (n.Scalar() == ".inf" || n.Scalar() == ".Inf" || n.Scalar() == "inf")) {
-      out = std::numeric_limits<double>::infinity();
-      return out;
+    if (n && n.IsScalar()) {
+      const std::string& t = n.Scalar();
+      if (t == ".inf" || t == ".Inf" || t == "inf" || t == "+.inf" || t == "+.Inf") {
+        out = std::numeric_limits<double>::infinity();
+        return out;
+      }
+      if (lower && (t == "-.inf" || t == "-.Inf" || t == "-inf")) {
+        out = -std::numeric_limits<double>::infinity();
+        return out;
+      }
     }
     return number(key, out);
   }
