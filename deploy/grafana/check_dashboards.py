@@ -35,43 +35,22 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 
-HISTOGRAMS = {
-    "hyloop_lateness_seconds",
-    "hyloop_loop_latency_seconds",
-    "hyloop_message_age_seconds",
-}
-METRICS = HISTOGRAMS | {
-    "hyloop_cycles_total",
-    "hyloop_deadline_misses_total",
-    "hyloop_rejected_messages_total",
-    "hyloop_queue_depth",
-    # experiment (dynamics)
-    "hyloop_target_displacement_meters",
-    "hyloop_target_velocity_meters_per_second",
-    "hyloop_ideal_displacement_meters",
-    "hyloop_ideal_velocity_meters_per_second",
-    "hyloop_measured_force_newtons",
-    "hyloop_compensation_force_newtons",
-    "hyloop_compensator_gain_newton_seconds_per_meter",
-    "hyloop_observed_energy_joule_seconds",
-    "hyloop_tracking_error_meters",
-    "hyloop_velocity_ratio",
-    "hyloop_tracking_indicator",
-    "hyloop_estimated_delay_seconds",
-    # rig / actuator
-    "hyloop_actuator_position_meters",
-    "hyloop_actuator_command_meters",
-    "hyloop_actuator_position_limit_meters",
-    "hyloop_actuator_limit_hits_total",
-    "hyloop_watchdog_tripped",
-    "hyloop_emergency_stop",
-    # identification
-    "hyloop_rls_parameter",
-    "hyloop_rls_covariance_trace",
-    # coordinator
-    "hyloop_run_state",
-    "hyloop_run_cycles_recorded_total",
-}
+CONTRACT = HERE.parent.parent / "docs" / "metrics.md"
+
+
+def contract(path=CONTRACT):
+    """{name: type} of every metric in the tables of docs/metrics.md (the one list of them)."""
+    out = {}
+    for line in path.read_text().splitlines():
+        m = re.match(r"\|\s*`(hyloop_[a-z0-9_]+)`\s*\|\s*(counter|gauge|histogram)\s*\|", line)
+        if m:
+            out[m.group(1)] = m.group(2)
+    return out
+
+
+_CONTRACT = contract()
+HISTOGRAMS = {name for name, kind in _CONTRACT.items() if kind == "histogram"}
+METRICS = set(_CONTRACT)
 SERIES = METRICS | {h + s for h in HISTOGRAMS for s in ("_bucket", "_sum", "_count")}
 NO_TARGET_PANELS = {"row", "text", "news", "dashlist"}
 METRIC_NAME = re.compile(r"\bhyloop_[A-Za-z0-9_]*")

@@ -94,14 +94,14 @@ DynamicsComponent::DynamicsComponent()
   gauges_.speed_ideal =
       m.gauge("hyloop_ideal_engine_speed_ratio", "FCU: the ideal twin's engine speed, normalised.");
   const std::string flow_help =
-      "FCU: fuel flow: the ECU's command x_c, the compensated command x_p sent to the motor, "
-      "the flow meter's reading x_m.";
+      "FCU: fuel flow in g/s (Prometheus's base unit of mass is the gram): the ECU's command "
+      "x_c, the compensated command x_p sent to the motor, the flow meter's reading x_m.";
   gauges_.flow_command =
-      m.gauge("hyloop_fuel_flow_kilograms_per_second", flow_help, {{"signal", "command"}});
+      m.gauge("hyloop_fuel_flow_grams_per_second", flow_help, {{"signal", "command"}});
   gauges_.flow_compensated =
-      m.gauge("hyloop_fuel_flow_kilograms_per_second", flow_help, {{"signal", "compensated"}});
+      m.gauge("hyloop_fuel_flow_grams_per_second", flow_help, {{"signal", "compensated"}});
   gauges_.flow_measured =
-      m.gauge("hyloop_fuel_flow_kilograms_per_second", flow_help, {{"signal", "measured"}});
+      m.gauge("hyloop_fuel_flow_grams_per_second", flow_help, {{"signal", "measured"}});
   delay_collector_ =
       m.add_collector([tracker = delay_, gauge = gauges_.delay] { tracker->collect(gauge); });
 }
@@ -192,9 +192,10 @@ void DynamicsComponent::publish(std::uint64_t k, double measured_position) noexc
   gauges_.error.set(x - x_ideal);
   gauges_.speed.set(at(columns_.speed));
   gauges_.speed_ideal.set(at(columns_.speed_ideal));
-  gauges_.flow_command.set(at(columns_.flow_command));
-  gauges_.flow_compensated.set(at(columns_.flow_compensated));
-  gauges_.flow_measured.set(at(columns_.flow_measured));
+  constexpr double kGramsPerKilogram = 1000.0;
+  gauges_.flow_command.set(kGramsPerKilogram * at(columns_.flow_command));
+  gauges_.flow_compensated.set(kGramsPerKilogram * at(columns_.flow_compensated));
+  gauges_.flow_measured.set(kGramsPerKilogram * at(columns_.flow_measured));
   const auto or0 = [](double d) { return std::isnan(d) ? 0.0 : d; };
   const double e_f = or0(at(columns_.f_ideal)) - or0(at(columns_.f_input));
   if (columns_.x >= 0) {  // vibration cycles of a mechanical target

@@ -48,13 +48,10 @@ def start(bindir, name, extra=()):
 
 
 def contract_metrics(source):
-    """(name, type) of every metric in docs/metrics.md's tables."""
-    out = []
-    for line in open(os.path.join(source, "docs/metrics.md")):
-        m = re.match(r"\|\s*`(hyloop_[a-z0-9_]+)`\s*\|\s*(counter|gauge|histogram)\s*\|", line)
-        if m:
-            out.append((m.group(1), m.group(2)))
-    return out
+    """(name, type) of every metric in docs/metrics.md's tables (check_dashboards reads them)."""
+    sys.path.insert(0, os.path.join(source, "deploy/grafana"))
+    from check_dashboards import contract  # noqa: E402
+    return sorted(contract().items())
 
 
 def main():
