@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <limits>
 
 #include "hyloop/transport/clock.hpp"
 
@@ -13,6 +14,9 @@ namespace ex = hyloop::experiment;
 namespace {
 constexpr std::array<const char*, 5> kLimitKindNames = {"position", "velocity", "acceleration",
                                                         "rate", "not_finite"};
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+constexpr double kGramsPerKilogram = 1000.0;
+
 }  // namespace
 
 ActuatorComponent::ActuatorComponent()
@@ -31,6 +35,15 @@ ActuatorComponent::ActuatorComponent()
       metrics().gauge("hyloop_actuator_position_limit_meters", limit_help, {{"bound", "min"}});
   limit_max_ =
       metrics().gauge("hyloop_actuator_position_limit_meters", limit_help, {{"bound", "max"}});
+  // FCU: the command is a fuel flow (kg/s in the loop, g/s in the metrics' base unit).
+  flow_command_ = metrics().gauge(
+      "hyloop_actuator_command_grams_per_second",
+      "FCU: the fuel-flow command after the safety layer (what the AC motor gets).");
+  const std::string flow_limit_help = "FCU: the configured fuel-flow command window.";
+  flow_limit_min_ = metrics().gauge("hyloop_actuator_command_limit_grams_per_second",
+                                    flow_limit_help, {{"bound", "min"}});
+  flow_limit_max_ = metrics().gauge("hyloop_actuator_command_limit_grams_per_second",
+                                    flow_limit_help, {{"bound", "max"}});
   for (std::size_t i = 0; i < kLimitKinds; ++i) {
     limit_hits_[i] =
         metrics().counter("hyloop_actuator_limit_hits_total",
@@ -71,8 +84,16 @@ void ActuatorComponent::configure_loop(const v1::ConfigureRequest& request) {
                        "estop_latency[ns]"});
   estop_request_ns_ = 0;
   estop_latency_ = 0;
-  limit_min_.set(plan_.safety.limits.position_min);
-  limit_max_.set(plan_.safety.limits.position_max);
+  // The gauges of the kind's command quantity; the others read NaN.
+  flow_ = plan_.kind == "fcu";
+  const double position_scale = flow_ ? kNaN : 1.0;
+  const double flow_scale = flow_ ? kGramsPerKilogram : kNaN;
+  limit_min_.set(position_scale * plan_.safety.limits.position_min);
+  limit_max_.set(position_scale * plan_.safety.limits.position_max);
+  flow_limit_min_.set(flow_scale * plan_.safety.limits.position_min);
+  flow_limit_max_.set(flow_scale * plan_.safety.limits.position_max);
+  command_.set(kNaN);
+  flow_command_.set(kNaN);
   watchdog_.set(0.0);
   estop_.set(0.0);
   limit_seen_ = {};
@@ -125,7 +146,11 @@ bool ActuatorComponent::cycle(std::uint64_t c, const v1::ActuatorCommand* comman
                                         o.watchdog ? 1.0 : 0.0,
                                         o.estopped ? 1.0 : 0.0,
                                         static_cast<double>(estop_latency_.load())};
-  command_.set(o.command.position);
+  if (flow_) {
+    flow_command_.set(kGramsPerKilogram * o.command.position);
+  } else {
+    command_.set(o.command.position);
+  }
   watchdog_.set(o.watchdog ? 1.0 : 0.0);
   if (o.estopped) estop_.set(1.0);
   count_limit_hits();

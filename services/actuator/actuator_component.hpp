@@ -61,6 +61,10 @@ class ActuatorComponent final : public runtime::LoopComponent {
   runtime::GaugeSlot command_;
   runtime::GaugeSlot limit_min_;
   runtime::GaugeSlot limit_max_;
+  runtime::GaugeSlot flow_command_;
+  runtime::GaugeSlot flow_limit_min_;
+  runtime::GaugeSlot flow_limit_max_;
+  bool flow_ = false;  // FCU: the command is a fuel flow
   runtime::GaugeSlot watchdog_;
   runtime::GaugeSlot estop_;
   static constexpr std::size_t kLimitKinds = 5;

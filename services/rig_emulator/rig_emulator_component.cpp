@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <limits>
 #include <span>
 
 namespace hyloop::services {
@@ -15,11 +16,21 @@ RigEmulatorComponent::RigEmulatorComponent()
                                 "Measured actuator (robot) position.")),
       command_(metrics().gauge("hyloop_actuator_command_meters",
                                "Position command after the safety layer, as the rig applies it.")),
+      flow_command_(
+          metrics().gauge("hyloop_actuator_command_grams_per_second",
+                          "FCU: the fuel-flow command the rig applied (holds) in its last cycle.")),
       estop_(metrics().gauge("hyloop_emergency_stop",
                              "1 while an emergency stop is latched (gRPC or hardware input).")) {}
 
 void RigEmulatorComponent::configure_loop(const v1::ConfigureRequest& request) {
   plan_ = experiment::loop_plan(request.scenario_yaml());
+  // FCU: the command is a fuel flow with a gauge of its own (the flow meter's reading is the
+  // dynamics' x_m); the position gauges read NaN, and the flow gauge in the mechanical kinds.
+  flow_ = plan_.kind == "fcu";
+  constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+  position_.set(kNaN);
+  command_.set(kNaN);
+  flow_command_.set(kNaN);
   rig_ = experiment::make_rig_part(request.scenario_yaml());
   commands_ = std::make_unique<tp::LoopInput<v1::ActuatorCommand>>(
       context(),
@@ -82,8 +93,12 @@ bool RigEmulatorComponent::cycle(std::uint64_t k, const v1::ActuatorCommand* com
   std::copy_n(measured_.truth.begin(), truth_count_, truth.begin());
   truth[truth_count_] = static_cast<double>(late_.load());
   send_telemetry(k, t, std::span<const double>(truth.data(), truth_count_ + 1));
-  position_.set(measured_.position);
-  command_.set(held_.position);
+  if (flow_) {
+    flow_command_.set(1000.0 * held_.position);  // g/s
+  } else {
+    position_.set(measured_.position);
+    command_.set(held_.position);
+  }
   if (hardware_estop_.load(std::memory_order_relaxed)) {
     estop_.set(1.0);
   }

@@ -41,7 +41,9 @@ class RigEmulatorComponent final : public runtime::LoopComponent {
   std::size_t input_;
   runtime::GaugeSlot position_;
   runtime::GaugeSlot command_;
+  runtime::GaugeSlot flow_command_;
   runtime::GaugeSlot estop_;
+  bool flow_ = false;              // FCU: the command is a fuel flow
   std::int64_t held_send_ns_ = 0;  // send time of the command held
 
   experiment::LoopPlan plan_;
