@@ -2,6 +2,7 @@
 #include <sstream>
 
 #include "coordinator/coordinator_component.hpp"
+#include "hyloop/runtime/guard_rpc.hpp"
 
 namespace hyloop::services {
 namespace {
@@ -12,19 +13,20 @@ class ExperimentService final : public v1::Experiment::Service {
 
   grpc::Status LoadScenario(grpc::ServerContext* /*ctx*/, const v1::LoadScenarioRequest* request,
                             v1::LoadScenarioReply* reply) override {
-    return c_.load_scenario(*request, reply);
+    return runtime::guard_rpc("LoadScenario", [&] { return c_.load_scenario(*request, reply); });
   }
   grpc::Status Start(grpc::ServerContext* /*ctx*/, const v1::StartRequest* request,
                      v1::RunStatus* reply) override {
-    return c_.start(*request, reply);
+    return runtime::guard_rpc("Start", [&] { return c_.start(*request, reply); });
   }
   grpc::Status Stop(grpc::ServerContext* /*ctx*/, const v1::StopRequest* /*request*/,
                     v1::RunStatus* reply) override {
-    return c_.stop(reply);
+    return runtime::guard_rpc("Stop", [&] { return c_.stop(reply); });
   }
   grpc::Status EmergencyStop(grpc::ServerContext* /*ctx*/, const v1::EmergencyStopRequest* request,
                              v1::RunStatus* reply) override {
-    return c_.emergency_stop(request->reason(), reply);
+    return runtime::guard_rpc("EmergencyStop",
+                              [&] { return c_.emergency_stop(request->reason(), reply); });
   }
   grpc::Status GetStatus(grpc::ServerContext* /*ctx*/, const v1::StatusRequest* /*request*/,
                          v1::RunStatus* reply) override {
@@ -50,12 +52,15 @@ class ExperimentService final : public v1::Experiment::Service {
   }
   grpc::Status ListRuns(grpc::ServerContext* /*ctx*/, const v1::ListRunsRequest* /*request*/,
                         v1::ListRunsReply* reply) override {
-    c_.list_runs(reply);
-    return grpc::Status::OK;
+    return runtime::guard_rpc("ListRuns", [&] {
+      c_.list_runs(reply);
+      return grpc::Status::OK;
+    });
   }
   grpc::Status GetRunSummary(grpc::ServerContext* /*ctx*/, const v1::RunSummaryRequest* request,
                              v1::RunSummaryReply* reply) override {
-    return c_.run_summary(request->run_id(), reply);
+    return runtime::guard_rpc("GetRunSummary",
+                              [&] { return c_.run_summary(request->run_id(), reply); });
   }
 
  private:
@@ -68,7 +73,8 @@ class CoordinatorIdentification final : public v1::Identification::Service {
   grpc::Status RunIdentification(grpc::ServerContext* /*ctx*/,
                                  const v1::RunIdentificationRequest* request,
                                  v1::RunIdentificationReply* reply) override {
-    return c_.run_identification(*request, reply);
+    return runtime::guard_rpc("RunIdentification",
+                              [&] { return c_.run_identification(*request, reply); });
   }
 
  private:

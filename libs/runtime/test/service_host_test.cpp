@@ -9,10 +9,12 @@
 
 #include <chrono>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <thread>
 
 #include "fake_component.hpp"
+#include "hyloop/runtime/guard_rpc.hpp"
 
 #if defined(HYLOOP_HAVE_HEALTH_PROTO)
 #include <grpc/health/v1/health.grpc.pb.h>
@@ -267,3 +269,18 @@ TEST(ServiceHost, DestructorStopsARunningServer) {
 
 }  // namespace
 }  // namespace hyloop::runtime
+
+namespace {
+
+TEST(GuardRpc, AnExceptionBecomesInternalNamingTheRpcAndTheReason) {
+  const grpc::Status thrown = hyloop::runtime::guard_rpc(
+      "LoadScenario", []() -> grpc::Status { throw std::runtime_error("bad field x"); });
+  EXPECT_EQ(thrown.error_code(), grpc::StatusCode::INTERNAL);
+  EXPECT_EQ(thrown.error_message(), "LoadScenario: bad field x");
+  const grpc::Status ok = hyloop::runtime::guard_rpc(
+      "Start", [] { return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "out_dir"); });
+  EXPECT_EQ(ok.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(ok.error_message(), "out_dir");
+}
+
+}  // namespace
