@@ -33,6 +33,13 @@ def sh(*args, check=True):
     return subprocess.run(list(args), check=check, capture_output=True, text=True)
 
 
+def enter(host):
+    """The command prefix that runs a program in a host's namespace. nsenter only switches the
+    network namespace; `ip netns exec` (and `ip -n`) also remount / and /sys, which fails in a
+    chroot (such as a fresh-root CI check)."""
+    return ("nsenter", "--net=/run/netns/" + ns(host))
+
+
 def ns(host):
     return PREFIX + host
 
@@ -47,19 +54,19 @@ OCTET = {"rig": 1, "model": 2, "ctl": 3}
 def setup():
     for host, addr in HOSTS.items():
         sh("ip", "netns", "add", ns(host))
-        sh("ip", "netns", "exec", ns(host), "ip", "link", "set", "lo", "up")
-        sh("ip", "netns", "exec", ns(host), "ip", "addr", "add", addr + "/32", "dev", "lo")
+        sh(*enter(host), "ip", "link", "set", "lo", "up")
+        sh(*enter(host), "ip", "addr", "add", addr + "/32", "dev", "lo")
     for i, (h1, h2, net) in enumerate(LINKS):
         a, b = "%sa%d" % (PREFIX, i), "%sb%d" % (PREFIX, i)
         sh("ip", "link", "add", a, "type", "veth", "peer", "name", b)
         for dev, host in ((a, h1), (b, h2)):
             sh("ip", "link", "set", dev, "netns", ns(host))
-            sh("ip", "netns", "exec", ns(host), "ip", "addr", "add",
+            sh(*enter(host), "ip", "addr", "add",
                "%s.%d/24" % (net, OCTET[host]), "dev", dev)
-            sh("ip", "netns", "exec", ns(host), "ip", "link", "set", dev, "up")
-        sh("ip", "netns", "exec", ns(h1), "ip", "route", "add", HOSTS[h2],
+            sh(*enter(host), "ip", "link", "set", dev, "up")
+        sh(*enter(h1), "ip", "route", "add", HOSTS[h2],
            "via", "%s.%d" % (net, OCTET[h2]))
-        sh("ip", "netns", "exec", ns(h2), "ip", "route", "add", HOSTS[h1],
+        sh(*enter(h2), "ip", "route", "add", HOSTS[h1],
            "via", "%s.%d" % (net, OCTET[h1]))
 
 
@@ -70,11 +77,11 @@ def teardown():
 
 def start(bindir, name, extra=()):
     host = PLACEMENT[name]
-    return Service(bindir, name, HOSTS[host] + ":0", extra, ("ip", "netns", "exec", ns(host)))
+    return Service(bindir, name, HOSTS[host] + ":0", extra, enter(host))
 
 
 def ctl(bindir, address, *args, timeout=600):
-    return subprocess.run(["ip", "netns", "exec", ns("ctl"), os.path.join(bindir, "hyloop"),
+    return subprocess.run([*enter("ctl"), os.path.join(bindir, "hyloop"),
                            "ctl", address, *args], capture_output=True, text=True,
                           timeout=timeout)
 
@@ -103,8 +110,8 @@ def main():
     p.add_argument("--out", default="")
     p.add_argument("--realtime-seconds", type=float, default=10.0)
     a = p.parse_args()
-    if os.geteuid() != 0 or shutil.which("ip") is None:
-        print("SKIP: needs root and iproute2 (ip netns)")
+    if os.geteuid() != 0 or shutil.which("ip") is None or shutil.which("nsenter") is None:
+        print("SKIP: needs root, iproute2 (ip netns) and util-linux (nsenter)")
         return 77
     scenario = os.path.join(a.source, "scenarios/sits/table1_scvg.yaml")
     work = tempfile.mkdtemp(prefix="hyloop-netns-")
