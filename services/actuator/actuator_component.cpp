@@ -15,7 +15,6 @@ namespace {
 constexpr std::array<const char*, 5> kLimitKindNames = {"position", "velocity", "acceleration",
                                                         "rate", "not_finite"};
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-constexpr double kGramsPerKilogram = 1000.0;
 
 }  // namespace
 
@@ -87,7 +86,7 @@ void ActuatorComponent::configure_loop(const v1::ConfigureRequest& request) {
   // The gauges of the kind's command quantity; the others read NaN.
   flow_ = plan_.kind == "fcu";
   const double position_scale = flow_ ? kNaN : 1.0;
-  const double flow_scale = flow_ ? kGramsPerKilogram : kNaN;
+  const double flow_scale = flow_ ? runtime::kGramsPerKilogram : kNaN;
   limit_min_.set(position_scale * plan_.safety.limits.position_min);
   limit_max_.set(position_scale * plan_.safety.limits.position_max);
   flow_limit_min_.set(flow_scale * plan_.safety.limits.position_min);
@@ -147,7 +146,7 @@ bool ActuatorComponent::cycle(std::uint64_t c, const v1::ActuatorCommand* comman
                                         o.estopped ? 1.0 : 0.0,
                                         static_cast<double>(estop_latency_.load())};
   if (flow_) {
-    flow_command_.set(kGramsPerKilogram * o.command.position);
+    flow_command_.set(runtime::kGramsPerKilogram * o.command.position);
   } else {
     command_.set(o.command.position);
   }

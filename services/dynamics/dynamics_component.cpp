@@ -192,10 +192,9 @@ void DynamicsComponent::publish(std::uint64_t k, double measured_position) noexc
   gauges_.error.set(x - x_ideal);
   gauges_.speed.set(at(columns_.speed));
   gauges_.speed_ideal.set(at(columns_.speed_ideal));
-  constexpr double kGramsPerKilogram = 1000.0;
-  gauges_.flow_command.set(kGramsPerKilogram * at(columns_.flow_command));
-  gauges_.flow_compensated.set(kGramsPerKilogram * at(columns_.flow_compensated));
-  gauges_.flow_measured.set(kGramsPerKilogram * at(columns_.flow_measured));
+  gauges_.flow_command.set(runtime::kGramsPerKilogram * at(columns_.flow_command));
+  gauges_.flow_compensated.set(runtime::kGramsPerKilogram * at(columns_.flow_compensated));
+  gauges_.flow_measured.set(runtime::kGramsPerKilogram * at(columns_.flow_measured));
   const auto or0 = [](double d) { return std::isnan(d) ? 0.0 : d; };
   const double e_f = or0(at(columns_.f_ideal)) - or0(at(columns_.f_input));
   if (columns_.x >= 0) {  // vibration cycles of a mechanical target

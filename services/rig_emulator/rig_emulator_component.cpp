@@ -4,6 +4,8 @@
 #include <array>
 #include <limits>
 #include <span>
+#include <stdexcept>
+#include <string>
 
 namespace hyloop::services {
 
@@ -43,8 +45,12 @@ void RigEmulatorComponent::configure_loop(const v1::ConfigureRequest& request) {
       channel(endpoints_.rig_to_sensor(), "rig_to_sensor", tp::Pattern::kPush, tp::Role::kBind),
       encoder_config());
   std::vector<std::string> names = rig_->truth_names();
-  truth_count_ = std::min(names.size(), experiment::RigSample::kMaxTruth);
-  names.resize(truth_count_);
+  if (names.size() > experiment::RigSample::kMaxTruth) {
+    throw std::logic_error("rig part of kind " + plan_.kind + " names " +
+                           std::to_string(names.size()) + " truth values; at most " +
+                           std::to_string(experiment::RigSample::kMaxTruth) + " fit a RigSample");
+  }
+  truth_count_ = names.size();
   names.emplace_back("late_commands[-]");
   set_telemetry_names(std::move(names));
   late_ = 0;
@@ -94,7 +100,7 @@ bool RigEmulatorComponent::cycle(std::uint64_t k, const v1::ActuatorCommand* com
   truth[truth_count_] = static_cast<double>(late_.load());
   send_telemetry(k, t, std::span<const double>(truth.data(), truth_count_ + 1));
   if (flow_) {
-    flow_command_.set(1000.0 * held_.position);  // g/s
+    flow_command_.set(runtime::kGramsPerKilogram * held_.position);
   } else {
     position_.set(measured_.position);
     command_.set(held_.position);

@@ -105,7 +105,6 @@ const char* FcuDynamics::step(std::int64_t k, double x_m, std::span<double> row,
   const double x_c_ideal = twin_ecu_.step(pla_, n_ideal);
   const double fuel_flow_ideal = twin_fcu_.step(twin_fcu_.command_for(x_c_ideal));
   twin_engine_.step(fuel_flow_ideal);
-  const double ti = ti_.update(x_c_, x_m);
 
   row[col(FcuColumn::kTime)] = static_cast<double>(k) * step_;
   row[col(FcuColumn::kPla)] = pla_;
@@ -119,21 +118,21 @@ const char* FcuDynamics::step(std::int64_t k, double x_m, std::span<double> row,
   row[col(FcuColumn::kFuelFlowIdeal)] = fuel_flow_ideal;
   row[col(FcuColumn::kSpeedError)] = 100.0 * (n - n_ideal);
   row[col(FcuColumn::kFlowError)] = x_m - x_c_;
-  row[col(FcuColumn::kTrackingIndicator)] = ti;
   row[extra(FcuExtraColumn::kSpeed)] = n;
   row[extra(FcuExtraColumn::kSpeedIdeal)] = n_ideal;
   row[extra(FcuExtraColumn::kEcuLimited)] = ecu_limited_ ? 1.0 : 0.0;
 
   const double n_next = engine_.speed();
   if (!std::isfinite(n_next) || !std::isfinite(x_p_) || !std::isfinite(x_m)) {
-    return "not_finite";
+    return to_string(FcuStopReason::kNotFinite).data();  // NUL-terminated literals
   }
   if (n_next < 0.0 || n_next > scenario_->metrics.speed_limit) {
-    return "speed_limit";
+    return to_string(FcuStopReason::kSpeedLimit).data();
   }
   command(k + 1);
   next = x_p_;
-  return std::isfinite(x_p_) ? nullptr : "not_finite";  // a non-finite command is never sent
+  // A non-finite command is never sent.
+  return std::isfinite(x_p_) ? nullptr : to_string(FcuStopReason::kNotFinite).data();
 }
 
 double FcuDynamics::alpha() const noexcept {

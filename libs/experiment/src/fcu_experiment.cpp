@@ -172,8 +172,8 @@ std::string_view to_string(FcuStopReason reason) noexcept {
       return "not_finite";
     case FcuStopReason::kSpeedLimit:
       return "speed_limit";
-    case FcuStopReason::kOther:
-      return "other";
+    case FcuStopReason::kServiceFault:
+      return "service_fault";
   }
   return "unknown";
 }
@@ -468,7 +468,6 @@ void FcuExperiment::record_row(std::span<const double> row) noexcept {
   const auto extra = [&row](FcuExtraColumn c) {
     return row[kFcuColumns + static_cast<std::size_t>(c)];
   };
-  (void)ti_.update(x_c, x_m);
   flow_errors_.update(x_c, x_m);
   speed_errors_.update(extra(FcuExtraColumn::kSpeedIdeal), extra(FcuExtraColumn::kSpeed));
   if (extra(FcuExtraColumn::kEcuLimited) != 0.0) ++ecu_limited_;
@@ -478,6 +477,7 @@ void FcuExperiment::record_row(std::span<const double> row) noexcept {
   measured_history_[slot] = x_m;
   history_count_ = std::min(history_count_ + 1, command_history_.size());
   std::copy_n(row.begin(), kFcuColumns, row_.begin());
+  row_[col(FcuColumn::kTrackingIndicator)] = ti_.update(x_c, x_m);
   if (scenario_.outputs.samples && k % decimation_ == 0) samples_.append(row_);
   cycle_ = k + 1;
 }
@@ -489,13 +489,9 @@ bool FcuExperiment::record_cycle(std::span<const double> row) noexcept {
 }
 
 void FcuExperiment::record_stop(std::string_view reason) {
-  stop_text_ = std::string(reason);
-  if (reason == to_string(FcuStopReason::kNotFinite)) {
-    stop_reason_ = FcuStopReason::kNotFinite;
-  } else if (reason == to_string(FcuStopReason::kSpeedLimit)) {
-    stop_reason_ = FcuStopReason::kSpeedLimit;
-  } else {
-    stop_reason_ = FcuStopReason::kOther;
+  stop_reason_ = FcuStopReason::kServiceFault;
+  for (const FcuStopReason r : {FcuStopReason::kNotFinite, FcuStopReason::kSpeedLimit}) {
+    if (reason == to_string(r)) stop_reason_ = r;
   }
 }
 
@@ -520,7 +516,8 @@ nlohmann::json FcuExperiment::summary() const {
   nlohmann::json j;
   j["compensator"] = std::string(to_string(s.compensator.type));
   j["diverged"] = stopped();
-  j["stop_reason"] = stopped() ? nlohmann::json(stop_text_) : nlohmann::json(nullptr);
+  j["stop_reason"] =
+      stopped() ? nlohmann::json(std::string(to_string(stop_reason_))) : nlohmann::json(nullptr);
   j["tracking_indicator"] = {{"ti_kg2_s2", ti_.value()},
                              {"area_kg2_s2", ti_.area()},
                              {"complementary_area_kg2_s2", ti_.complementary_area()}};

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <stdexcept>
+#include <utility>
 
 #include "hyloop/experiment/experiment.hpp"
 #include "hyloop/experiment/fcu_dynamics.hpp"
@@ -28,16 +29,34 @@ std::string kind_of(const std::string& text) {
   return kind;
 }
 
-template <class Column, std::size_t N, std::size_t R>
-std::vector<std::size_t> non_rig_columns(const std::array<Column, R>& rig) {
+template <class Column, std::size_t R>
+std::vector<std::size_t> indices(const std::array<Column, R>& columns) {
   std::vector<std::size_t> out;
-  for (std::size_t c = 0; c < N; ++c) {
-    if (std::none_of(rig.begin(), rig.end(),
-                     [c](Column r) { return static_cast<std::size_t>(r) == c; })) {
-      out.push_back(c);
-    }
+  for (const Column c : columns) out.push_back(static_cast<std::size_t>(c));
+  return out;
+}
+
+/// The columns [0, count) but `excluded` (the rig's, the recorder's): what the dynamics computes.
+std::vector<std::size_t> columns_except(std::size_t count,
+                                        const std::vector<std::size_t>& excluded) {
+  std::vector<std::size_t> out;
+  for (std::size_t c = 0; c < count; ++c) {
+    if (std::find(excluded.begin(), excluded.end(), c) == excluded.end()) out.push_back(c);
   }
   return out;
+}
+
+/// The loop plan of a kind whose actuator latches every cycle (no hold).
+LoopPlan every_cycle_plan(std::string kind, std::int64_t total_steps, double step,
+                          const hal::SafetyConfig& safety, double initial_command) {
+  LoopPlan p;
+  p.kind = std::move(kind);
+  p.total_steps = total_steps;
+  p.step = step;
+  p.hold_steps = 1;
+  p.safety = safety;
+  p.initial = {initial_command, 0.0};
+  return p;
 }
 
 class SitsRig final : public RigPart {
@@ -87,7 +106,7 @@ class RhtRig final : public RigPart {
 class SitsDynamicsPart final : public DynamicsPart {
  public:
   explicit SitsDynamicsPart(const SitsScenario& s)
-      : dynamics_(s), columns_(non_rig_columns<SitsColumn, kSitsColumns>(kSitsRigColumns)) {
+      : dynamics_(s), columns_(columns_except(kSitsColumns, indices(kSitsRigColumns))) {
     for (std::size_t c : columns_) names_.emplace_back(kSitsColumnHeaders[c]);
   }
   const std::vector<std::string>& names() const override { return names_; }
@@ -110,7 +129,7 @@ class RhtDynamicsPart final : public DynamicsPart {
   explicit RhtDynamicsPart(const RhtScenario& s)
       : dynamics_(s),
         row_(kRhtColumns, 0.0),
-        columns_(non_rig_columns<RhtColumn, kRhtColumns>(kRhtRigColumns)) {
+        columns_(columns_except(kRhtColumns, indices(kRhtRigColumns))) {
     for (std::size_t c : columns_) names_.push_back(rht_column_headers()[c]);
   }
   const std::vector<std::string>& names() const override { return names_; }
@@ -157,16 +176,11 @@ class FcuDynamicsPart final : public DynamicsPart {
  public:
   explicit FcuDynamicsPart(const FcuScenario& s)
       : scenario_(s), dynamics_(scenario_), row_(kFcuColumns + kFcuExtraColumns, 0.0) {
-    const auto& all = fcu_record_columns();
-    std::vector<std::size_t> rig(kFcuRigColumns.size());
-    for (std::size_t i = 0; i < rig.size(); ++i) rig[i] = col(kFcuRigColumns[i]);
-    rig.push_back(kFcuColumns + static_cast<std::size_t>(FcuExtraColumn::kValveSaturated));
-    for (std::size_t c = 0; c < all.size(); ++c) {
-      if (std::find(rig.begin(), rig.end(), c) == rig.end()) {
-        columns_.push_back(c);
-        names_.push_back(all[c]);
-      }
-    }
+    std::vector<std::size_t> excluded = indices(kFcuRigColumns);
+    excluded.push_back(kFcuColumns + static_cast<std::size_t>(FcuExtraColumn::kValveSaturated));
+    excluded.push_back(col(kFcuRecorderColumn));
+    columns_ = columns_except(row_.size(), excluded);
+    for (const std::size_t c : columns_) names_.push_back(fcu_record_columns()[c]);
   }
   const std::vector<std::string>& names() const override { return names_; }
   const char* step(std::int64_t k, double position, double /*velocity*/, double /*force*/,
@@ -189,36 +203,29 @@ class FcuDynamicsPart final : public DynamicsPart {
 }  // namespace
 
 LoopPlan loop_plan(const std::string& text) {
-  LoopPlan p;
-  p.kind = kind_of(text);
-  if (p.kind == "sits") {
-    const SitsScenario s = parse_scenario(text, kOrigin, {});
-    const SitsDynamics d(s);
-    p.total_steps = s.steps();
-    p.step = s.timing.step;
-    p.hold_steps = s.hold_steps();
-    p.safety = sits_safety_config(s);
-    p.initial = d.initial_command();
-    p.tare = s.acquisition.tare;
-    p.filter_time_constant = s.acquisition.filter_time_constant;
-    p.corrupt_message_every = s.rig.corrupt_message_every;
-  } else if (p.kind == "fcu") {
+  const std::string kind = kind_of(text);
+  if (kind == "fcu") {
     const FcuScenario s = parse_fcu_scenario(text, kOrigin, {});
-    const FcuDynamics d(s);
-    p.total_steps = s.steps();
-    p.step = s.timing.step;
-    p.hold_steps = 1;
-    p.safety = fcu_safety_config(s);
-    p.initial = {d.initial_command(), 0.0};
-  } else {
+    return every_cycle_plan(kind, s.steps(), s.timing.step, fcu_safety_config(s),
+                            FcuDynamics(s).initial_command());
+  }
+  if (kind == "rht") {
     const RhtScenario s = parse_rht_scenario(text, kOrigin, {});
     const RhtDynamics d(s);
-    p.total_steps = d.total_steps();
-    p.step = s.timing.step;
-    p.hold_steps = 1;
-    p.safety = rht_safety_config(s);
-    p.initial = {d.initial_command(), 0.0};
+    return every_cycle_plan(kind, d.total_steps(), s.timing.step, rht_safety_config(s),
+                            d.initial_command());
   }
+  const SitsScenario s = parse_scenario(text, kOrigin, {});
+  LoopPlan p;
+  p.kind = kind;
+  p.total_steps = s.steps();
+  p.step = s.timing.step;
+  p.hold_steps = s.hold_steps();
+  p.safety = sits_safety_config(s);
+  p.initial = SitsDynamics(s).initial_command();
+  p.tare = s.acquisition.tare;
+  p.filter_time_constant = s.acquisition.filter_time_constant;
+  p.corrupt_message_every = s.rig.corrupt_message_every;
   return p;
 }
 

@@ -15,7 +15,6 @@
 
 #include "hyloop/core/inverse_delay_compensator.hpp"
 #include "hyloop/core/polynomial_predictor.hpp"
-#include "hyloop/core/tracking_metrics.hpp"
 #include "hyloop/core/turbojet_model.hpp"
 #include "hyloop/hal/actuator_safety.hpp"
 #include "hyloop/hal/fcu_rig_emulator.hpp"
@@ -45,10 +44,10 @@ class FcuDynamics {
   /// x_p[0], the command of cycle 0.
   [[nodiscard]] double initial_command() const noexcept { return x_p_; }
 
-  /// Cycle k: writes every column of `row` but the rig's (kFcuRigColumns) and the extra columns
-  /// kSpeed, kSpeedIdeal, kEcuLimited (after the kFcuColumns sample columns), and x_p[k+1] into
-  /// `next`. Returns nullptr, or the stop reason ("not_finite", "speed_limit"): the next command
-  /// must then not be sent. RT-safe.
+  /// Cycle k: writes every column of `row` but the rig's (kFcuRigColumns) and the recorder's
+  /// (kFcuRecorderColumn), and the extra columns kSpeed, kSpeedIdeal, kEcuLimited (after the
+  /// kFcuColumns sample columns), and x_p[k+1] into `next`. Returns nullptr, or the stop reason
+  /// ("not_finite", "speed_limit"): the next command must then not be sent. RT-safe.
   const char* step(std::int64_t k, double x_m, std::span<double> row, double& next) noexcept;
 
   [[nodiscard]] double alpha() const noexcept;
@@ -66,7 +65,6 @@ class FcuDynamics {
   core::FuelControlUnit twin_fcu_;
   core::InverseDelayCompensator inverse_;
   core::PolynomialPredictor predictor_;
-  core::TrackingIndicator ti_;
   // Cycle k's command side, computed at the end of cycle k − 1.
   double pla_ = 0.0;
   double demand_ = 0.0;

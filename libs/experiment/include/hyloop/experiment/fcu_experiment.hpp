@@ -171,12 +171,14 @@ extern const std::array<std::string_view, kFcuColumns> kFcuColumnHeaders;
 /// The columns only the rig knows (the motor's output, the valve, the metered flow).
 inline constexpr std::array<FcuColumn, 3> kFcuRigColumns = {
     FcuColumn::kXMotor, FcuColumn::kValvePosition, FcuColumn::kFuelFlow};
+/// The column the recorder computes itself (from x_c and x_m; its accumulator gives the summary).
+inline constexpr FcuColumn kFcuRecorderColumn = FcuColumn::kTrackingIndicator;
 /// "name[unit]" of the record row: samples.csv's columns, then FcuExtraColumn's
 /// (fcu_dynamics.hpp).
 const std::vector<std::string>& fcu_record_columns();
 
-/// kOther: a reason reported by a service that is neither of the runner's own.
-enum class FcuStopReason : std::uint8_t { kNone, kNotFinite, kSpeedLimit, kOther };
+/// kServiceFault: a distributed run stopped for a reason that is neither of the loop's own.
+enum class FcuStopReason : std::uint8_t { kNone, kNotFinite, kSpeedLimit, kServiceFault };
 std::string_view to_string(FcuStopReason reason) noexcept;
 
 class FcuExperiment final : public Experiment {
@@ -235,7 +237,7 @@ class FcuExperiment final : public Experiment {
   hal::ActuatorStage actuator_stage_;
   double command_next_ = 0.0;
   std::vector<double> record_;  // the record row: kFcuColumns, then kFcuExtraColumns
-  core::TrackingIndicator ti_;
+  core::TrackingIndicator ti_;  // the ti column: the recorder's, in process and distributed
   core::TrackingErrorAccumulator speed_errors_;
   core::TrackingErrorAccumulator flow_errors_;
   // Full-rate x_c and x_m over the final delay window (ring buffers), for the delay estimate.
@@ -247,7 +249,6 @@ class FcuExperiment final : public Experiment {
   std::int64_t cycle_ = 0;
   std::array<double, kFcuColumns> row_{};
   FcuStopReason stop_reason_ = FcuStopReason::kNone;
-  std::string stop_text_;
   std::int64_t valve_saturated_ = 0;
   std::int64_t ecu_limited_ = 0;
 };

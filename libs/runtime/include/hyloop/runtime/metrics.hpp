@@ -47,6 +47,9 @@
 
 namespace hyloop::runtime {
 
+/// Prometheus's base unit of mass is the gram: a quantity in kg is exported ×1000 (g).
+inline constexpr double kGramsPerKilogram = 1000.0;
+
 /// Constant labels of one series, name → value.
 using MetricLabels = std::map<std::string, std::string>;
 
