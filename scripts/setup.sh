@@ -19,6 +19,8 @@ packages=(
   docker-compose
   # The three-host test's network namespaces.
   iproute2
+  # OpenSSL 3: `hyloop certs` (lab CA, TLS certificates) and constant-time token checks.
+  libssl-dev
 )
 
 missing=()

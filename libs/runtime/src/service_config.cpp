@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <fstream>
 #include <limits>
+#include <map>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -24,18 +25,29 @@ class Parser {
     throw std::invalid_argument(where + ": " + what);
   }
 
-  // Rejects keys of `map` other than `allowed` (a comma-separated list, for the message).
+  // Rejects keys of `map` other than `allowed` (a comma-separated list, for the message), and a
+  // key given twice (yaml-cpp keeps both; the first would win silently).
   void check_keys(const YAML::Node& map, const std::string& prefix,
                   std::initializer_list<const char*> allowed) const {
+    std::map<std::string, int> lines;
     for (const auto& kv : map) {
-      const auto key = kv.first.as<std::string>();
+      if (!kv.first.IsScalar()) error(kv.first, "a key must be a name");
+      const auto key = kv.first.Scalar();
+      if (const auto [it, fresh] = lines.emplace(key, kv.first.Mark().line + 1); !fresh) {
+        error(kv.first, "duplicate key '" + prefix + key.substr(0, 200) + "' (lines " +
+                            std::to_string(it->second) + " and " +
+                            std::to_string(kv.first.Mark().line + 1) + ")");
+      }
       bool known = false;
       std::string list;
       for (const char* a : allowed) {
         known = known || key == a;
         list += (list.empty() ? "" : ", ") + std::string(a);
       }
-      if (!known) error(kv.first, "unknown key '" + prefix + key + "' (allowed: " + list + ")");
+      if (!known) {
+        error(kv.first,
+              "unknown key '" + prefix + key.substr(0, 200) + "' (allowed: " + list + ")");
+      }
     }
   }
 
@@ -89,7 +101,9 @@ ServiceConfig parse_service_config(const std::string& yaml_text, const std::stri
   ServiceConfig config;
   if (root.IsNull()) return config;
   if (!root.IsMap()) p.error(root, "a service configuration must be a mapping");
-  p.check_keys(root, "", {"name", "grpc_address", "log_level", "metrics_address", "rt"});
+  p.check_keys(root, "",
+               {"name", "grpc_address", "log_level", "metrics_address", "security_dir", "insecure",
+                "reflection", "ipc_dir", "rt"});
 
   if (root["name"]) config.name = p.string(root["name"], "name");
   if (root["grpc_address"]) {
@@ -113,6 +127,19 @@ ServiceConfig parse_service_config(const std::string& yaml_text, const std::stri
       p.error(root["metrics_address"], "field 'metrics_address' = '" + config.metrics_address +
                                            "' must be HOST:PORT (e.g. 0.0.0.0:9464; port 0: a "
                                            "free one) or empty (off)");
+    }
+  }
+  if (root["security_dir"]) {
+    config.security_dir = p.string(root["security_dir"], "security_dir");
+    if (config.security_dir.empty()) p.error(root["security_dir"], "field 'security_dir' is empty");
+  }
+  if (root["insecure"]) config.insecure = p.boolean(root["insecure"], "insecure");
+  if (root["reflection"]) config.reflection = p.boolean(root["reflection"], "reflection");
+  if (root["ipc_dir"]) {
+    config.ipc_dir = p.string(root["ipc_dir"], "ipc_dir");
+    if (config.ipc_dir.empty() || config.ipc_dir.front() != '/') {
+      p.error(root["ipc_dir"], "field 'ipc_dir' = '" + config.ipc_dir.substr(0, 200) +
+                                   "' must be an absolute directory path");
     }
   }
   if (const YAML::Node rt = root["rt"]) {

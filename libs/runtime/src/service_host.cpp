@@ -3,11 +3,14 @@
 #include <grpcpp/ext/proto_server_reflection_plugin.h>
 #include <grpcpp/grpcpp.h>
 #include <grpcpp/health_check_service_interface.h>
+#include <grpcpp/impl/server_builder_option.h>
 #include <hyloop/v1/control.grpc.pb.h>
 
+#include <algorithm>
 #include <chrono>
 #include <stdexcept>
 
+#include "hyloop/runtime/auth.hpp"
 #include "hyloop/runtime/logging.hpp"
 
 namespace hyloop::runtime {
@@ -19,6 +22,23 @@ constexpr const char* kLifecycleServiceName = "hyloop.v1.Lifecycle";
 bool serving_state(LifecycleState s) {
   return s != v1::LIFECYCLE_STATE_ERROR && s != v1::LIFECYCLE_STATE_FINALIZED;
 }
+
+// Reflection on this server only when asked for: whether or not libgrpc++_reflection has
+// registered its plugin globally, this builder gets exactly one, or none.
+class ReflectionOption final : public grpc::ServerBuilderOption {
+ public:
+  explicit ReflectionOption(bool enabled) : enabled_(enabled) {}
+  void UpdateArguments(grpc::ChannelArguments* /*args*/) override {}
+  void UpdatePlugins(std::vector<std::unique_ptr<grpc::ServerBuilderPlugin>>* plugins) override {
+    const std::string name = "proto_server_reflection";
+    std::erase_if(*plugins, [&](const auto& p) { return p->name() == name; });
+    if (enabled_)
+      plugins->push_back(std::make_unique<grpc::reflection::ProtoServerReflectionPlugin>());
+  }
+
+ private:
+  bool enabled_;
+};
 
 }  // namespace
 
@@ -90,18 +110,44 @@ void ServiceHost::add_service(std::unique_ptr<grpc::Service> service) {
   owned_services_.push_back(std::move(service));
 }
 
+void ServiceHost::set_security(ServerSecurity security) {
+  if (server_) throw std::logic_error("ServiceHost::set_security after start()");
+  security_ = std::move(security);
+  insecure_ = false;
+}
+
+void ServiceHost::set_insecure() {
+  if (server_) throw std::logic_error("ServiceHost::set_insecure after start()");
+  security_.reset();
+  insecure_ = true;
+}
+
 void ServiceHost::start(const std::string& address) {
   if (server_) throw std::logic_error("ServiceHost::start called twice");
-  static const bool reflection_registered = [] {
-    grpc::reflection::InitProtoReflectionServerBuilderPlugin();
-    return true;
-  }();
-  (void)reflection_registered;
+  if (!security_ && !insecure_) {
+    throw std::logic_error("ServiceHost::start: neither set_security() nor set_insecure()");
+  }
   grpc::EnableDefaultHealthCheckService(true);
 
+  std::shared_ptr<grpc::ServerCredentials> credentials;
+  if (security_) {
+    grpc::SslServerCredentialsOptions tls(GRPC_SSL_DONT_REQUEST_CLIENT_CERTIFICATE);
+    tls.pem_root_certs = security_->ca_pem;
+    tls.pem_key_cert_pairs.push_back({security_->key_pem, security_->cert_pem});
+    credentials = grpc::SslServerCredentials(tls);
+    credentials->SetAuthMetadataProcessor(make_token_auth_processor(security_->tokens));
+  } else {
+    credentials = grpc::InsecureServerCredentials();
+  }
+
   grpc::ServerBuilder builder;
+  builder.SetOption(std::make_unique<ReflectionOption>(reflection_));
+  // No SO_REUSEPORT: with it gRPC clones the listener once per poller (with port 0 the clone
+  // listens on a second, random port) and another process of the same user could bind the
+  // same port and take connections. One listener per service.
+  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   int selected_port = 0;
-  builder.AddListeningPort(address, grpc::InsecureServerCredentials(), &selected_port);
+  builder.AddListeningPort(address, credentials, &selected_port);
   builder.RegisterService(lifecycle_.get());
   for (grpc::Service* s : services_) builder.RegisterService(s);
   server_ = builder.BuildAndStart();
@@ -118,7 +164,15 @@ void ServiceHost::start(const std::string& address) {
   }
   update_health();
   monitor_ = std::thread([this] { monitor(); });
-  logger()->info("gRPC on {} (lifecycle, health, reflection)", address_);
+  if (security_) {
+    logger()->info("gRPC on {} (TLS, tokens checked; lifecycle, health{})", address_,
+                   reflection_ ? ", reflection" : "");
+  } else {
+    logger()->warn(
+        "gRPC on {} WITHOUT TLS OR TOKENS (--insecure: development only; "
+        "lifecycle, health{})",
+        address_, reflection_ ? ", reflection" : "");
+  }
 }
 
 void ServiceHost::update_health() {

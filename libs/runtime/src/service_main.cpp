@@ -1,14 +1,18 @@
 #include "hyloop/runtime/service_main.hpp"
 
 #include <pthread.h>
+#include <sys/prctl.h>
+#include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <atomic>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <exception>
 #include <iostream>
 #include <optional>
+#include <stdexcept>
 #include <thread>
 
 #include "hyloop/runtime/logging.hpp"
@@ -65,6 +69,16 @@ class SignalWatcher {
   std::thread thread_;
 };
 
+// A service started by `hyloop up` (HYLOOP_PARENT_PID=<its pid> in the environment) exits with
+// it: SIGTERM when the parent dies, even by SIGKILL (PR_SET_PDEATHSIG). False when the parent
+// is already gone (it died before the request took effect).
+bool exit_with_parent() {
+  const char* parent = std::getenv("HYLOOP_PARENT_PID");
+  if (parent == nullptr) return true;
+  if (prctl(PR_SET_PDEATHSIG, SIGTERM) != 0) return true;
+  return std::to_string(getppid()) == parent;
+}
+
 }  // namespace
 
 const ServiceConfig& service_config() { return current_config(); }
@@ -72,12 +86,30 @@ const ServiceConfig& service_config() { return current_config(); }
 int run_service_main(int argc, char** argv, const std::string& service_name,
                      const std::function<std::unique_ptr<Component>()>& make_component,
                      const std::function<void(ServiceHost&, Component&)>& add_services) {
+  if (!exit_with_parent()) {
+    std::cerr << "hyloop-" << service_name << ": the parent process is gone\n";
+    return 1;
+  }
   CLI::App app("hyloop " + service_name + " service", "hyloop-" + service_name);
   std::string config_path;
   std::string grpc_address;
   std::string log_level;
   std::optional<std::string> metrics_address;
+  std::string security_dir;
+  bool insecure = false;
+  bool reflection = false;
+  std::string ipc_dir;
   app.add_option("--config", config_path, "service configuration (YAML)");
+  app.add_option("--ipc-dir", ipc_dir,
+                 "directory of the ipc:// loop sockets (default $XDG_RUNTIME_DIR/hyloop or "
+                 "/tmp/hyloop-<uid>; made 0700); overrides the configuration");
+  app.add_option("--security-dir", security_dir,
+                 "the directory `hyloop certs` wrote: TLS certificate, role tokens, CURVE keys; "
+                 "overrides the configuration");
+  app.add_flag("--insecure", insecure,
+               "serve plaintext gRPC without tokens (development only; a service refuses to "
+               "start without --security-dir or --insecure)");
+  app.add_flag("--reflection", reflection, "serve gRPC server reflection (off by default)");
   app.add_option("--grpc-address", grpc_address,
                  "gRPC listen address, host:port (0: a free port) or unix:/path; overrides "
                  "the configuration");
@@ -93,6 +125,7 @@ int run_service_main(int argc, char** argv, const std::string& service_name,
   }
 
   ServiceConfig config;
+  std::optional<ServerSecurity> security;
   try {
     config = config_path.empty() ? default_service_config(service_name)
                                  : load_service_config(config_path);
@@ -100,6 +133,21 @@ int run_service_main(int argc, char** argv, const std::string& service_name,
     if (!grpc_address.empty()) config.grpc_address = grpc_address;
     if (!log_level.empty()) config.log_level = log_level;
     if (metrics_address) config.metrics_address = *metrics_address;
+    if (!security_dir.empty()) config.security_dir = security_dir;
+    if (!ipc_dir.empty()) config.ipc_dir = ipc_dir;
+    config.insecure = config.insecure || insecure;
+    config.reflection = config.reflection || reflection;
+    if (config.security_dir.empty() == !config.insecure) {
+      throw std::invalid_argument(
+          config.insecure
+              ? "give either --security-dir (security_dir:) or --insecure (insecure:), not both"
+              : "refusing to start without TLS and tokens: give --security-dir DIR (made by "
+                "`hyloop certs --out DIR`; or security_dir: in --config), or --insecure for "
+                "development only");
+    }
+    if (!config.security_dir.empty()) {
+      security = load_server_security(config.security_dir, service_name);
+    }
     init_logging(config.name, config.log_level);
   } catch (const std::exception& e) {
     std::cerr << "hyloop-" << service_name << ": " << e.what() << '\n';
@@ -117,6 +165,12 @@ int run_service_main(int argc, char** argv, const std::string& service_name,
   }
   {
     ServiceHost host(*component);
+    if (security) {
+      host.set_security(std::move(*security));
+    } else {
+      host.set_insecure();
+    }
+    host.set_reflection(config.reflection);
     try {
       if (add_services) add_services(host, *component);
       host.start(config.grpc_address);

@@ -277,8 +277,8 @@ TEST(Metrics, ServiceBinaryServesMetricsOnItsAddressLine) {
   if (pid == 0) {
     ::dup2(out[1], 1);
     ::close(out[0]);
-    ::execl(HYLOOP_FAKE_SERVICE, HYLOOP_FAKE_SERVICE, "--log-level", "warn", "--metrics-address",
-            "127.0.0.1:0", static_cast<char*>(nullptr));
+    ::execl(HYLOOP_FAKE_SERVICE, HYLOOP_FAKE_SERVICE, "--log-level", "warn", "--insecure",
+            "--metrics-address", "127.0.0.1:0", static_cast<char*>(nullptr));
     ::_exit(127);
   }
   ::close(out[1]);

@@ -134,6 +134,7 @@ using S = v1::Lifecycle::Stub;
 TEST(ServiceHost, DrivesTheLifecycleOverGrpc) {
   FakeComponent component("sensor");
   ServiceHost host(component);
+  host.set_insecure();
   host.start("127.0.0.1:0");
   ASSERT_GT(host.port(), 0);
   EXPECT_EQ(host.address(), "127.0.0.1:" + std::to_string(host.port()));
@@ -164,6 +165,7 @@ TEST(ServiceHost, DrivesTheLifecycleOverGrpc) {
 TEST(ServiceHost, IllegalTransitionIsAnOkRpcWithTheReason) {
   FakeComponent component;
   ServiceHost host(component);
+  host.set_insecure();
   host.start("127.0.0.1:0");
   Client client(host.address());
   client.configure("r");
@@ -178,6 +180,7 @@ TEST(ServiceHost, FailedConfigureIsErrorAndNotServing) {
   FakeComponent component;
   component.throw_on_configure = true;
   ServiceHost host(component);
+  host.set_insecure();
   host.start("127.0.0.1:0");
   Client client(host.address());
 #if defined(HYLOOP_HAVE_HEALTH_PROTO)
@@ -205,6 +208,7 @@ TEST(ServiceHost, FailedConfigureIsErrorAndNotServing) {
 TEST(ServiceHost, LoopFailureTurnsHealthNotServing) {
   FakeComponent component;
   ServiceHost host(component);
+  host.set_insecure();
   host.start("127.0.0.1:0");
   Client client(host.address());
   client.configure("r");
@@ -221,9 +225,11 @@ TEST(ServiceHost, LoopFailureTurnsHealthNotServing) {
   EXPECT_EQ(r.message(), "actuator watchdog");
 }
 
-TEST(ServiceHost, ReflectionListsLifecycleAndAddedServices) {
+TEST(ServiceHost, ReflectionListsLifecycleAndAddedServicesWhenEnabled) {
   FakeComponent component;
   ServiceHost host(component);
+  host.set_insecure();
+  host.set_reflection(true);
   host.add_service(std::make_unique<v1::Analysis::Service>());
   host.start("127.0.0.1:0");
   EXPECT_THROW(host.add_service(std::make_unique<v1::Identification::Service>()), std::logic_error);
@@ -234,11 +240,44 @@ TEST(ServiceHost, ReflectionListsLifecycleAndAddedServices) {
   EXPECT_THAT(listing, HasSubstr("grpc.health.v1.Health"));
 }
 
+TEST(ServiceHost, ReflectionIsOffByDefault) {
+  FakeComponent component;
+  ServiceHost host(component);
+  host.set_insecure();
+  host.start("127.0.0.1:0");
+  grpc::GenericStub stub(channel_to(host.address()));
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() + 5s);
+  grpc::CompletionQueue cq;
+  auto call = stub.PrepareCall(
+      &context, "/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo", &cq);
+  void* tag = nullptr;
+  bool ok = false;
+  call->StartCall(reinterpret_cast<void*>(1));
+  ASSERT_TRUE(cq.Next(&tag, &ok));
+  call->WritesDone(reinterpret_cast<void*>(2));
+  ASSERT_TRUE(cq.Next(&tag, &ok));
+  grpc::Status status;
+  call->Finish(&status, reinterpret_cast<void*>(3));
+  ASSERT_TRUE(cq.Next(&tag, &ok));
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::UNIMPLEMENTED) << status.error_message();
+  cq.Shutdown();
+  while (cq.Next(&tag, &ok)) {
+  }
+}
+
+TEST(ServiceHost, RefusesToStartWithoutASecurityChoice) {
+  FakeComponent component;
+  ServiceHost host(component);
+  EXPECT_THROW(host.start("127.0.0.1:0"), std::logic_error);
+}
+
 TEST(ServiceHost, ServesOnAUnixSocket) {
   const std::string address =
       "unix:/tmp/hyloop_runtime_test_" + std::to_string(::getpid()) + ".sock";
   FakeComponent component;
   ServiceHost host(component);
+  host.set_insecure();
   host.start(address);
   EXPECT_EQ(host.address(), address);
   EXPECT_EQ(host.port(), 0);
@@ -251,6 +290,7 @@ TEST(ServiceHost, ServesOnAUnixSocket) {
 TEST(ServiceHost, UnusableAddressThrows) {
   FakeComponent component;
   ServiceHost host(component);
+  host.set_insecure();
   EXPECT_THROW(host.start("unix:/nonexistent_dir_hyloop/x.sock"), std::runtime_error);
   host.wait();  // never started: returns at once
 }
@@ -260,6 +300,7 @@ TEST(ServiceHost, DestructorStopsARunningServer) {
   const auto t0 = std::chrono::steady_clock::now();
   {
     ServiceHost host(component);
+    host.set_insecure();
     host.start("127.0.0.1:0");
     Client client(host.address());
     client.call(&S::GetState);

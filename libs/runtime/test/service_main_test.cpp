@@ -11,12 +11,17 @@
 #include <chrono>
 #include <csignal>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
+#include <set>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "fake_component.hpp"
+#include "hyloop/runtime/security.hpp"
+#include "security_test_support.hpp"
 
 namespace hyloop::runtime {
 namespace {
@@ -34,6 +39,33 @@ int run(std::vector<std::string> args) {
   for (auto& a : args) argv.push_back(a.data());
   return run_service_main(static_cast<int>(argv.size()), argv.data(), "fake",
                           [] { return std::make_unique<testing::FakeComponent>(); });
+}
+
+// TCP sockets in LISTEN state that process `pid` holds (its fds matched against /proc/net/tcp*).
+int listening_tcp_sockets(pid_t pid) {
+  std::set<std::string> listening;
+  for (const char* table : {"tcp", "tcp6"}) {
+    std::ifstream in("/proc/" + std::to_string(pid) + "/net/" + table);
+    std::string line;
+    std::getline(in, line);  // header
+    while (std::getline(in, line)) {
+      std::istringstream fields(line);
+      std::string f[10];
+      for (auto& x : f) fields >> x;
+      if (f[3] == "0A") listening.insert(f[9]);  // st == LISTEN; inode
+    }
+  }
+  int count = 0;
+  for (const auto& fd :
+       std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/fd")) {
+    std::error_code ec;
+    const std::string target = std::filesystem::read_symlink(fd.path(), ec).string();
+    if (target.rfind("socket:[", 0) == 0 &&
+        listening.count(target.substr(8, target.size() - 9)) != 0) {
+      ++count;
+    }
+  }
+  return count;
 }
 
 v1::LifecycleReply call_shutdown(const std::string& address) {
@@ -60,14 +92,38 @@ TEST(ServiceMain, ConfigurationErrorReturnsOne) {
   EXPECT_THAT(err, HasSubstr("rt.priority"));
   EXPECT_THAT(err, HasSubstr(path));
   std::remove(path.c_str());
-  EXPECT_EQ(run({"fake", "--log-level", "loud"}), 1);
+  EXPECT_EQ(run({"fake", "--insecure", "--log-level", "loud"}), 1);
   EXPECT_EQ(run({"fake", "--config", temp_path("missing.yaml")}), 1);
+}
+
+TEST(ServiceMain, RefusesToStartWithoutASecurityDirOrInsecure) {
+  ::testing::internal::CaptureStderr();
+  EXPECT_EQ(run({"fake"}), 1);
+  std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_THAT(err, HasSubstr("refusing to start without TLS and tokens"));
+  EXPECT_THAT(err, HasSubstr("--security-dir DIR"));
+  EXPECT_THAT(err, HasSubstr("--insecure"));
+  ::testing::internal::CaptureStderr();
+  EXPECT_EQ(
+      run({"fake", "--insecure", "--security-dir", testing::TestSecurityDirs::get().lab.string()}),
+      1);
+  err = ::testing::internal::GetCapturedStderr();
+  EXPECT_THAT(err, HasSubstr("not both"));
+  // A directory without this service's certificate.
+  const std::string empty = temp_path("empty-security");
+  std::filesystem::create_directory(empty);
+  ::testing::internal::CaptureStderr();
+  EXPECT_EQ(run({"fake", "--security-dir", empty}), 1);
+  err = ::testing::internal::GetCapturedStderr();
+  EXPECT_THAT(err, HasSubstr("'fake.crt'"));
+  std::filesystem::remove(empty);
 }
 
 TEST(ServiceMain, PrintsTheAddressLineAndStopsOnShutdownRpc) {
   const std::string address = "unix:" + temp_path("main.sock");
   const std::string config = temp_path("ok.yaml");
-  std::ofstream(config) << "name: fake-1\nlog_level: warn\ngrpc_address: 127.0.0.1:0\n";
+  std::ofstream(config)
+      << "name: fake-1\nlog_level: warn\ngrpc_address: 127.0.0.1:0\ninsecure: true\n";
   ::testing::internal::CaptureStdout();
   int rc = -1;
   std::thread service([&] { rc = run({"fake", "--config", config, "--grpc-address", address}); });
@@ -84,7 +140,8 @@ TEST(ServiceMain, PrintsTheAddressLineAndStopsOnShutdownRpc) {
 
 #if defined(HYLOOP_FAKE_SERVICE)
 // The real binary: the parent reads the port from the one stdout line, SIGTERM ends it cleanly.
-TEST(ServiceMain, BinaryReportsItsPortAndExitsCleanlyOnSigterm) {
+TEST(ServiceMain, BinaryReportsItsPortServesTlsOnOneListenerAndExitsCleanlyOnSigterm) {
+  const std::string lab = testing::TestSecurityDirs::get().lab.string();
   std::array<int, 2> out{};
   ASSERT_EQ(::pipe(out.data()), 0);
   const pid_t pid = ::fork();
@@ -93,8 +150,8 @@ TEST(ServiceMain, BinaryReportsItsPortAndExitsCleanlyOnSigterm) {
     ::dup2(out[1], STDOUT_FILENO);
     ::close(out[0]);
     ::close(out[1]);
-    ::execl(HYLOOP_FAKE_SERVICE, HYLOOP_FAKE_SERVICE, "--log-level", "warn",
-            static_cast<char*>(nullptr));
+    ::execl(HYLOOP_FAKE_SERVICE, HYLOOP_FAKE_SERVICE, "--log-level", "warn", "--security-dir",
+            lab.c_str(), static_cast<char*>(nullptr));
     ::_exit(127);
   }
   ::close(out[1]);
@@ -104,8 +161,9 @@ TEST(ServiceMain, BinaryReportsItsPortAndExitsCleanlyOnSigterm) {
   EXPECT_THAT(line, MatchesRegex("hyloop-fake grpc 127\\.0\\.0\\.1:[0-9]+"));
   const std::string address = line.substr(line.rfind(' ') + 1);
 
-  auto stub =
-      v1::Lifecycle::NewStub(grpc::CreateChannel(address, grpc::InsecureChannelCredentials()));
+  EXPECT_EQ(listening_tcp_sockets(pid), 1);
+  auto stub = v1::Lifecycle::NewStub(grpc::CreateChannel(
+      address, channel_credentials(load_client_security(lab, Role::kObserver))));
   grpc::ClientContext ctx;
   ctx.set_deadline(std::chrono::system_clock::now() + 5s);
   v1::LifecycleReply reply;

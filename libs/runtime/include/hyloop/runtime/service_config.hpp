@@ -5,6 +5,11 @@
 //   grpc_address: 127.0.0.1:0    # or host:port, unix:/path; port 0 picks a free port
 //   log_level: info              # trace, debug, info, warn, error, off
 //   metrics_address: ""          # HOST:PORT serving Prometheus /metrics; "" (default): off
+//   security_dir: /etc/hyloop/lab   # `hyloop certs` output: TLS, tokens, CURVE keys
+//   insecure: false              # plaintext gRPC, no tokens (development only)
+//   reflection: false            # serve grpc.reflection
+//   ipc_dir: /run/user/1000/hyloop  # ipc:// loop sockets (default $XDG_RUNTIME_DIR/hyloop or
+//                                   # /tmp/hyloop-<uid>; made 0700; docs/security.md)
 //   rt: {enabled: false, priority: 80, cpu: -1, lock_memory: true, timer_slack_ns: 1}
 //
 // Strict: an unknown key or a value out of range is an error (std::invalid_argument) naming the
@@ -22,6 +27,14 @@ struct ServiceConfig {
   std::string log_level = "info";
   /// Where /metrics is served (HOST:PORT, port 0 for a free one); empty: not served.
   std::string metrics_address;
+  /// The security directory (security.hpp); empty: none given.
+  std::string security_dir;
+  /// Serve without TLS and tokens (development only); a service refuses to start with neither
+  /// security_dir nor insecure.
+  bool insecure = false;
+  bool reflection = false;
+  /// Directory of the ipc:// loop sockets (transport/ipc_dir.hpp); empty: the default.
+  std::string ipc_dir;
   RtOptions rt;
 };
 

@@ -1,11 +1,17 @@
 #pragma once
 // Hosts one Component behind a gRPC server: the hyloop.v1.Lifecycle service (delegating to the
 // component), the standard health service (SERVING unless the component is in ERROR or
-// FINALIZED; checked for "" and "hyloop.v1.Lifecycle") and server reflection. Further services
-// (the coordinator's Experiment, ...) are added before start(). gRPC only ever drives the
-// lifecycle: it is never on a loop path.
+// FINALIZED; checked for "" and "hyloop.v1.Lifecycle") and, only when enabled, server
+// reflection. Further services (the coordinator's Experiment, ...) are added before start().
+// gRPC only ever drives the lifecycle: it is never on a loop path.
+//
+// Security (docs/security.md): one listener, TLS with the service's certificate and every call
+// checked against the role table (auth.hpp) before its handler runs; or, explicitly,
+// set_insecure() (plaintext, no check: development only). start() refuses to run without
+// one of the two.
 //
 //   ServiceHost host(component);
+//   host.set_security(load_server_security(dir, "sensor"));   // or host.set_insecure()
 //   host.add_service(&experiment);   // optional, before start
 //   host.start("127.0.0.1:0");       // port 0: a free port, see port()/address()
 //   host.wait();                     // until shutdown() or the Lifecycle.Shutdown RPC
@@ -15,11 +21,13 @@
 #include <condition_variable>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "hyloop/runtime/component.hpp"
+#include "hyloop/runtime/security.hpp"
 
 namespace grpc {
 class Server;
@@ -42,8 +50,17 @@ class ServiceHost {
   /// The same, the host owning the service.
   void add_service(std::unique_ptr<grpc::Service> service);
 
+  /// TLS with this certificate, tokens checked on every call; before start().
+  void set_security(ServerSecurity security);
+  /// Plaintext without token checks (development only; logged as a warning); before start().
+  void set_insecure();
+  /// Serve grpc.reflection (off by default); before start().
+  void set_reflection(bool enabled) noexcept { reflection_ = enabled; }
+  [[nodiscard]] bool secure() const noexcept { return security_.has_value(); }
+
   /// Binds `address` ("host:port", port 0 for a free one, or "unix:/path") and starts serving.
-  /// Throws std::runtime_error if it cannot bind; std::logic_error if called twice.
+  /// Throws std::runtime_error if it cannot bind; std::logic_error if called twice or before
+  /// set_security()/set_insecure().
   void start(const std::string& address);
   /// The bound TCP port (0 before start and for unix: addresses).
   [[nodiscard]] int port() const noexcept { return port_; }
@@ -81,6 +98,9 @@ class ServiceHost {
   std::vector<grpc::Service*> services_;
   std::vector<std::unique_ptr<grpc::Service>> owned_services_;
   std::unique_ptr<grpc::Server> server_;
+  std::optional<ServerSecurity> security_;
+  bool insecure_ = false;
+  bool reflection_ = false;
   int port_ = 0;
   std::string address_;
   std::atomic<bool> serving_{false};

@@ -6,14 +6,16 @@
 //                                              [] { return std::make_unique<SensorComponent>(); });
 //   }
 //
-// Options: --config FILE (service_config.hpp), --grpc-address ADDR, --metrics-address ADDR and
-// --log-level LEVEL (override the file), --help. Once serving it prints one line to stdout,
-// "hyloop-<service_name> grpc <address>", which a parent process reads to find the port, and,
-// when metrics are served (--metrics-address HOST:PORT; off by default), a second one,
-// "hyloop-<service_name> metrics <host:port>" (the bound port in place of 0): the component's
-// MetricsRegistry at http://host:port/metrics (docs/metrics.md). It
-// returns when the Lifecycle.Shutdown RPC, SIGINT or SIGTERM arrives, after shutting the
-// component down: 0, or 1 on a configuration or start error (message on stderr).
+// Options: --config FILE (service_config.hpp), --grpc-address ADDR, --metrics-address ADDR,
+// --log-level LEVEL, --security-dir DIR, --insecure and --reflection (override the file), --help.
+// It refuses to start (returns 1) without a security directory (TLS with the certificate named
+// after `service_name`, tokens checked on every call; security.hpp, auth.hpp) or --insecure. Once
+// serving it prints one line to stdout, "hyloop-<service_name> grpc <address>", which a parent
+// process reads to find the port, and, when metrics are served (--metrics-address HOST:PORT; off by
+// default), a second one, "hyloop-<service_name> metrics <host:port>" (the bound port in place of
+// 0): the component's MetricsRegistry at http://host:port/metrics (docs/metrics.md). It returns
+// when the Lifecycle.Shutdown RPC, SIGINT or SIGTERM arrives, after shutting the component down: 0,
+// or 1 on a configuration or start error (message on stderr).
 
 #include <functional>
 #include <memory>
