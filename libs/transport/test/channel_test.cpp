@@ -81,10 +81,15 @@ TEST(Channel, IpcPairDeliversInOrder) {
 
 TEST(Channel, TcpEphemeralPortResolvesAndDelivers) {
   zmq::context_t ctx;
-  Channel rx(ctx,
-             {.endpoint = "tcp://127.0.0.1:*", .pattern = Pattern::kPull, .role = Role::kBind});
+  Channel rx(ctx, {.endpoint = "tcp://127.0.0.1:*",
+                   .pattern = Pattern::kPull,
+                   .role = Role::kBind,
+                   .security = {.allow_plain_tcp = true}});
   ASSERT_EQ(rx.endpoint().rfind("tcp://127.0.0.1:", 0), 0U);
-  Channel tx(ctx, {.endpoint = rx.endpoint(), .pattern = Pattern::kPush, .role = Role::kConnect});
+  Channel tx(ctx, {.endpoint = rx.endpoint(),
+                   .pattern = Pattern::kPush,
+                   .role = Role::kConnect,
+                   .security = {.allow_plain_tcp = true}});
   expect_in_order(tx, rx, 50);
 }
 

@@ -4,21 +4,29 @@
 // loop; lockstep and recorded streams use the lossless send() that waits for room instead),
 // receive with a poll timeout, reconnection left to ZeroMQ (reconnect interval options).
 // Endpoints are ZeroMQ strings: inproc://name (same zmq::context_t, threads of one process),
-// ipc:///path (same host), tcp://host:port.
+// ipc:///path (same host), tcp://host:port. A binding socket binds exactly the address given.
+// Who may connect (docs/security.md, "Loop plane"): ChannelSecurity confines ipc:// to a
+// private run directory (ipc_dir.hpp) and puts CURVE with a ZAP allow-list on tcp:// (curve.hpp);
+// plain tcp:// is refused unless allowed explicitly (--insecure).
 //
 // RT-safety: try_send(), receive() and drain_newest() take no lock of ours and make no C++
 // allocation; libzmq itself allocates (malloc) a message body above 33 bytes. A Channel is used
 // by one thread (ZeroMQ sockets are not thread-safe); its counters are atomics readable anywhere.
 // Units: sizes in bytes, timeouts in milliseconds (zmq_poll's resolution).
 
+#include <sys/types.h>
+
 #include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
 #include <zmq.hpp>
+
+#include "hyloop/transport/curve.hpp"
 
 namespace hyloop::transport {
 
@@ -29,6 +37,17 @@ enum class Pattern : std::uint8_t {
 };
 
 enum class Role : std::uint8_t { kBind, kConnect };
+
+/// Who may reach a channel. The services always fill it (runtime::LoopComponent); the defaults
+/// leave ipc:// unchecked (tests, benchmarks) and refuse plain tcp://.
+struct ChannelSecurity {
+  /// ipc:// endpoints must be IPC_DIR/RUN/NAME (check_ipc_endpoint); empty: not checked.
+  std::string ipc_dir{};
+  /// tcp://: CURVE server (binder) or client (connecter) keys; empty: plain tcp.
+  CurveKeys curve{};
+  /// tcp:// without CURVE keys is refused (std::invalid_argument) unless this is set.
+  bool allow_plain_tcp = false;
+};
 
 struct ChannelConfig {
   std::string endpoint;  ///< "inproc://x", "ipc:///tmp/x.sock", "tcp://127.0.0.1:5555"
@@ -42,16 +61,29 @@ struct ChannelConfig {
   /// Keep only the newest message in the queues (ZMQ_CONFLATE; push/pull only): the
   /// "newest wins" semantics of real-time control inputs. Never for recorded streams.
   bool conflate = false;
+  /// ZMTP heartbeats, ms (0: off): a PING every heartbeat_ivl_ms; a peer silent for
+  /// heartbeat_timeout_ms (stopped, or gone without closing its socket) is disconnected, which
+  /// a socket monitor sees (runtime::PeerWatch); the peer is asked to do the same (TTL).
+  int heartbeat_ivl_ms = 0;
+  int heartbeat_timeout_ms = 0;
+  ChannelSecurity security{};
 };
 
 /// Parses "pair"/"push"/"pull" and "bind"/"connect"; throws std::invalid_argument otherwise.
 [[nodiscard]] Pattern parse_pattern(std::string_view s);
 [[nodiscard]] Role parse_role(std::string_view s);
 
-/// The address a binding socket uses for `endpoint`: tcp://HOST:PORT binds tcp://*:PORT (every
-/// interface of this host, so one endpoint string names the binder for its peers and for
-/// itself); other transports are unchanged.
+/// The address a binding socket binds for `endpoint`: exactly the one given. tcp://HOST:PORT
+/// with a numeric HOST (or '*', every interface, only when written so) is unchanged; a host
+/// name is resolved here (libzmq binds numeric addresses only) to its IPv4 address, else its
+/// IPv6 one, which must be an address of this host for the bind to succeed. Other transports
+/// are unchanged. Throws std::invalid_argument when the name does not resolve.
 [[nodiscard]] std::string bind_address(const std::string& endpoint);
+
+/// True for tcp:// endpoints (the ones CURVE protects).
+[[nodiscard]] bool is_tcp(std::string_view endpoint) noexcept;
+/// True for ipc:// endpoints.
+[[nodiscard]] bool is_ipc(std::string_view endpoint) noexcept;
 
 /// A message received into the caller's buffer.
 struct Received {
@@ -62,14 +94,16 @@ struct Received {
 
 class Channel {
  public:
-  /// Creates the socket, sets the options and binds or connects. Throws zmq::error_t on a bad
-  /// endpoint or an address in use.
+  /// Creates the socket, sets the options and the security (ChannelSecurity) and binds or
+  /// connects. Throws std::invalid_argument when the security refuses the endpoint, zmq::error_t
+  /// on a bad endpoint or an address in use.
   Channel(zmq::context_t& context, ChannelConfig config);
   Channel(const Channel&) = delete;
   Channel& operator=(const Channel&) = delete;
   Channel(Channel&&) = delete;
   Channel& operator=(Channel&&) = delete;
-  ~Channel() = default;
+  /// Closes the socket and removes the ipc:// socket file it bound (if it is still that file).
+  ~Channel();
 
   /// Non-blocking send. Returns true if queued; false counts a drop (queue at its high-water
   /// mark, or no peer yet for a pair/push socket). Never blocks.
@@ -113,6 +147,9 @@ class Channel {
   [[nodiscard]] std::uint64_t errors() const noexcept {
     return errors_.load(std::memory_order_relaxed);
   }
+  /// CURVE server: peers whose handshake the ZAP handler accepted / refused (not RT: locks).
+  [[nodiscard]] std::uint64_t peers_accepted() const;
+  [[nodiscard]] std::uint64_t peers_denied() const;
 
  private:
   static void bump(std::atomic<std::uint64_t>& a, std::uint64_t by = 1) noexcept {
@@ -120,9 +157,17 @@ class Channel {
   }
   std::optional<Received> recv_now(std::span<std::byte> buffer) noexcept;
 
+  void apply_security(zmq::context_t& context);
+
   ChannelConfig config_;
+  // Declared before socket_: released after the socket is closed.
+  std::shared_ptr<ZapAuthenticator> zap_;
+  std::string zap_domain_;
   zmq::socket_t socket_;
   std::string endpoint_;
+  std::string bound_ipc_path_;  // the socket file this channel bound, removed on destruction
+  dev_t bound_dev_ = 0;
+  ino_t bound_ino_ = 0;
   std::atomic<std::uint64_t> sent_{0};
   std::atomic<std::uint64_t> dropped_{0};
   std::atomic<std::uint64_t> received_{0};
