@@ -16,6 +16,8 @@
 #include <string>
 #include <vector>
 
+#include "hyloop/runtime/security.hpp"
+
 namespace hyloop::app {
 namespace {
 
@@ -40,6 +42,28 @@ std::string lifecycle_state_name(v1::LifecycleState s) {
   return strip_prefix(v1::LifecycleState_Name(s), "LIFECYCLE_STATE_");
 }
 
+// What the client presents: --security-dir DIR (DIR/ca.crt, DIR/tokens/<role>), or --ca and
+// --token-file, or --insecure (plaintext: a stack started with --insecure).
+runtime::ClientSecurity security(const CtlOptions& o) {
+  const bool pair = !o.ca_file.empty() || !o.token_file.empty();
+  const int given = (o.security_dir.empty() ? 0 : 1) + (pair ? 1 : 0) + (o.insecure ? 1 : 0);
+  if (given != 1) {
+    throw std::invalid_argument(
+        "give one of --security-dir DIR, --ca FILE --token-file FILE, or --insecure "
+        "(a development stack without TLS)");
+  }
+  if (!o.security_dir.empty()) {
+    return runtime::load_client_security(o.security_dir, runtime::parse_role(o.role));
+  }
+  if (pair) {
+    if (o.ca_file.empty() || o.token_file.empty()) {
+      throw std::invalid_argument("--ca and --token-file go together");
+    }
+    return runtime::load_client_security(o.ca_file, o.token_file);
+  }
+  return {};
+}
+
 // A failed call: `unreachable` when the channel never got to the coordinator.
 struct CallError : std::runtime_error {
   CallError(const std::string& what, bool unreachable_)
@@ -51,7 +75,7 @@ class Ctl {
  public:
   explicit Ctl(const CtlOptions& o)
       : o_(o),
-        channel_(grpc::CreateChannel(o.address, grpc::InsecureChannelCredentials())),
+        channel_(grpc::CreateChannel(o.address, runtime::channel_credentials(security(o)))),
         stub_(v1::Experiment::NewStub(channel_)) {}
 
   int run() {
@@ -314,6 +338,16 @@ CLI::App* add_ctl_subcommand(CLI::App& app, CtlOptions& options) {
   ctl->add_option("--run-id", options.run_id, "run of `summary` (default: the latest)");
   ctl->add_option("--decimation", options.decimation, "watch every n-th cycle")
       ->capture_default_str();
+  ctl->add_option("--security-dir", options.security_dir,
+                  "the lab's security directory (hyloop certs; hyloop up --serve prints its "
+                  "own): DIR/ca.crt and DIR/tokens/<--role>");
+  ctl->add_option("--role", options.role, "token of --security-dir to use")
+      ->check(CLI::IsMember({"observer", "operator", "coordinator"}))
+      ->capture_default_str();
+  ctl->add_option("--ca", options.ca_file, "CA certificate to trust (PEM)");
+  ctl->add_option("--token-file", options.token_file, "file holding the token (64 hex digits)");
+  ctl->add_flag("--insecure", options.insecure,
+                "plaintext without a token (a stack started with --insecure)");
   ctl->add_option("--timeout", options.timeout_s,
                   "seconds: deadline of a request (default 10); watch: stop after this");
   return ctl;

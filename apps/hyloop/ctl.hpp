@@ -21,6 +21,11 @@ struct CtlOptions {
   std::string reason;                  // estop
   std::string run_id;                  // summary (empty: the latest run)
   std::uint32_t decimation = 50;       // watch: every n-th cycle
+  std::string security_dir;            // DIR/ca.crt and DIR/tokens/<role>
+  std::string role = "operator";       // token of security_dir
+  std::string ca_file;                 // or a CA file ...
+  std::string token_file;              // ... and a token file
+  bool insecure = false;               // or plaintext, no token
   double timeout_s = 0;  // unary calls: deadline (0: 10 s); watch: stop after this (0: run end)
 };
 

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "certs.hpp"
 #include "ctl.hpp"
 #include "hyloop/experiment/experiment.hpp"
 #include "hyloop/experiment/jobs.hpp"
@@ -64,6 +65,9 @@ int main(int argc, char** argv) {
 
   hyloop::app::CtlOptions ctl_options;
   CLI::App* ctl = hyloop::app::add_ctl_subcommand(app, ctl_options);
+
+  hyloop::app::CertsCliOptions certs_options;
+  CLI::App* certs = hyloop::app::add_certs_subcommand(app, certs_options);
 
   hyloop::app::UpOptions up_options;
   auto* up = app.add_subcommand(
@@ -129,6 +133,7 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
 
   if (*ctl) return hyloop::app::run_ctl(ctl_options);
+  if (*certs) return hyloop::app::run_certs(certs_options);
   try {
     if (*up) {
       if (!up_options.serve && (up_options.scenario.empty() || up_options.out.empty())) {

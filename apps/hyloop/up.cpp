@@ -7,9 +7,11 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -23,6 +25,7 @@
 #include "coordinator/coordinator_component.hpp"
 #include "dynamics/dynamics_component.hpp"
 #include "hyloop/experiment/yaml_fields.hpp"
+#include "hyloop/runtime/security.hpp"
 #include "rig_emulator/rig_emulator_component.hpp"
 #include "sensor/sensor_component.hpp"
 
@@ -120,6 +123,39 @@ void stop_children(std::vector<Child>& children) {
   }
 }
 
+// The local stack's own security directory (runtime/security.hpp) in a private (0700) temporary
+// directory, removed when `up` ends: every service gets --security-dir, `up` drives the run with
+// the operator token; `--serve` prints where it is for `hyloop ctl --security-dir`.
+class LocalSecurityDir {
+ public:
+  LocalSecurityDir() = default;
+  LocalSecurityDir(const LocalSecurityDir&) = delete;
+  LocalSecurityDir& operator=(const LocalSecurityDir&) = delete;
+  ~LocalSecurityDir() {
+    std::error_code ec;
+    if (!root_.empty()) fs::remove_all(root_, ec);
+  }
+  void create() {
+    const char* tmp = std::getenv("TMPDIR");
+    std::string pattern =
+        std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") + "/hyloop-up-XXXXXX";
+    if (mkdtemp(pattern.data()) == nullptr) {
+      throw std::runtime_error("cannot create a private directory " + pattern + ": " +
+                               std::strerror(errno));
+    }
+    root_ = pattern;
+    runtime::CertsOptions certs;
+    certs.out = root_ / "security";
+    certs.days = 30;
+    runtime::create_security_dir(certs);
+  }
+  [[nodiscard]] fs::path dir() const { return root_ / "security"; }
+  [[nodiscard]] std::vector<std::string> args() const { return {"--security-dir", dir()}; }
+
+ private:
+  fs::path root_;
+};
+
 // The client side of a run, the same for both deployments.
 struct Runner {
   std::function<grpc::Status(const v1::LoadScenarioRequest&, v1::LoadScenarioReply*)> load;
@@ -211,22 +247,27 @@ int up_inproc(const UpOptions& o) {
 }
 
 int up_processes(const UpOptions& o) {
+  LocalSecurityDir security;  // removed after the children are stopped
   std::vector<Child> children;
   try {
+    security.create();
     std::string spec;
     for (const char* name : services::kLoopServices) {
-      children.push_back(spawn_service(name, {}));
+      children.push_back(spawn_service(name, security.args()));
       if (!spec.empty()) spec.push_back(',');
       spec.append(name).append("=").append(children.back().address);
     }
-    children.push_back(spawn_service("identification", {}));
+    children.push_back(spawn_service("identification", security.args()));
     spec.append(",identification=").append(children.back().address);
-    Child coordinator = spawn_service("coordinator", {"--services", spec}, o.coordinator_address);
+    std::vector<std::string> coordinator_args{"--services", spec};
+    for (const std::string& a : security.args()) coordinator_args.push_back(a);
+    Child coordinator = spawn_service("coordinator", coordinator_args, o.coordinator_address);
     children.push_back(coordinator);
     if (o.serve) {
       for (const Child& c : children) {
         std::cout << "hyloop-" << c.name << " pid " << c.pid << "\n";
       }
+      std::cout << "hyloop-security-dir " << security.dir().string() << "\n";
       std::cout << "hyloop-coordinator grpc " << coordinator.address << std::endl;
       while (g_signal.load() == 0) {
         std::this_thread::sleep_for(std::chrono::milliseconds(50));
@@ -237,7 +278,9 @@ int up_processes(const UpOptions& o) {
         }
       }
     } else {
-      auto channel = grpc::CreateChannel(coordinator.address, grpc::InsecureChannelCredentials());
+      auto channel = grpc::CreateChannel(coordinator.address,
+                                         runtime::channel_credentials(runtime::load_client_security(
+                                             security.dir(), runtime::Role::kOperator)));
       auto stub = v1::Experiment::NewStub(channel);
       const auto ctx = [] {
         auto c = std::make_unique<grpc::ClientContext>();

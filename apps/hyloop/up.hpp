@@ -3,6 +3,9 @@
 // ipc:// endpoints (the default) or as components in this process over inproc:// (--inproc) —
 // runs a scenario through the coordinator and writes the run directory, then stops everything
 // (also on Ctrl-C). `--serve` starts the stack and serves the coordinator until SIGINT/SIGTERM.
+// The processes' control plane is TLS with tokens: `up` makes a fresh security directory in a
+// private temporary directory, gives it to every service and removes it at the end; `--serve`
+// prints "hyloop-security-dir DIR" for `hyloop ctl --security-dir DIR`.
 
 #include <string>
 #include <vector>

@@ -2,6 +2,8 @@
 // --services rig-emulator=ADDR,actuator=ADDR,dynamics=ADDR,sensor=ADDR (or HYLOOP_SERVICES) and
 // --endpoint-prefix (ZeroMQ address prefix of the loop channels; or HYLOOP_ENDPOINT_PREFIX) and
 // --endpoints name=tcp://host:port,... (per channel, multi-host; or HYLOOP_ENDPOINTS).
+// With --security-dir DIR it serves TLS and reaches its services with DIR/ca.crt and
+// DIR/tokens/coordinator.
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
@@ -32,21 +34,26 @@ int main(int argc, char** argv) {
   services::CoordinatorOptions options;
   options.endpoint_prefix = take_option(argc, argv, "--endpoint-prefix", "HYLOOP_ENDPOINT_PREFIX");
   const std::string endpoints = take_option(argc, argv, "--endpoints", "HYLOOP_ENDPOINTS");
-  std::vector<std::unique_ptr<services::ServiceHandle>> handles;
   try {
-    handles = services::grpc_service_handles(spec);
+    (void)services::grpc_service_handles(spec);  // the spec's errors before anything starts
     options.endpoints = services::parse_endpoints(endpoints);
   } catch (const std::exception& e) {
     std::cerr << "hyloop-coordinator: " << e.what() << '\n';
     return 1;
   }
   zmq::context_t context;
-  services::Coordinator coordinator(std::move(handles), context, options);
+  std::unique_ptr<services::Coordinator> coordinator;
   return runtime::run_service_main(
       argc, argv, "coordinator",
-      [&coordinator] { return std::make_unique<services::CoordinatorComponent>(coordinator); },
+      [&] {
+        // After the configuration is loaded: the handles reach the services with TLS and the
+        // coordinator token of its --security-dir (service_handle.hpp).
+        coordinator = std::make_unique<services::Coordinator>(services::grpc_service_handles(spec),
+                                                              context, options);
+        return std::make_unique<services::CoordinatorComponent>(*coordinator);
+      },
       [&coordinator](runtime::ServiceHost& host, runtime::Component& /*component*/) {
-        host.add_service(services::make_experiment_service(coordinator));
-        host.add_service(services::make_coordinator_identification_service(coordinator));
+        host.add_service(services::make_experiment_service(*coordinator));
+        host.add_service(services::make_coordinator_identification_service(*coordinator));
       });
 }

@@ -2,6 +2,8 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include "hyloop/runtime/service_main.hpp"
+
 namespace hyloop::services {
 namespace {
 
@@ -11,11 +13,11 @@ using Call = grpc::Status (v1::Lifecycle::Stub::*)(grpc::ClientContext*,
 
 class GrpcHandle final : public ServiceHandle {
  public:
-  GrpcHandle(std::string name, std::string address)
+  GrpcHandle(std::string name, std::string address, const runtime::ClientSecurity& security)
       : name_(std::move(name)),
         address_(std::move(address)),
         stub_(v1::Lifecycle::NewStub(
-            grpc::CreateChannel(address_, grpc::InsecureChannelCredentials()))) {}
+            grpc::CreateChannel(address_, runtime::channel_credentials(security)))) {}
 
   const std::string& name() const override { return name_; }
   std::string address() const override { return address_; }
@@ -88,8 +90,20 @@ class LocalHandle final : public ServiceHandle {
 
 }  // namespace
 
+std::unique_ptr<ServiceHandle> make_grpc_service_handle(std::string name, std::string address,
+                                                        const runtime::ClientSecurity& security) {
+  return std::make_unique<GrpcHandle>(std::move(name), std::move(address), security);
+}
+
 std::unique_ptr<ServiceHandle> make_grpc_service_handle(std::string name, std::string address) {
-  return std::make_unique<GrpcHandle>(std::move(name), std::move(address));
+  return make_grpc_service_handle(std::move(name), std::move(address),
+                                  coordinator_client_security());
+}
+
+runtime::ClientSecurity coordinator_client_security() {
+  const runtime::ServiceConfig& config = runtime::service_config();
+  if (config.security_dir.empty()) return {};
+  return runtime::load_client_security(config.security_dir, runtime::Role::kCoordinator);
 }
 
 std::unique_ptr<ServiceHandle> make_local_service_handle(runtime::Component& component) {

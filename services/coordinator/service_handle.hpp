@@ -11,6 +11,7 @@
 #include <string>
 
 #include "hyloop/runtime/component.hpp"
+#include "hyloop/runtime/security.hpp"
 
 namespace hyloop::services {
 
@@ -29,8 +30,17 @@ class ServiceHandle {
   virtual std::optional<v1::LifecycleReply> state() = 0;
 };
 
-/// A service in another process: the Lifecycle gRPC API at `address` (host:port or unix:path).
+/// A service in another process: the Lifecycle gRPC API at `address` (host:port or unix:path),
+/// over TLS trusting security.ca_pem with the coordinator's token (plaintext when
+/// security.insecure()).
+std::unique_ptr<ServiceHandle> make_grpc_service_handle(std::string name, std::string address,
+                                                        const runtime::ClientSecurity& security);
+/// The same with coordinator_client_security().
 std::unique_ptr<ServiceHandle> make_grpc_service_handle(std::string name, std::string address);
+/// What the coordinator process presents to its services: ca.crt and tokens/coordinator of the
+/// security directory it was started with (runtime::service_config().security_dir); plaintext
+/// when it has none (started with --insecure). Throws std::invalid_argument if unreadable.
+[[nodiscard]] runtime::ClientSecurity coordinator_client_security();
 /// A component in this process.
 std::unique_ptr<ServiceHandle> make_local_service_handle(runtime::Component& component);
 
