@@ -14,6 +14,7 @@
 #include "hyloop/experiment/loop_parts.hpp"
 #include "hyloop/experiment/run_directory.hpp"
 #include "hyloop/experiment/scenario.hpp"
+#include "hyloop/runtime/service_main.hpp"
 #include "hyloop/transport/channel.hpp"
 #include "hyloop/transport/clock.hpp"
 
@@ -88,8 +89,13 @@ const char* state_name(v1::RunState s) {
 Coordinator::Coordinator(std::vector<std::unique_ptr<ServiceHandle>> services,
                          zmq::context_t& context, CoordinatorOptions options)
     : services_(std::move(services)), context_(context), options_(std::move(options)) {
-  if (options_.endpoint_prefix.empty()) {
-    options_.endpoint_prefix = "ipc:///tmp/hyloop-" + std::to_string(getpid());
+  // An empty prefix: ipc:// in a private run directory per run (endpoints_for).
+  for (std::size_t v = 1; v < tp::kVerdictCount; ++v) {
+    telemetry_rejected_total_[v] =
+        metrics_->counter("hyloop_rejected_messages_total",
+                          "Loop messages dropped by the receiver's validator, by reason.",
+                          {{"service", "coordinator"},
+                           {"reason", std::string(tp::to_string(static_cast<tp::Verdict>(v)))}});
   }
   for (const v1::RunState s :
        {v1::RUN_STATE_IDLE, v1::RUN_STATE_LOADED, v1::RUN_STATE_RUNNING, v1::RUN_STATE_FINISHED,
@@ -131,20 +137,84 @@ Coordinator::~Coordinator() {
   }
 }
 
-v1::LoopEndpoints Coordinator::endpoints_for(const std::string& run_id) const {
-  v1::LoopEndpoints e;
-  const std::string base = options_.endpoint_prefix + "-" +
-                           std::to_string(std::hash<std::string>{}(run_id) % 1000000) + "-";
-  const auto pick = [&](const std::string& given, const char* name) {
-    return given.empty() ? base + name : given;
+tp::LoopPlaneOptions Coordinator::loop_plane() const {
+  if (options_.loop_plane) return *options_.loop_plane;
+  const runtime::ServiceConfig& config = runtime::service_config();
+  return {
+      .ipc_dir = config.ipc_dir, .security_dir = config.security_dir, .insecure = config.insecure};
+}
+
+v1::LoopEndpoints Coordinator::endpoints_for(const std::string& run_id,
+                                             std::unique_ptr<tp::IpcRunDir>& run_dir) const {
+  const v1::LoopEndpoints& given = options_.endpoints;
+  for (const auto& [name, value] :
+       {std::pair<const char*, const std::string*>{"rig_to_sensor", &given.rig_to_sensor()},
+        {"sensor_to_dynamics", &given.sensor_to_dynamics()},
+        {"dynamics_to_actuator", &given.dynamics_to_actuator()},
+        {"actuator_to_rig", &given.actuator_to_rig()},
+        {"telemetry", &given.telemetry()}}) {
+    if (!value->empty() && !tp::is_tcp(*value)) {
+      throw std::invalid_argument(
+          std::string("--endpoints ") + name + "=" + value->substr(0, 200) +
+          ": only tcp:// endpoints may be given (ipc:// ones are derived in --ipc-dir)");
+    }
+  }
+  const bool inproc = options_.endpoint_prefix.rfind("inproc://", 0) == 0;
+  if (!inproc && !options_.endpoint_prefix.empty()) {
+    throw std::invalid_argument("endpoint prefix '" + options_.endpoint_prefix.substr(0, 200) +
+                                "': only inproc://NAME (ipc:// endpoints are derived in a "
+                                "private run directory of --ipc-dir)");
+  }
+  std::string base;
+  const auto derived = [&](const char* name) {
+    if (inproc) {
+      if (base.empty()) {
+        base = options_.endpoint_prefix + "-" +
+               std::to_string(std::hash<std::string>{}(run_id) % 1000000) + "-";
+      }
+      return base + name;
+    }
+    if (!run_dir) {
+      // Run directories left by a coordinator that was killed go first.
+      const std::string ipc_dir = tp::prepare_ipc_dir(loop_plane().ipc_dir);
+      (void)tp::remove_stale_ipc_run_dirs(ipc_dir);
+      run_dir = std::make_unique<tp::IpcRunDir>(ipc_dir);
+    }
+    return run_dir->endpoint(name);
   };
-  e.set_rig_to_sensor(pick(options_.endpoints.rig_to_sensor(), "rig_to_sensor"));
-  e.set_sensor_to_dynamics(pick(options_.endpoints.sensor_to_dynamics(), "sensor_to_dynamics"));
-  e.set_dynamics_to_actuator(
-      pick(options_.endpoints.dynamics_to_actuator(), "dynamics_to_actuator"));
-  e.set_actuator_to_rig(pick(options_.endpoints.actuator_to_rig(), "actuator_to_rig"));
-  e.set_telemetry(pick(options_.endpoints.telemetry(), "telemetry"));
+  const auto pick = [&](const std::string& value, const char* name) {
+    return value.empty() ? derived(name) : value;
+  };
+  v1::LoopEndpoints e;
+  e.set_rig_to_sensor(pick(given.rig_to_sensor(), "rig_to_sensor"));
+  e.set_sensor_to_dynamics(pick(given.sensor_to_dynamics(), "sensor_to_dynamics"));
+  e.set_dynamics_to_actuator(pick(given.dynamics_to_actuator(), "dynamics_to_actuator"));
+  e.set_actuator_to_rig(pick(given.actuator_to_rig(), "actuator_to_rig"));
+  e.set_telemetry(pick(given.telemetry(), "telemetry"));
   return e;
+}
+
+bool Coordinator::accept_telemetry(const tp::Received& got, const std::string& run_id,
+                                   v1::Telemetry& t) noexcept {
+  tp::Verdict verdict = tp::Verdict::kAccepted;
+  try {
+    if (got.truncated()) {
+      verdict = tp::Verdict::kOversized;
+    } else if (!t.ParseFromArray(got.bytes.data(), static_cast<int>(got.bytes.size())) ||
+               !t.has_header() || t.header().run_id().empty()) {
+      verdict = tp::Verdict::kMalformed;
+    } else if (t.header().run_id() != run_id) {
+      verdict = tp::Verdict::kWrongRun;
+    } else if (t.header().sender() < 1 || t.header().sender() > kLoopServices.size()) {
+      verdict = tp::Verdict::kMalformed;
+    }
+  } catch (...) {
+    verdict = tp::Verdict::kMalformed;
+  }
+  if (verdict == tp::Verdict::kAccepted) return true;
+  telemetry_rejected_.fetch_add(1, std::memory_order_relaxed);
+  telemetry_rejected_total_[static_cast<std::size_t>(verdict)].add();
+  return false;
 }
 
 grpc::Status Coordinator::load_scenario(const v1::LoadScenarioRequest& request,
@@ -489,6 +559,9 @@ nlohmann::json Coordinator::distributed_summary(v1::RunState state,
     rejected[kLoopServices[i]] = r == rejected_.end() ? 0 : r->second;
     rejected_total += r == rejected_.end() ? 0 : r->second;
   }
+  const std::uint64_t refused_telemetry = telemetry_rejected_.load();  // by the coordinator
+  rejected["coordinator"] = refused_telemetry;
+  rejected_total += refused_telemetry;
   d["deadline_misses"] = misses;
   d["rejected_messages"] = rejected;
   d["rejected_messages_total"] = rejected_total;
@@ -529,12 +602,15 @@ void Coordinator::run(std::string out_dir) noexcept {
     const std::lock_guard<std::mutex> lock(mutex_);
     run_id = status_.run_id();
   }
-  const v1::LoopEndpoints endpoints = endpoints_for(run_id);
+  std::unique_ptr<tp::IpcRunDir> ipc_run_dir;  // removed when run() returns
+  v1::LoopEndpoints endpoints;
   v1::RunState final_state = v1::RUN_STATE_FINISHED;
   std::string message;
   std::atomic<bool> bare_stop{false};
   std::thread bare;
+  telemetry_rejected_ = 0;
   try {
+    endpoints = endpoints_for(run_id, ipc_run_dir);
     const auto telemetry_channel = bind_telemetry(endpoints);
     tp::Channel& telemetry = *telemetry_channel;
     message = start_loop(run_id, scenario_text_, endpoints, mode_, "dynamics");
@@ -567,9 +643,7 @@ void Coordinator::run(std::string out_dir) noexcept {
     while (ok) {
       const std::int64_t read_start = tp::monotonic_now_ns();
       if (auto got = telemetry.receive(buffer, std::chrono::milliseconds(50))) {
-        if (!got->truncated() &&
-            t.ParseFromArray(got->bytes.data(), static_cast<int>(got->bytes.size())) &&
-            t.header().run_id() == run_id) {
+        if (accept_telemetry(*got, run_id, t)) {
           backlog = t.header().send_time_ns() <= read_start ? backlog + 1 : 0;
           telemetry_depth_.raise(static_cast<double>(backlog));
           record(t);
@@ -661,10 +735,7 @@ void Coordinator::run(std::string out_dir) noexcept {
           const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(500);
           while (std::chrono::steady_clock::now() < until) {
             if (auto got = telemetry.receive(buffer, std::chrono::milliseconds(50))) {
-              if (t.ParseFromArray(got->bytes.data(), static_cast<int>(got->bytes.size())) &&
-                  t.header().run_id() == run_id) {
-                record(t);
-              }
+              if (accept_telemetry(*got, run_id, t)) record(t);
             }
           }
         }
@@ -709,7 +780,9 @@ ServiceHandle* Coordinator::find_service(const std::string& name) const {
 
 std::unique_ptr<tp::Channel> Coordinator::bind_telemetry(const v1::LoopEndpoints& endpoints) {
   tp::ChannelConfig tc;
-  tc.endpoint = tp::bind_address(endpoints.telemetry());
+  tc.endpoint = endpoints.telemetry();
+  tc.security = tp::loop_channel_security(loop_plane(), "telemetry", "coordinator", tp::Role::kBind,
+                                          endpoints.telemetry());
   tc.pattern = tp::Pattern::kPull;
   tc.role = tp::Role::kBind;
   tc.recv_hwm = 200000;
@@ -775,8 +848,16 @@ grpc::Status Coordinator::run_identification(const v1::RunIdentificationRequest&
     }
   }
   const std::string run_id = make_run_id(s.name + "-identify");
-  const v1::LoopEndpoints endpoints = endpoints_for(run_id);
-  const auto telemetry_channel = bind_telemetry(endpoints);
+  std::unique_ptr<tp::IpcRunDir> ipc_run_dir;  // removed when this call returns
+  v1::LoopEndpoints endpoints;
+  std::unique_ptr<tp::Channel> telemetry_channel;
+  try {
+    endpoints = endpoints_for(run_id, ipc_run_dir);
+    endpoints.set_command_source("identification");
+    telemetry_channel = bind_telemetry(endpoints);
+  } catch (const std::exception& e) {
+    return {grpc::StatusCode::FAILED_PRECONDITION, std::string("loop plane: ") + e.what()};
+  }
   tp::Channel& telemetry = *telemetry_channel;
   // The identification service in the dynamics' slot.
   std::string error =
@@ -801,8 +882,7 @@ grpc::Status Coordinator::run_identification(const v1::RunIdentificationRequest&
       }
       continue;
     }
-    if (!t.ParseFromArray(got->bytes.data(), static_cast<int>(got->bytes.size())) ||
-        t.header().run_id() != run_id || t.header().sender() != 3) {
+    if (!accept_telemetry(*got, run_id, t) || t.header().sender() != 3) {
       continue;
     }
     if (t.event() == "identified") break;

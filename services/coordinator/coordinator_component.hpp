@@ -26,6 +26,7 @@
 #include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -35,6 +36,9 @@
 #include "hyloop/runtime/component.hpp"
 #include "hyloop/runtime/metrics.hpp"
 #include "hyloop/transport/channel.hpp"
+#include "hyloop/transport/codec.hpp"
+#include "hyloop/transport/ipc_dir.hpp"
+#include "hyloop/transport/loop_plane.hpp"
 
 namespace hyloop::services {
 
@@ -43,11 +47,17 @@ inline constexpr std::array<const char*, 4> kLoopServices = {"rig-emulator", "ac
                                                              "sensor"};
 
 struct CoordinatorOptions {
-  /// ZeroMQ endpoint prefix of the loop channels: "ipc:///tmp/hyloop-<pid>" (default),
-  /// "inproc://hyloop" (co-located) or "tcp://HOST:PORT0" style per-channel via `endpoints`.
+  /// Where the loop channels the coordinator derives live: "" (default) ipc:// sockets in a
+  /// private run directory (0700) that the coordinator creates in the ipc directory for each run
+  /// and removes at its end; "inproc://NAME" for co-located components (one ZeroMQ context).
+  /// Nothing else (an ipc:// prefix is refused: see loop_plane.ipc_dir).
   std::string endpoint_prefix;
-  /// Explicit endpoints (multi-host); overrides the prefix where set.
+  /// Explicit endpoints (multi-host; --endpoints): tcp:// only, each naming the binder's own
+  /// address (it binds exactly that). Overrides the derived endpoint where set.
   v1::LoopEndpoints endpoints;
+  /// The coordinator's loop plane settings (its telemetry socket, the ipc directory it derives
+  /// endpoints in); unset: the service binary's --ipc-dir, --security-dir and --insecure.
+  std::optional<transport::LoopPlaneOptions> loop_plane;
   /// Health polling period.
   std::chrono::milliseconds health_period{200};
 };
@@ -105,7 +115,16 @@ class Coordinator {
   /// Real time, at the end: records the complete rows left in order, skips the incomplete.
   void flush_incomplete();
   nlohmann::json distributed_summary(v1::RunState state, const std::string& message) const;
-  v1::LoopEndpoints endpoints_for(const std::string& run_id) const;
+  /// The run's loop endpoints, derived by the coordinator alone (never from a request); ipc://
+  /// ones inside a new private run directory handed to `run_dir` (removed when it is reset).
+  v1::LoopEndpoints endpoints_for(const std::string& run_id,
+                                  std::unique_ptr<transport::IpcRunDir>& run_dir) const;
+  [[nodiscard]] transport::LoopPlaneOptions loop_plane() const;
+  /// Parses a telemetry frame of the run into `t`; counts what is refused (truncated, not a
+  /// Telemetry, no header, another run, an unknown sender) in hyloop_rejected_messages_total
+  /// {service="coordinator"} and summary.json's rejected_messages.coordinator.
+  bool accept_telemetry(const transport::Received& got, const std::string& run_id,
+                        v1::Telemetry& t) noexcept;
 
   std::vector<std::unique_ptr<ServiceHandle>> services_;
   zmq::context_t& context_;
@@ -116,6 +135,8 @@ class Coordinator {
   runtime::CounterSlot cycles_recorded_;
   runtime::CounterSlot cycles_received_;
   runtime::GaugeSlot telemetry_depth_;
+  std::array<runtime::CounterSlot, transport::kVerdictCount> telemetry_rejected_total_;
+  std::atomic<std::uint64_t> telemetry_rejected_{0};  // of the current run
 
   mutable std::mutex mutex_;
   std::condition_variable changed_;

@@ -145,14 +145,25 @@ void LoopComponent::observe_lateness(std::int64_t lateness_ns) noexcept {
 
 transport::ChannelConfig LoopComponent::channel(const std::string& endpoint, const char* field,
                                                 transport::Pattern pattern, transport::Role role,
-                                                int hwm) {
+                                                int hwm) const {
   if (endpoint.empty()) {
     throw std::invalid_argument(std::string("endpoints.") + field +
-                                ": missing (a ZeroMQ address such as ipc:///tmp/x or "
-                                "tcp://127.0.0.1:5601)");
+                                ": missing (a ZeroMQ address such as tcp://127.0.0.1:5601, or "
+                                "ipc://IPC_DIR/RUN/NAME as the coordinator derives it)");
+  }
+  transport::LoopPlaneOptions plane;
+  if (loop_plane_) {
+    plane = *loop_plane_;
+  } else {
+    const ServiceConfig& config = service_config();
+    plane.ipc_dir = config.ipc_dir;
+    plane.security_dir = config.security_dir;
+    plane.insecure = config.insecure;
   }
   transport::ChannelConfig c;
-  c.endpoint = role == transport::Role::kBind ? transport::bind_address(endpoint) : endpoint;
+  c.security = transport::loop_channel_security(plane, field, name(), role, endpoint,
+                                                endpoints_.command_source());
+  c.endpoint = endpoint;
   c.pattern = pattern;
   c.role = role;
   // A peer that is not there yet (connect before bind) or restarts is retried every 10–50 ms,
@@ -189,9 +200,7 @@ void LoopComponent::on_configure(const v1::ConfigureRequest& request) {
     throw std::invalid_argument("mode: " + std::to_string(request.mode()) +
                                 ": must be CLOCK_MODE_LOCKSTEP or CLOCK_MODE_REAL_TIME");
   }
-  unwatch_inputs();
-  release_loop();
-  telemetry_.reset();
+  close_channels();
   run_id_ = request.run_id();
   mode_ = request.mode();
   sender_id_ = request.sender_id();
@@ -205,6 +214,7 @@ void LoopComponent::on_configure(const v1::ConfigureRequest& request) {
       channel(endpoints_.telemetry(), "telemetry", transport::Pattern::kPush,
               transport::Role::kConnect, 100000),
       encoder_config());
+  channels_open_ = true;
   configure_loop(request);
   logger()->info(
       "run {} ({}): loop endpoints rig_to_sensor={} sensor_to_dynamics={} "
@@ -215,6 +225,11 @@ void LoopComponent::on_configure(const v1::ConfigureRequest& request) {
 }
 
 void LoopComponent::on_activate() {
+  if (!channels_open_) {
+    throw std::logic_error(
+        "activate: not configured for a run (the loop channels close when a run ends: configure "
+        "again)");
+  }
   stop_.store(false);
   done_.store(false);
   thread_ = std::thread([this] {
@@ -233,13 +248,17 @@ void LoopComponent::on_deactivate() {
   if (thread_.joinable()) {
     thread_.join();
   }
+  // The run is over: nothing may reach the loop's sockets any more, and no socket file is left.
+  close_channels();
 }
 
-void LoopComponent::on_shutdown() {
-  on_deactivate();
+void LoopComponent::on_shutdown() { on_deactivate(); }
+
+void LoopComponent::close_channels() noexcept {
   unwatch_inputs();
   release_loop();
   telemetry_.reset();
+  channels_open_ = false;
 }
 
 void LoopComponent::send_telemetry(std::uint64_t cycle, double virtual_time_s,

@@ -12,6 +12,12 @@
 // hyloop_loop_latency_seconds{hop}. The subclass declares its inputs in its constructor
 // (declare_input), hands their verdict counters over in configure_loop (watch_input) and records
 // on the loop with the RT-safe helpers below (no lock, no allocation).
+//
+// Loop plane security (docs/security.md): every channel a subclass opens through channel() gets
+// the service's ipc directory check and CURVE keys (transport/loop_plane.hpp), from the
+// service's --ipc-dir, --security-dir and --insecure unless set_loop_plane() says otherwise.
+// The channels are closed, and the ipc socket files this service bound removed, when the run
+// ends (deactivate) and on shutdown; the next run is configured again.
 
 #include <hyloop/v1/loop.pb.h>
 
@@ -30,6 +36,7 @@
 #include "hyloop/transport/channel.hpp"
 #include "hyloop/transport/codec.hpp"
 #include "hyloop/transport/endpoint.hpp"
+#include "hyloop/transport/loop_plane.hpp"
 
 namespace hyloop::runtime {
 
@@ -57,6 +64,9 @@ class LoopComponent : public Component {
   [[nodiscard]] std::uint64_t rejected_messages() const noexcept { return rejected_.load(); }
   /// True once the loop thread has returned.
   [[nodiscard]] bool loop_done() const noexcept { return done_.load(); }
+  /// The loop plane settings for in-process hosts and tests, instead of the service binary's
+  /// options (runtime::service_config()). Before configure.
+  void set_loop_plane(transport::LoopPlaneOptions options) { loop_plane_ = std::move(options); }
 
  protected:
   /// Parses the scenario and opens the channels; throws std::exception naming the bad field.
@@ -72,10 +82,12 @@ class LoopComponent : public Component {
 
   transport::ValidatorConfig validator_config() const;
   transport::EncoderConfig encoder_config() const;
-  /// A channel config for `endpoint` (an empty endpoint is a configuration error naming `field`).
-  static transport::ChannelConfig channel(const std::string& endpoint, const char* field,
-                                          transport::Pattern pattern, transport::Role role,
-                                          int hwm = 1000);
+  /// A channel config for loop channel `field` (rig_to_sensor, ..., telemetry) at `endpoint`,
+  /// with its security (this service's end: ipc directory, CURVE keys). Throws
+  /// std::invalid_argument naming `endpoints.<field>` when the endpoint is missing or refused.
+  transport::ChannelConfig channel(const std::string& endpoint, const char* field,
+                                   transport::Pattern pattern, transport::Role role,
+                                   int hwm = 1000) const;
 
   /// Sends one telemetry message to the coordinator (names only on the first one). Lossless in
   /// lockstep, drop-if-full in real time (the loop never waits for the recorder).
@@ -158,6 +170,11 @@ class LoopComponent : public Component {
   std::vector<InputMetrics> inputs_;
   MetricsRegistry::CollectorId collector_ = 0;
 
+  /// Closes the telemetry and the subclass's channels (their ipc socket files go with them).
+  void close_channels() noexcept;
+
+  std::optional<transport::LoopPlaneOptions> loop_plane_;
+  bool channels_open_ = false;
   std::unique_ptr<transport::LoopOutput> telemetry_;
   v1::Telemetry telemetry_msg_;
   std::vector<std::string> telemetry_names_;

@@ -1,0 +1,420 @@
+// The closed loop plane through the services (issue 10, findings 1 and 6; docs/security.md,
+// "Loop plane"): endpoints only where the coordinator derives them, exact binds, private ipc
+// run directories removed at the end, CURVE on tcp, garbage telemetry counted.
+#include <arpa/inet.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "actuator/actuator_component.hpp"
+#include "coordinator/coordinator_component.hpp"
+#include "dynamics/dynamics_component.hpp"
+#include "hyloop/experiment/scenario.hpp"
+#include "hyloop/experiment/yaml_fields.hpp"
+#include "hyloop/transport/channel.hpp"
+#include "hyloop/transport/curve.hpp"
+#include "hyloop/transport/ipc_dir.hpp"
+#include "rig_emulator/rig_emulator_component.hpp"
+#include "sensor/sensor_component.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+namespace tp = hyloop::transport;
+using namespace hyloop;
+using namespace std::chrono_literals;
+
+const fs::path kSource = HYLOOP_SOURCE_DIR;
+const fs::path kBin = HYLOOP_BIN_DIR;
+const std::string kScenario = "scenarios/sits/table1_scvg.yaml";
+
+std::string slurp(const fs::path& p) {
+  std::ifstream f(p, std::ios::binary);
+  std::stringstream s;
+  s << f.rdbuf();
+  return s.str();
+}
+
+fs::path temp_dir(const std::string& name) {
+  const fs::path d =
+      fs::temp_directory_path() / ("hyloop-lp-" + name + "-" + std::to_string(getpid()));
+  fs::remove_all(d);
+  fs::create_directories(d);
+  fs::permissions(d, fs::perms::owner_all, fs::perm_options::replace);
+  return d;
+}
+
+int run_command(const std::string& cmd) {
+  const int rc = std::system(cmd.c_str());
+  return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+}
+
+unsigned mode_of(const fs::path& p) {
+  struct stat st {};
+  return ::lstat(p.c_str(), &st) == 0 ? (st.st_mode & 07777) : 0U;
+}
+
+bool is_socket_file(const fs::path& p) {
+  struct stat st {};
+  return ::lstat(p.c_str(), &st) == 0 && S_ISSOCK(st.st_mode);
+}
+
+int tcp_connect(const char* ip, int port) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(static_cast<std::uint16_t>(port));
+  ::inet_pton(AF_INET, ip, &a.sin_addr);
+  const int rc = ::connect(fd, reinterpret_cast<const sockaddr*>(&a), sizeof a);
+  const int err = rc == 0 ? 0 : errno;
+  ::close(fd);
+  return err;
+}
+
+// A port free right now on 127.0.0.1.
+int free_port() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  ::inet_pton(AF_INET, "127.0.0.1", &a.sin_addr);
+  ::bind(fd, reinterpret_cast<const sockaddr*>(&a), sizeof a);
+  socklen_t len = sizeof a;
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+  ::close(fd);
+  return ntohs(a.sin_port);
+}
+
+const std::vector<std::string> kOverrides = {"timing.duration_s=10", "metrics.window_s=5"};
+
+// `hyloop run` of the scenario: the reference samples.
+const std::string& reference_samples() {
+  static const std::string samples = [] {
+    const fs::path dir = temp_dir("reference");
+    std::string cmd = (kBin / "hyloop").string() + " run " + (kSource / kScenario).string() +
+                      " --out " + (dir / "run").string();
+    for (const std::string& o : kOverrides) cmd += " --set " + o;
+    EXPECT_EQ(run_command(cmd + " > /dev/null 2>&1"), 0);
+    std::string s = slurp(dir / "run" / "samples.csv");
+    fs::remove_all(dir);
+    return s;
+  }();
+  return samples;
+}
+
+// The four loop services as components in this process, behind one coordinator.
+class Stack {
+ public:
+  Stack(services::CoordinatorOptions options, const tp::LoopPlaneOptions& plane) {
+    std::vector<std::unique_ptr<services::ServiceHandle>> handles;
+    for (runtime::LoopComponent* c :
+         std::initializer_list<runtime::LoopComponent*>{&rig_, &actuator_, &dynamics_, &sensor_}) {
+      c->set_context(&context_);
+      c->set_loop_plane(plane);
+      handles.push_back(services::make_local_service_handle(*c));
+    }
+    options.loop_plane = plane;
+    coordinator_ =
+        std::make_unique<services::Coordinator>(std::move(handles), context_, std::move(options));
+  }
+  ~Stack() { coordinator_->shutdown_services(); }
+  Stack(const Stack&) = delete;
+  Stack& operator=(const Stack&) = delete;
+
+  // Loads the scenario and starts a lockstep run into `out`; the run id.
+  std::string start(const fs::path& out) {
+    v1::LoadScenarioRequest load;
+    load.set_scenario_yaml(experiment::read_scenario_text((kSource / kScenario).string()));
+    for (const std::string& o : kOverrides) load.add_overrides(o);
+    v1::LoadScenarioReply loaded;
+    const grpc::Status ls = coordinator_->load_scenario(load, &loaded);
+    EXPECT_TRUE(ls.ok()) << ls.error_message();
+    v1::StartRequest start;
+    start.set_out_dir(out.string());
+    v1::RunStatus status;
+    const grpc::Status st = coordinator_->start(start, &status);
+    EXPECT_TRUE(st.ok()) << st.error_message();
+    return status.run_id();
+  }
+  v1::RunStatus wait() {
+    EXPECT_TRUE(coordinator_->wait(std::chrono::minutes(3)));
+    v1::RunStatus status;
+    coordinator_->status(&status);
+    return status;
+  }
+  services::Coordinator& coordinator() { return *coordinator_; }
+  zmq::context_t& context() { return context_; }
+
+ private:
+  zmq::context_t context_;
+  services::RigEmulatorComponent rig_;
+  services::ActuatorComponent actuator_;
+  services::DynamicsComponent dynamics_;
+  services::SensorComponent sensor_;
+  std::unique_ptr<services::Coordinator> coordinator_;
+};
+
+v1::ConfigureRequest rig_request() {
+  v1::ConfigureRequest c;
+  c.set_run_id("run-1");
+  c.set_mode(v1::CLOCK_MODE_LOCKSTEP);
+  c.set_sender_id(1);
+  c.set_scenario_yaml(experiment::to_yaml(experiment::load_scenario(
+      (kSource / kScenario).string(), {"timing.duration_s=1", "metrics.window_s=1"})));
+  c.mutable_endpoints()->set_telemetry("inproc://telemetry");
+  return c;
+}
+
+// Finding 1: Lifecycle.Configure to the rig emulator with rig_to_sensor naming a file replaced
+// the file by a socket. Now the endpoint is refused (it is not in the service's ipc directory),
+// naming the field, and the file is intact.
+TEST(LoopPlane, ConfigureWithAnEndpointOnAFileIsRefusedAndTheFileKept) {
+  const fs::path dir = temp_dir("finding1");
+  const fs::path victim = dir / "precious.txt";
+  std::ofstream(victim) << "calibration data\n";
+  zmq::context_t context;
+  services::RigEmulatorComponent rig;
+  rig.set_context(&context);
+  rig.set_loop_plane({.ipc_dir = (dir / "ipc").string()});
+  v1::ConfigureRequest c = rig_request();
+  c.mutable_endpoints()->set_rig_to_sensor("ipc://" + victim.string());
+  c.mutable_endpoints()->set_actuator_to_rig("inproc://rig");
+  const v1::LifecycleReply r = rig.configure(c);
+  EXPECT_NE(r.state(), v1::LIFECYCLE_STATE_INACTIVE);
+  EXPECT_NE(r.message().find("endpoints.rig_to_sensor"), std::string::npos) << r.message();
+  EXPECT_EQ(slurp(victim), "calibration data\n");
+  EXPECT_TRUE(fs::is_regular_file(victim));
+  rig.shutdown();
+  fs::remove_all(dir);
+}
+
+// Finding 6: a channel bound on 127.0.0.1 listened on every interface.
+TEST(LoopPlane, TcpBoundOnLoopbackIsNotReachableAtAnotherLocalAddress) {
+  zmq::context_t context;
+  services::RigEmulatorComponent rig;
+  rig.set_context(&context);
+  rig.set_loop_plane({.insecure = true});
+  const int port = free_port();
+  v1::ConfigureRequest c = rig_request();
+  c.mutable_endpoints()->set_rig_to_sensor("tcp://127.0.0.1:" + std::to_string(port));
+  c.mutable_endpoints()->set_actuator_to_rig("tcp://127.0.0.1:" + std::to_string(free_port()));
+  const v1::LifecycleReply r = rig.configure(c);
+  ASSERT_EQ(r.state(), v1::LIFECYCLE_STATE_INACTIVE) << r.message();
+  EXPECT_EQ(tcp_connect("127.0.0.1", port), 0);
+  EXPECT_EQ(tcp_connect("127.0.0.2", port), ECONNREFUSED);  // same host, other address
+  rig.shutdown();
+  EXPECT_EQ(tcp_connect("127.0.0.1", port), ECONNREFUSED);  // released
+}
+
+TEST(LoopPlane, PlainTcpIsRefusedWithoutKeysUnlessInsecure) {
+  zmq::context_t context;
+  services::RigEmulatorComponent rig;
+  rig.set_context(&context);
+  rig.set_loop_plane({});
+  v1::ConfigureRequest c = rig_request();
+  c.mutable_endpoints()->set_rig_to_sensor("tcp://127.0.0.1:" + std::to_string(free_port()));
+  c.mutable_endpoints()->set_actuator_to_rig("inproc://rig");
+  const v1::LifecycleReply r = rig.configure(c);
+  EXPECT_NE(r.state(), v1::LIFECYCLE_STATE_INACTIVE);
+  EXPECT_NE(r.message().find("endpoints.rig_to_sensor"), std::string::npos) << r.message();
+  EXPECT_NE(r.message().find("--security-dir"), std::string::npos) << r.message();
+  rig.shutdown();
+}
+
+// The coordinator derives ipc endpoints in a private run directory of the ipc directory; the
+// sockets live only there, the directory is 0700, and nothing is left after the run.
+TEST(LoopPlane, IpcRunDirectoryIsPrivateAndGoneAfterTheRun) {
+  const fs::path dir = temp_dir("ipcrun");
+  const fs::path ipc = dir / "ipc";
+  Stack stack({}, {.ipc_dir = ipc.string()});
+  std::atomic<bool> done{false};
+  std::set<unsigned> run_dir_modes;
+  std::set<std::string> sockets;
+  std::thread watch([&] {
+    while (!done.load()) {
+      std::error_code ec;
+      for (const auto& run : fs::directory_iterator(ipc, ec)) {
+        run_dir_modes.insert(mode_of(run.path()));
+        for (const auto& f : fs::directory_iterator(run.path(), ec)) {
+          if (is_socket_file(f.path())) sockets.insert(f.path().filename().string());
+        }
+      }
+      std::this_thread::sleep_for(5ms);
+    }
+  });
+  stack.start(dir / "run");
+  const v1::RunStatus status = stack.wait();
+  done = true;
+  watch.join();
+  EXPECT_EQ(status.state(), v1::RUN_STATE_FINISHED) << status.message();
+  EXPECT_EQ(mode_of(ipc), 0700U);
+  EXPECT_EQ(run_dir_modes, std::set<unsigned>{0700U});
+  EXPECT_EQ(sockets,
+            (std::set<std::string>{"rig_to_sensor", "sensor_to_dynamics", "dynamics_to_actuator",
+                                   "actuator_to_rig", "telemetry"}));
+  EXPECT_TRUE(fs::is_empty(ipc));  // every socket and the run directory removed
+  EXPECT_EQ(slurp(dir / "run" / "samples.csv"), reference_samples());
+  fs::remove_all(dir);
+}
+
+// 1 000 garbage frames on the coordinator's telemetry (from a process of the same user that
+// found the socket) are counted as rejected and change nothing in the recording.
+TEST(LoopPlane, GarbageTelemetryIsCountedAsRejectedAndDisturbsNothing) {
+  const fs::path dir = temp_dir("garbage");
+  const fs::path ipc = dir / "ipc";
+  Stack stack({}, {.ipc_dir = ipc.string()});
+  const std::string run_id = stack.start(dir / "run");
+  fs::path telemetry;
+  for (int i = 0; i < 2000 && telemetry.empty(); ++i) {
+    std::error_code ec;
+    for (const auto& run : fs::directory_iterator(ipc, ec)) {
+      if (is_socket_file(run.path() / "telemetry")) telemetry = run.path() / "telemetry";
+    }
+    std::this_thread::sleep_for(1ms);
+  }
+  ASSERT_FALSE(telemetry.empty());
+  zmq::context_t rogue_ctx;
+  zmq::socket_t push(rogue_ctx, zmq::socket_type::push);
+  push.set(zmq::sockopt::sndhwm, 0);
+  push.connect("ipc://" + telemetry.string());
+  v1::Telemetry other_run;
+  other_run.mutable_header()->set_run_id(run_id + "-not");
+  other_run.mutable_header()->set_sender(1);
+  other_run.add_values(1.0);
+  v1::Telemetry no_sender;
+  no_sender.mutable_header()->set_run_id(run_id);
+  no_sender.mutable_header()->set_sender(99);
+  no_sender.add_values(1e300);
+  const std::string kinds[] = {std::string("\xff\xfe garbage \x01", 12),
+                               other_run.SerializeAsString(), no_sender.SerializeAsString(),
+                               std::string()};
+  constexpr int kGarbage = 1000;
+  for (int i = 0; i < kGarbage; ++i) {
+    const std::string& m = kinds[i % 4];
+    ASSERT_TRUE(push.send(zmq::buffer(m), zmq::send_flags::none).has_value());
+  }
+  const v1::RunStatus status = stack.wait();
+  EXPECT_EQ(status.state(), v1::RUN_STATE_FINISHED) << status.message();
+  const auto summary = nlohmann::json::parse(slurp(dir / "run" / "summary.json"));
+  EXPECT_EQ(summary["distributed"]["rejected_messages"]["coordinator"], kGarbage);
+  EXPECT_EQ(summary["distributed"]["rejected_messages_total"], kGarbage);
+  EXPECT_EQ(slurp(dir / "run" / "samples.csv"), reference_samples());
+  const std::string metrics = stack.coordinator().metrics()->text();
+  std::uint64_t counted = 0;
+  std::istringstream lines(metrics);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind("hyloop_rejected_messages_total{", 0) == 0 &&
+        line.find("service=\"coordinator\"") != std::string::npos) {
+      counted += static_cast<std::uint64_t>(std::stod(line.substr(line.rfind(' ') + 1)));
+    }
+  }
+  EXPECT_EQ(counted, static_cast<std::uint64_t>(kGarbage));
+  push.close();
+  fs::remove_all(dir);
+}
+
+// A rogue ZeroMQ PULL on the dynamics' command port (finding 6: it took 210 commands and made
+// the run fail). With CURVE it is never a peer: it gets nothing, and the run gives the samples
+// of the in-process run.
+TEST(LoopPlane, RoguePullOnTheCommandPortGetsNothingAndMovesNothing) {
+  const fs::path dir = temp_dir("rogue");
+  const fs::path keys = dir / "security";
+  fs::create_directories(keys);
+  for (const char* name :
+       {"coordinator", "rig-emulator", "actuator", "dynamics", "sensor", "identification"}) {
+    tp::write_curve_key_pair(keys.string(), name, tp::make_curve_key_pair());
+  }
+  services::CoordinatorOptions options;
+  const auto ep = [] { return "tcp://127.0.0.1:" + std::to_string(free_port()); };
+  options.endpoints.set_rig_to_sensor(ep());
+  options.endpoints.set_sensor_to_dynamics(ep());
+  options.endpoints.set_dynamics_to_actuator(ep());
+  options.endpoints.set_actuator_to_rig(ep());
+  options.endpoints.set_telemetry(ep());
+  const std::string commands = options.endpoints.dynamics_to_actuator();
+  Stack stack(options, {.ipc_dir = (dir / "ipc").string(), .security_dir = keys.string()});
+  // Connected before the run (ZeroMQ reconnects until the port is bound), one without CURVE and
+  // one with the server's public key but a key pair of its own.
+  zmq::context_t rogue_ctx;
+  zmq::socket_t plain(rogue_ctx, zmq::socket_type::pull);
+  plain.set(zmq::sockopt::reconnect_ivl, 5);
+  plain.connect(commands);
+  zmq::socket_t stranger(rogue_ctx, zmq::socket_type::pull);
+  const auto [pub, sec] = tp::make_curve_key_pair();
+  stranger.set(zmq::sockopt::curve_serverkey, tp::load_curve_public_key(keys.string(), "dynamics"));
+  stranger.set(zmq::sockopt::curve_publickey, pub);
+  stranger.set(zmq::sockopt::curve_secretkey, sec);
+  stranger.set(zmq::sockopt::reconnect_ivl, 5);
+  stranger.connect(commands);
+  stack.start(dir / "run");
+  std::uint64_t taken = 0;
+  std::atomic<bool> done{false};
+  std::thread rogue([&] {
+    zmq::message_t m;
+    while (!done.load()) {
+      zmq::pollitem_t items[] = {{plain.handle(), 0, ZMQ_POLLIN, 0},
+                                 {stranger.handle(), 0, ZMQ_POLLIN, 0}};
+      zmq::poll(items, 2, 10ms);
+      if (plain.recv(m, zmq::recv_flags::dontwait)) ++taken;
+      if (stranger.recv(m, zmq::recv_flags::dontwait)) ++taken;
+    }
+  });
+  const v1::RunStatus status = stack.wait();
+  done = true;
+  rogue.join();
+  EXPECT_EQ(taken, 0U);
+  EXPECT_EQ(status.state(), v1::RUN_STATE_FINISHED) << status.message();
+  EXPECT_EQ(slurp(dir / "run" / "samples.csv"), reference_samples());
+  fs::remove_all(dir);
+}
+
+// Through `hyloop up` (the services as processes, default ipc directory): the run directory of
+// the sockets is private while the run lasts and nothing is left behind, there or in /tmp.
+TEST(LoopPlane, HyloopUpLeavesNoSocketBehind) {
+  const fs::path dir = temp_dir("up");
+  const fs::path runtime_dir = dir / "xdg";
+  fs::create_directories(runtime_dir);
+  fs::permissions(runtime_dir, fs::perms::owner_all, fs::perm_options::replace);
+  const auto tmp_sockets = [] {
+    std::set<std::string> s;
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator("/tmp", ec)) {
+      if (e.path().filename().string().rfind("hyloop-", 0) == 0 && is_socket_file(e.path())) {
+        s.insert(e.path().string());
+      }
+    }
+    return s;
+  };
+  const std::set<std::string> before = tmp_sockets();
+  std::string cmd = "XDG_RUNTIME_DIR=" + runtime_dir.string() + " " + (kBin / "hyloop").string() +
+                    " up " + (kSource / kScenario).string() + " --out " + (dir / "run").string();
+  for (const std::string& o : kOverrides) cmd += " --set " + o;
+  ASSERT_EQ(run_command(cmd + " > " + (dir / "up.log").string() + " 2>&1"), 0)
+      << slurp(dir / "up.log");
+  EXPECT_EQ(slurp(dir / "run" / "samples.csv"), reference_samples());
+  const fs::path ipc = runtime_dir / "hyloop";
+  EXPECT_EQ(mode_of(ipc), 0700U);
+  EXPECT_TRUE(fs::is_empty(ipc)) << fs::directory_iterator(ipc)->path();
+  std::set<std::string> left;
+  for (const std::string& s : tmp_sockets()) {
+    if (before.count(s) == 0) left.insert(s);
+  }
+  EXPECT_TRUE(left.empty()) << *left.begin();
+  fs::remove_all(dir);
+}
+
+}  // namespace
