@@ -49,6 +49,7 @@ void SampleTable::write_csv(const std::filesystem::path& path) const {
     line += '\n';
     f << line;
   }
+  f.close();
   if (!f) throw std::runtime_error("writing " + path.string() + " failed");
 }
 

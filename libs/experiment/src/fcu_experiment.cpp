@@ -462,6 +462,7 @@ bool FcuExperiment::step() noexcept {
 }
 
 void FcuExperiment::record_row(std::span<const double> row) noexcept {
+  observe_row(row);
   const std::int64_t k = cycle_;
   const double x_c = row[col(FcuColumn::kXc)];
   const double x_m = row[col(FcuColumn::kXm)];

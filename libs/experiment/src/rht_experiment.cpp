@@ -228,6 +228,7 @@ bool RhtExperiment::step() noexcept {
 }
 
 void RhtExperiment::record_row(std::span<const double> row) noexcept {
+  observe_row(row);
   desired_.push_back(row[col(RhtColumn::kDesired)]);
   command_.push_back(row[col(RhtColumn::kCommand)]);
   measured_.push_back(row[col(RhtColumn::kMeasured)]);
@@ -353,6 +354,8 @@ void RhtExperiment::write_extra_files(const fs::path& dir) const {
         << m["command_two_step_ratio"].get<double>() * 100.0
         << " % of its RMS at the Nyquist frequency): unsafe for the specimen\n";
   }
+  log.close();
+  if (!log) throw std::runtime_error("writing " + (dir / "log.txt").string() + " failed");
 }
 
 }  // namespace hyloop::experiment

@@ -1,13 +1,20 @@
 #include "hyloop/experiment/run_directory.hpp"
 
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <array>
+#include <atomic>
+#include <cerrno>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
-#include <fstream>
+#include <cstring>
+#include <ctime>
 #include <stdexcept>
+#include <vector>
 
 namespace hyloop::experiment {
 namespace fs = std::filesystem;
@@ -33,6 +40,135 @@ void append_number(std::string& line, double v) {
   line.append(buf.data(), result.ptr);
 }
 
+[[noreturn]] void fail(const std::string& what, int error_number) {
+  throw RunDirectoryError(what + ": " + std::strerror(error_number), error_number);
+}
+
+/// Writes `text` to `path` (created or truncated), fsyncs and closes it; every call checked.
+void write_file(const fs::path& path, const std::string& text) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
+  if (fd < 0) fail("creating " + path.string(), errno);
+  std::size_t done = 0;
+  while (done < text.size()) {
+    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      const int e = n < 0 ? errno : EIO;
+      ::close(fd);
+      fail("writing " + path.string(), e);
+    }
+    done += static_cast<std::size_t>(n);
+  }
+  if (::fsync(fd) != 0) {
+    const int e = errno;
+    ::close(fd);
+    fail("writing " + path.string() + " (fsync)", e);
+  }
+  if (::close(fd) != 0) fail("writing " + path.string() + " (close)", errno);
+}
+
+/// fsync of a file or directory written by someone else.
+void sync_path(const fs::path& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) fail("opening " + path.string() + " to sync it", errno);
+  if (::fsync(fd) != 0) {
+    const int e = errno;
+    ::close(fd);
+    fail("syncing " + path.string(), e);
+  }
+  ::close(fd);
+}
+
+/// Runs a writer that reports failure by an exception without the system's reason (the
+/// experiment's std::ofstream writers) and adds errno's message to it.
+template <class F>
+void write_with(F&& writer) {
+  errno = 0;
+  try {
+    writer();
+  } catch (const RunDirectoryError&) {
+    throw;
+  } catch (const std::exception& e) {
+    const int err = errno;
+    if (err != 0) throw RunDirectoryError(std::string(e.what()) + ": " + std::strerror(err), err);
+    throw RunDirectoryError(e.what(), 0);
+  }
+}
+
+/// samples.csv, the extra files, scenario.yaml, then summary.json, each synced; returns the
+/// summary.
+nlohmann::json write_files(const Experiment& experiment, const fs::path& dir,
+                           const nlohmann::json& extra) {
+  const fs::path samples = dir / "samples.csv";
+  write_with([&] { experiment.samples().write_csv(samples); });
+  sync_path(samples);
+  write_with([&] { experiment.write_extra_files(dir); });
+  for (const auto& e : fs::directory_iterator(dir)) {
+    const std::string name = e.path().filename().string();
+    if (e.is_regular_file() && name != kJournalFile && name != kIncompleteMarker &&
+        name.rfind(kJournalFile, 0) != 0) {
+      sync_path(e.path());
+    }
+  }
+  write_file(dir / "scenario.yaml", experiment.resolved_yaml());
+  nlohmann::json summary = make_summary(experiment);
+  if (extra.is_object()) summary.update(extra);
+  write_file(dir / "summary.json", summary.dump(2) + "\n");
+  sync_path(dir);
+  return summary;
+}
+
+/// Removes INCOMPLETE and makes that durable.
+void remove_marker(const fs::path& dir) {
+  const fs::path marker = dir / kIncompleteMarker;
+  if (::unlink(marker.c_str()) != 0) fail("removing " + marker.string(), errno);
+  sync_path(dir);
+}
+
+/// Opens INCOMPLETE and takes its lock without waiting; -1 when a live recorder holds it.
+int lock_marker(const fs::path& marker) {
+  const int fd = ::open(marker.c_str(), O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+  if (fd < 0) fail("opening " + marker.string(), errno);
+  if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    const int e = errno;
+    ::close(fd);
+    if (e == EWOULDBLOCK) return -1;
+    fail("locking " + marker.string(), e);
+  }
+  return fd;
+}
+
+std::string first_lines(const fs::path& file, std::size_t max_chars) {
+  std::string text;
+  if (FILE* f = std::fopen(file.c_str(), "r")) {
+    std::array<char, 512> buf{};
+    const std::size_t n = std::fread(buf.data(), 1, std::min(buf.size(), max_chars), f);
+    text.assign(buf.data(), n);
+    std::fclose(f);
+  }
+  for (char& c : text) {
+    if (c == '\n') c = ';';
+  }
+  return text;
+}
+
+std::string quoted(const std::string& value) {
+  constexpr std::size_t kMax = 200;
+  std::string v = value.size() > kMax ? value.substr(0, kMax) + "…" : value;
+  std::string out = "\"";
+  for (const char c : v) {
+    if (static_cast<unsigned char>(c) < 0x20) {
+      char hex[8];
+      std::snprintf(hex, sizeof hex, "\\x%02x",
+                    static_cast<unsigned>(static_cast<unsigned char>(c)));
+      out += hex;
+    } else {
+      out += c;
+    }
+  }
+  return out + "\"";
+}
+
 }  // namespace
 
 std::string format_number(double v) {
@@ -50,6 +186,16 @@ std::string git_revision() {
     rev += "-dirty";
   }
   return rev;
+}
+
+std::string make_run_id(const std::string& name) {
+  static std::atomic<int> counter{0};
+  const std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  char stamp[32];
+  std::strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%SZ", &tm);
+  return name + "-" + stamp + "-" + std::to_string(getpid()) + "-" + std::to_string(++counter);
 }
 
 nlohmann::json make_summary(const Experiment& experiment) {
@@ -71,45 +217,234 @@ nlohmann::json make_summary(const Experiment& experiment) {
   return j;
 }
 
-void check_output_directory(const fs::path& out, bool overwrite) {
-  if (fs::exists(out) && !overwrite) {
-    if (!fs::is_directory(out) || !fs::is_empty(out)) {
-      throw std::runtime_error(
-          "--out " + out.string() +
-          ": exists and is not an empty directory (use --force to replace it)");
+void check_run_name(const std::string& name, const std::string& field) {
+  const auto bad = [&](const std::string& why) {
+    throw std::invalid_argument(field + " = " + quoted(name) + ": " + why);
+  };
+  if (name.empty()) bad("missing (the name of the run directory to write)");
+  if (name.size() > 255) bad("longer than 255 bytes");
+  if (name.find('/') != std::string::npos) {
+    bad(name.front() == '/' ? "an absolute path; give a name under the coordinator's runs directory"
+                            : "must be a single name under the coordinator's runs directory "
+                              "(no '/')");
+  }
+  if (name == "." || name == "..") bad("must name a directory under the runs directory");
+  if (name.front() == '.' || name.front() == '-') bad("must not start with '.' or '-'");
+  for (const char c : name) {
+    const auto u = static_cast<unsigned char>(c);
+    if (!(std::isalnum(u) != 0 || std::strchr("._-+=@,", c) != nullptr) || u >= 0x80) {
+      bad("only letters, digits and ._-+=@, are allowed");
     }
   }
+}
+
+bool is_incomplete(const fs::path& dir) {
+  std::error_code ec;
+  return fs::exists(fs::symlink_status(dir / kIncompleteMarker, ec));
+}
+
+void check_output_directory(const fs::path& out, bool overwrite) {
+  std::error_code ec;
+  if (!fs::exists(fs::symlink_status(out, ec)) || overwrite) return;
+  if (fs::is_directory(fs::symlink_status(out, ec)) && fs::is_empty(out, ec)) return;
+  if (is_incomplete(out)) {
+    throw std::runtime_error("--out " + out.string() +
+                             ": an incomplete run directory (INCOMPLETE): recover it with "
+                             "`hyloop summary --recover " +
+                             out.string() + "` or replace it with --force");
+  }
+  throw std::runtime_error("--out " + out.string() +
+                           ": exists and is not an empty directory (use --force to replace it)");
+}
+
+void remove_output_directory(const fs::path& out) {
+  std::error_code ec;
+  if (!fs::exists(fs::symlink_status(out, ec))) return;
+  if (fs::is_directory(fs::symlink_status(out, ec)) && is_incomplete(out)) {
+    const fs::path marker = out / kIncompleteMarker;
+    const int fd = lock_marker(marker);
+    if (fd < 0) {
+      throw RunDirectoryError("--out " + out.string() + ": a run is still being recorded there (" +
+                                  first_lines(marker, 300) + "); not removed",
+                              EBUSY);
+    }
+    ::close(fd);
+  }
+  fs::remove_all(out, ec);
+  if (ec) throw RunDirectoryError("removing " + out.string() + ": " + ec.message(), ec.value());
+}
+
+RunRecording::RunRecording(const fs::path& dir, JournalHeader header, bool create_parents)
+    : dir_(dir) {
+  if (create_parents && dir.has_parent_path()) {
+    std::error_code ec;
+    fs::create_directories(dir.parent_path(), ec);
+    if (ec) {
+      throw RunDirectoryError("creating " + dir.parent_path().string() + ": " + ec.message(),
+                              ec.value());
+    }
+  }
+  bool created = false;
+  if (::mkdir(dir.c_str(), 0755) == 0) {
+    created = true;
+  } else if (errno == EEXIST) {
+    struct stat st {};
+    std::error_code ec;
+    if (::lstat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || !fs::is_empty(dir, ec)) {
+      throw RunDirectoryError(dir.string() + ": exists already", EEXIST);
+    }
+  } else {
+    fail("creating " + dir.string(), errno);
+  }
+  const fs::path marker = dir / kIncompleteMarker;
+  try {
+    marker_fd_ = ::open(marker.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
+    if (marker_fd_ < 0) fail("creating " + marker.string(), errno);
+    if (::flock(marker_fd_, LOCK_EX | LOCK_NB) != 0) fail("locking " + marker.string(), errno);
+    char host[256] = {};
+    (void)gethostname(host, sizeof host - 1);
+    const std::string text =
+        "This run directory is being recorded, or its recorder ended before completing it.\n"
+        "run_id: " +
+        header.run_id + "\nwriter: " + header.writer + " (pid " + std::to_string(getpid()) +
+        " on " + host +
+        ")\nWhile the writer lives it holds an exclusive flock on this file. Otherwise recover "
+        "what was recorded with: hyloop summary --recover " +
+        dir.string() + "\n";
+    std::size_t done = 0;
+    while (done < text.size()) {
+      const ssize_t n = ::write(marker_fd_, text.data() + done, text.size() - done);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) fail("writing " + marker.string(), n < 0 ? errno : EIO);
+      done += static_cast<std::size_t>(n);
+    }
+    if (::fsync(marker_fd_) != 0) fail("writing " + marker.string() + " (fsync)", errno);
+    journal_ = std::make_unique<RunJournal>(dir / kJournalFile, std::move(header));
+    sync_path(dir);
+    if (created) sync_path(dir.has_parent_path() ? dir.parent_path() : fs::path("."));
+  } catch (...) {
+    journal_.reset();
+    if (marker_fd_ >= 0) ::close(marker_fd_);
+    marker_fd_ = -1;
+    std::error_code ec;
+    for (const char* name : {kIncompleteMarker, kJournalFile}) fs::remove(dir / name, ec);
+    fs::remove(dir / (std::string(kJournalFile) + "-wal"), ec);
+    fs::remove(dir / (std::string(kJournalFile) + "-shm"), ec);
+    if (created) fs::remove(dir, ec);
+    throw;
+  }
+}
+
+RunRecording::~RunRecording() {
+  journal_.reset();
+  if (marker_fd_ >= 0) ::close(marker_fd_);
+}
+
+nlohmann::json RunRecording::complete(const Experiment& experiment, const nlohmann::json& extra) {
+  if (marker_fd_ < 0) throw RunDirectoryError(dir_.string() + ": completed already", 0);
+  try {
+    journal_->close();
+  } catch (const JournalError& e) {
+    throw RunDirectoryError(std::string("recording the journal failed: ") + e.what(), 0);
+  }
+  nlohmann::json summary = write_files(experiment, dir_, extra);
+  remove_marker(dir_);
+  ::close(marker_fd_);
+  marker_fd_ = -1;
+  return summary;
 }
 
 void write_run_directory(const Experiment& experiment, const fs::path& out, bool overwrite,
                          const nlohmann::json& extra_summary) {
   check_output_directory(out, overwrite);
-  const fs::path parent = out.has_parent_path() ? out.parent_path() : fs::path(".");
-  fs::create_directories(parent);
-  const fs::path tmp = parent / (out.filename().string() + ".partial-" + std::to_string(getpid()));
-  fs::remove_all(tmp);
-  fs::create_directories(tmp);
-  try {
-    experiment.samples().write_csv(tmp / "samples.csv");
-    experiment.write_extra_files(tmp);
-    {
-      std::ofstream f(tmp / "scenario.yaml");
-      f << experiment.resolved_yaml();
-    }
-    {
-      std::ofstream f(tmp / "summary.json");
-      nlohmann::json summary = make_summary(experiment);
-      if (extra_summary.is_object()) summary.update(extra_summary);
-      f << summary.dump(2) << '\n';
-      if (!f) throw std::runtime_error("writing summary.json failed");
-    }
-    if (fs::exists(out)) fs::remove_all(out);
-    fs::rename(tmp, out);
-  } catch (...) {
-    std::error_code ec;
-    fs::remove_all(tmp, ec);
-    throw;
+  if (overwrite) remove_output_directory(out);
+  std::error_code ec;
+  if (out.has_parent_path()) fs::create_directories(out.parent_path(), ec);
+  if (::mkdir(out.c_str(), 0755) != 0 && errno != EEXIST) fail("creating " + out.string(), errno);
+  write_file(out / kIncompleteMarker,
+             "written by write_run_directory (pid " + std::to_string(getpid()) + ")\n");
+  write_files(experiment, out, extra_summary);
+  remove_marker(out);
+}
+
+RecoveryResult recover_run_directory(const fs::path& dir) {
+  const fs::path marker = dir / kIncompleteMarker;
+  const fs::path journal_file = dir / kJournalFile;
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) throw RunDirectoryError(dir.string() + ": no such directory", 0);
+  if (!is_incomplete(dir)) {
+    throw RunDirectoryError(dir.string() + ": complete (no INCOMPLETE marker): nothing to recover",
+                            0);
   }
+  if (!fs::exists(journal_file, ec)) {
+    throw RunDirectoryError(dir.string() + ": no " + kJournalFile + ": nothing to recover from", 0);
+  }
+  const int fd = lock_marker(marker);
+  if (fd < 0) {
+    throw RunDirectoryError(dir.string() + ": still being recorded (" + first_lines(marker, 300) +
+                                "): recover it only after its recorder has ended",
+                            EBUSY);
+  }
+  struct Unlock {
+    int fd;
+    ~Unlock() {
+      if (fd >= 0) ::close(fd);
+    }
+  } unlock{fd};
+  const JournalContents journal = read_journal(journal_file);
+  const JournalHeader& h = journal.header;
+  std::unique_ptr<Experiment> experiment =
+      make_experiment_from_text(h.scenario_yaml, journal_file.string(), {});
+  if (experiment->record_columns() != h.columns) {
+    throw RunDirectoryError(journal_file.string() + ": its columns differ from those of a " +
+                                experiment->kind() + " run of this hyloop (" + git_revision() +
+                                "); it was written by " + h.git_revision,
+                            0);
+  }
+  std::size_t next_event = 0;
+  std::string end;
+  std::size_t replayed = 0;
+  const auto apply_events = [&](std::size_t rows) {
+    for (; next_event < journal.events.size() && journal.events[next_event].after_rows <= rows;
+         ++next_event) {
+      const JournalEvent& e = journal.events[next_event];
+      if (e.kind == "stop") experiment->record_stop(e.text);
+      if (e.kind == "end") end = e.text;
+    }
+  };
+  for (std::size_t i = 0; i < journal.rows; ++i) {
+    apply_events(i);
+    if (!experiment->record_cycle(journal.row(i))) break;
+    ++replayed;
+  }
+  apply_events(journal.rows);
+  RecoveryResult result;
+  result.cycles = replayed;
+  result.reason =
+      end.empty() ? "recorder killed: " + h.writer + " ended without completing the run " +
+                        "directory; the journal holds " + std::to_string(journal.rows) + " cycles"
+                  : "the run ended (" + end + ") but writing its run directory did not complete";
+  nlohmann::json extra = {{"incomplete", true},
+                          {"incomplete_reason", result.reason},
+                          {"cycles_recovered", replayed},
+                          {"run_id", h.run_id},
+                          {"git_revision", h.git_revision},
+                          {"recovered_by_revision", git_revision()},
+                          {"journal",
+                           {{"writer", h.writer},
+                            {"mode", h.mode},
+                            {"created_utc", h.created_utc},
+                            {"rows", journal.rows},
+                            {"seeds", h.seeds}}}};
+  if (h.mode == "lockstep" || h.mode == "real_time") {
+    extra["distributed"] = {{"run_id", h.run_id},
+                            {"mode", h.mode},
+                            {"state", "incomplete"},
+                            {"message", result.reason}};
+  }
+  result.summary = write_files(*experiment, dir, extra);
+  remove_marker(dir);
+  return result;
 }
 
 }  // namespace hyloop::experiment

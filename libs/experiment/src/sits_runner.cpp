@@ -83,6 +83,7 @@ bool SitsRunner::record_cycle(std::span<const double> row) noexcept {
   if (row.size() != kSitsColumns || cycle_ >= total_steps_) {
     return false;
   }
+  observe_row(row);
   const std::int64_t k = cycle_;
   std::copy(row.begin(), row.end(), row_.begin());
   const double k_h = row_[col(SitsColumn::kKh)];
@@ -161,7 +162,8 @@ void SitsRunner::write_extra_files(const std::filesystem::path& dir) const {
     }
     f << line << '\n';
   }
-  if (!f) throw std::runtime_error("writing cycles.csv failed");
+  f.close();
+  if (!f) throw std::runtime_error("writing " + (dir / "cycles.csv").string() + " failed");
 }
 
 }  // namespace hyloop::experiment

@@ -43,9 +43,21 @@ class SampleTable {
   std::size_t dropped_ = 0;
 };
 
+/// Receives every row an Experiment's recorder takes, in record_columns() order: the row step()
+/// computed or the row record_cycle() was given (the run journal, run_journal.hpp).
+class RowObserver {
+ public:
+  virtual ~RowObserver() = default;
+  /// Called from step()/record_cycle() once per recorded cycle: step() is as RT-safe as this.
+  virtual void on_row(std::span<const double> row) noexcept = 0;
+};
+
 class Experiment {
  public:
   virtual ~Experiment() = default;
+
+  /// Every recorded row also goes to `observer` (nullptr: none). Set it before the run.
+  void set_row_observer(RowObserver* observer) noexcept { row_observer_ = observer; }
 
   /// Runs one cycle; false when the run is over (finished or stopped). RT-safe.
   virtual bool step() noexcept = 0;
@@ -80,8 +92,15 @@ class Experiment {
   void run(const std::function<void(double, double)>& progress = {});
   [[nodiscard]] double wall_time_s() const noexcept { return wall_time_s_; }
 
+ protected:
+  /// Each kind calls this with every row its recorder takes.
+  void observe_row(std::span<const double> row) const noexcept {
+    if (row_observer_ != nullptr) row_observer_->on_row(row);
+  }
+
  private:
   double wall_time_s_ = 0.0;
+  RowObserver* row_observer_ = nullptr;
 };
 
 /// The `kind` field of a scenario file ("sits" when absent).

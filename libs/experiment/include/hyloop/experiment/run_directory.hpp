@@ -1,16 +1,44 @@
 #pragma once
 // The run directory (DESIGN.md §9): samples.csv (name[unit] header, 17 significant digits),
-// cycles.csv, summary.json, scenario.yaml (the resolved scenario). It is written into a
-// temporary sibling directory and renamed into place at the end, so a failed run never leaves a
-// half-written directory under the requested name.
+// cycles.csv, summary.json, scenario.yaml (the resolved scenario), journal.sqlite (every row the
+// recorder received, run_journal.hpp).
+//
+// Life of a run directory (docs/reliability.md, "Recording"):
+//   1. RunRecording creates it at the start of the run with the marker file INCOMPLETE (held
+//      under an exclusive flock by the recorder for as long as it lives) and the journal;
+//   2. rows go to the journal as they arrive (committed every 0.25 s);
+//   3. complete() closes the journal, writes and fsyncs the files and the directory, and removes
+//      INCOMPLETE last. Until then the directory says it is incomplete.
+// A recorder killed at any instant leaves INCOMPLETE and the journal: recover_run_directory()
+// (`hyloop summary --recover DIR`) replays the journal through the same Experiment recorder and
+// writes the files with "incomplete": true in summary.json. Every write is checked: a full disk
+// or an I/O error throws RunDirectoryError naming the file and the system's message.
 
 #include <filesystem>
+#include <memory>
 #include <nlohmann/json.hpp>
+#include <stdexcept>
 #include <string>
 
 #include "hyloop/experiment/experiment.hpp"
+#include "hyloop/experiment/run_journal.hpp"
 
 namespace hyloop::experiment {
+
+inline constexpr const char* kIncompleteMarker = "INCOMPLETE";
+inline constexpr const char* kJournalFile = "journal.sqlite";
+
+/// A run directory cannot be created, written or recovered. `error_number()` is the errno behind
+/// it (ENOSPC for a full disk), 0 when there is none.
+class RunDirectoryError : public std::runtime_error {
+ public:
+  RunDirectoryError(const std::string& message, int error_number)
+      : std::runtime_error(message), error_number_(error_number) {}
+  [[nodiscard]] int error_number() const noexcept { return error_number_; }
+
+ private:
+  int error_number_;
+};
 
 /// summary.json: steps, times, the experiment's own summary, the git revision.
 nlohmann::json make_summary(const Experiment& experiment);
@@ -18,15 +46,70 @@ nlohmann::json make_summary(const Experiment& experiment);
 /// The project's git revision ("unknown" outside a checkout), with "-dirty" for local changes.
 std::string git_revision();
 
-/// Writes the run directory `out`. Refuses (std::runtime_error) an existing non-empty `out`
-/// unless `overwrite`. `extra_summary` (an object) is merged into summary.json (distributed runs
-/// add their run id, transport counters and timing there).
+/// "<name>-<UTC stamp>-<pid>-<n>": the id of a run.
+std::string make_run_id(const std::string& name);
+
+/// A run directory name a client may give (the coordinator's Start.out_dir): one path component
+/// of letters, digits and "._-+=@,", not starting with '.' or '-', at most 255 bytes. Throws
+/// std::invalid_argument naming `field` and the value (quoted, at most 200 characters).
+void check_run_name(const std::string& name, const std::string& field = "out_dir");
+
+/// Whether `dir` holds the INCOMPLETE marker.
+bool is_incomplete(const std::filesystem::path& dir);
+
+/// Fails early (before a run) if `out` exists and is not an empty directory (unless
+/// `overwrite`); the message says when `out` is an incomplete run directory and how to recover.
+void check_output_directory(const std::filesystem::path& out, bool overwrite);
+
+/// `--force`: removes an existing `out` so that a run can write it; refuses a directory whose
+/// recorder is still alive (it holds INCOMPLETE's lock).
+void remove_output_directory(const std::filesystem::path& out);
+
+/// A run directory being recorded (see the top of this file).
+class RunRecording {
+ public:
+  /// Creates `dir` (an existing empty directory is taken; a symlink never), its parents when
+  /// `create_parents`, INCOMPLETE and the journal. @throws RunDirectoryError, JournalError.
+  RunRecording(const std::filesystem::path& dir, JournalHeader header, bool create_parents);
+  /// Without complete(): closes the journal and leaves the directory marked INCOMPLETE.
+  ~RunRecording();
+  RunRecording(const RunRecording&) = delete;
+  RunRecording& operator=(const RunRecording&) = delete;
+
+  [[nodiscard]] RunJournal& journal() noexcept { return *journal_; }
+  [[nodiscard]] const std::filesystem::path& dir() const noexcept { return dir_; }
+
+  /// Closes the journal (a failed journal write throws here), writes samples.csv, the extra
+  /// files, scenario.yaml and summary.json (make_summary merged with `extra`), fsyncs them and
+  /// the directory, then removes INCOMPLETE. Returns summary.json's content.
+  /// @throws RunDirectoryError (the directory stays marked INCOMPLETE).
+  nlohmann::json complete(const Experiment& experiment,
+                          const nlohmann::json& extra = nlohmann::json::object());
+
+ private:
+  std::filesystem::path dir_;
+  int marker_fd_ = -1;
+  std::unique_ptr<RunJournal> journal_;
+};
+
+/// Writes a complete run directory `out` in one go, after a run recorded elsewhere (tests,
+/// benchmarks): INCOMPLETE first, the files, INCOMPLETE removed last; no journal. Refuses an
+/// existing non-empty `out` unless `overwrite`. @throws RunDirectoryError.
 void write_run_directory(const Experiment& experiment, const std::filesystem::path& out,
                          bool overwrite = false,
                          const nlohmann::json& extra_summary = nlohmann::json::object());
 
-/// Fails early (before a run) if `out` exists and is not an empty directory.
-void check_output_directory(const std::filesystem::path& out, bool overwrite);
+struct RecoveryResult {
+  std::size_t cycles = 0;  // rows replayed from the journal
+  std::string reason;      // why the run directory was incomplete
+  nlohmann::json summary;  // what summary.json now holds
+};
+
+/// `hyloop summary --recover DIR`: replays DIR's journal through the Experiment its scenario
+/// makes, writes samples.csv, the extra files, scenario.yaml and summary.json ("incomplete":
+/// true, "incomplete_reason", "cycles_recovered") and removes INCOMPLETE. Refuses a complete
+/// directory and one whose recorder is alive. @throws RunDirectoryError, JournalError.
+RecoveryResult recover_run_directory(const std::filesystem::path& dir);
 
 /// Formats a double with 17 significant digits (round-trips exactly); NaN/inf as nan/inf.
 std::string format_number(double v);
