@@ -108,7 +108,22 @@ void RecursiveLeastSquares::initialise_batch(const Eigen::MatrixXd& regressors,
   if (!regressors.allFinite() || !targets.allFinite()) {
     throw std::invalid_argument("regressors/targets: values must be finite");
   }
-  Eigen::MatrixXd gram = regressors.transpose() * regressors;
+  // ΦᵀΦ and ΦᵀD summed row after row, in this fixed order. Not Φ.transpose() * Φ: Eigen's matrix
+  // product splits the sum over rows into blocks sized from the cache sizes it detects at run
+  // time, so θ0 differed in its last bits from one CPU to another (docs/rht.md, "Noise").
+  const Eigen::Index rows = regressors.rows();
+  Eigen::MatrixXd gram = Eigen::MatrixXd::Zero(n, n);
+  Eigen::VectorXd moment = Eigen::VectorXd::Zero(n);
+  for (Eigen::Index r = 0; r < rows; ++r) {
+    for (int i = 0; i < n; ++i) {
+      const double phi_i = regressors(r, i);
+      moment(i) += phi_i * targets(r);
+      for (int j = 0; j <= i; ++j) gram(i, j) += phi_i * regressors(r, j);
+    }
+  }
+  for (int i = 0; i < n; ++i) {
+    for (int j = 0; j < i; ++j) gram(j, i) = gram(i, j);
+  }
   if (ridge > 0.0) {
     gram.diagonal().array() += ridge * gram.trace() / n;
   }
@@ -122,7 +137,7 @@ void RecursiveLeastSquares::initialise_batch(const Eigen::MatrixXd& regressors,
     throw std::invalid_argument(msg.str());
   }
   const Eigen::MatrixXd p0 = lu.inverse();
-  const Eigen::VectorXd theta0 = p0 * (regressors.transpose() * targets);
+  const Eigen::VectorXd theta0 = p0 * moment;
   RlsMatrix p = 0.5 * (p0 + p0.transpose());
   reset(RlsVector(theta0), p);
 }

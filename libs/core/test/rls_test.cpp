@@ -91,6 +91,35 @@ TEST(Rls, WithUnitForgettingItEqualsTheBatchFitOfAllData) {
   EXPECT_LT((rls.parameters() - batch).cwiseAbs().maxCoeff(), 1e-10);
 }
 
+// Eigen's matrix product blocks a long sum by the cache sizes it detects on the CPU at run time.
+// The batch fit must give the same bits on every machine: emulate CPUs with L1 caches of 16, 32,
+// 48 and 64 KB (the last two as on recent Intel and Apple cores) and compare θ0 and P0 exactly.
+TEST(Rls, BatchFitIsTheSameBitsWhateverTheCpuCacheSizes) {
+  const int rows = 4000;
+  const Arx arx = simulate_arx(kTheta, rows, 0.1, 5);
+  Eigen::MatrixXd phi(rows, 4);
+  Eigen::VectorXd y(rows);
+  for (int k = 0; k < rows; ++k) {
+    phi.row(k) = arx.phi[static_cast<std::size_t>(k)].transpose();
+    y(k) = arx.y[static_cast<std::size_t>(k)];
+  }
+  const std::ptrdiff_t l1 = Eigen::l1CacheSize(), l2 = Eigen::l2CacheSize(),
+                       l3 = Eigen::l3CacheSize();
+  std::vector<RecursiveLeastSquares> fits;
+  for (std::ptrdiff_t cache : {16384, 32768, 49152, 65536}) {
+    Eigen::setCpuCacheSizes(cache, 1 << 20, 32 << 20);
+    fits.emplace_back(RlsConfig{.parameters = 4, .forgetting_factor = 1.0});
+    fits.back().initialise_batch(phi, y, 1e-9);
+  }
+  Eigen::setCpuCacheSizes(l1, l2, l3);
+  for (std::size_t i = 1; i < fits.size(); ++i) {
+    for (int j = 0; j < 4; ++j) {
+      EXPECT_EQ(fits[i].parameters()(j), fits[0].parameters()(j)) << "L1 case " << i << ", θ" << j;
+      for (int m = 0; m < 4; ++m) EXPECT_EQ(fits[i].covariance()(j, m), fits[0].covariance()(j, m));
+    }
+  }
+}
+
 TEST(Rls, ForgettingTracksASlowlyChangingParameter) {
   // y(k) = a·y(k−1) + b(k)·u(k), a = 0.5, b(k) = 1 + 0.5 sin(2πk/2000).
   auto run = [](double lambda) {

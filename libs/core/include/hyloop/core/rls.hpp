@@ -66,6 +66,8 @@ class RecursiveLeastSquares {
   /// Batch fit θ0 = (ΦᵀΦ)⁻¹ΦᵀD, P0 = (ΦᵀΦ)⁻¹ (rows of `regressors` are φᵀ) and starts from it.
   /// With ridge ρ > 0, ΦᵀΦ is replaced by ΦᵀΦ + ρ·(trace(ΦᵀΦ)/n)·I (a relative Tikhonov term, for
   /// over-parameterised models whose offline data cannot separate every parameter).
+  /// ΦᵀΦ and ΦᵀD are summed row after row in a fixed order, so θ0 and P0 are the same bits on
+  /// every CPU (Eigen's matrix product would block the sum by the detected cache sizes).
   /// Not RT-safe. @throws std::invalid_argument on sizes, fewer rows than parameters, a
   /// non-finite value, ridge < 0, or a singular ΦᵀΦ (the offline data does not excite every
   /// parameter).
