@@ -4,7 +4,9 @@
 Host "rig"   (10.77.0.1): rig emulator, sensor, actuator      — beside the hardware
 Host "model" (10.77.0.2): dynamics, identification            — the model PC
 Host "ctl"   (10.77.0.3): coordinator                          — the control/monitoring PC
-Hosts are joined pairwise by veth links. Every loop channel is TCP between hosts.
+Hosts are joined pairwise by veth links. Every loop channel is TCP between hosts, CURVE
+encrypted, each binder bound to its own host address only (docs/security.md, "Loop plane").
+The lab's security directory comes from `hyloop certs` (TLS for gRPC, tokens, CURVE keys).
 
 1. A lockstep run of the SITS SCVG scenario gives samples.csv equal, byte for byte, to
    `hyloop run` of the same scenario.
@@ -75,15 +77,19 @@ def teardown():
         sh("ip", "netns", "del", ns(host), check=False)
 
 
+SECURITY = {"dir": ""}
+
+
 def start(bindir, name, extra=()):
     host = PLACEMENT[name]
-    return Service(bindir, name, HOSTS[host] + ":0", extra, enter(host))
+    return Service(bindir, name, HOSTS[host] + ":0",
+                   ("--security-dir", SECURITY["dir"], *extra), enter(host))
 
 
 def ctl(bindir, address, *args, timeout=600):
     return subprocess.run([*enter("ctl"), os.path.join(bindir, "hyloop"),
-                           "ctl", address, *args], capture_output=True, text=True,
-                          timeout=timeout)
+                           "ctl", address, "--security-dir", SECURITY["dir"], *args],
+                          capture_output=True, text=True, timeout=timeout)
 
 
 def run(bindir, address, scenario, out, mode, overrides):
@@ -131,6 +137,9 @@ def main():
             print("SKIP: cannot build the namespaces' network here: %s: %s" %
                   (" ".join(e.cmd), (e.stderr or "").strip()))
             return 77
+        SECURITY["dir"] = os.path.join(work, "security")
+        subprocess.run([os.path.join(a.bin, "hyloop"), "certs", "--out", SECURITY["dir"],
+                        "--hosts", ",".join(HOSTS.values())], check=True, capture_output=True)
         for name in ("rig-emulator", "sensor", "actuator", "dynamics", "identification"):
             services.append(start(a.bin, name))
         spec = ",".join("%s=%s" % (s.name, s.address) for s in services)
