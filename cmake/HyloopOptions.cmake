@@ -8,9 +8,28 @@ target_compile_options(hyloop_warnings INTERFACE
 if(HYLOOP_WERROR)
   target_compile_options(hyloop_warnings INTERFACE -Werror)
 endif()
-if(HYLOOP_SANITIZE)
-  add_compile_options(-fsanitize=address,undefined -fno-omit-frame-pointer)
+
+# HYLOOP_FUZZ: the libFuzzer targets of tests/fuzz (clang only, a build dir of its own:
+# scripts/fuzz.sh). Every object is built with ASan+UBSan and libFuzzer's coverage
+# instrumentation; the fuzz executables link libFuzzer's main (cmake/HyloopFuzz.cmake).
+option(HYLOOP_FUZZ "Build the libFuzzer targets in tests/fuzz (clang only)" OFF)
+if(HYLOOP_FUZZ AND HYLOOP_SANITIZE)
+  message(FATAL_ERROR "HYLOOP_FUZZ already builds with ASan+UBSan: leave HYLOOP_SANITIZE off")
+endif()
+if(HYLOOP_FUZZ AND NOT CMAKE_CXX_COMPILER_ID STREQUAL "Clang")
+  message(FATAL_ERROR "HYLOOP_FUZZ needs clang (libFuzzer), not ${CMAKE_CXX_COMPILER_ID}: "
+                      "configure with -DCMAKE_CXX_COMPILER=clang++ (scripts/fuzz.sh does)")
+endif()
+
+# Sanitizers for the whole build (scripts/sanitize.sh). UBSan does not recover: the first
+# undefined behaviour aborts the test, as ASan does.
+if(HYLOOP_SANITIZE OR HYLOOP_FUZZ)
+  add_compile_options(-fsanitize=address,undefined -fno-sanitize-recover=undefined
+                      -fno-omit-frame-pointer)
   add_link_options(-fsanitize=address,undefined)
+endif()
+if(HYLOOP_FUZZ)
+  add_compile_options(-fsanitize=fuzzer-no-link)
 endif()
 
 # hyloop_add_library(NAME <name> [DEPS ...] [PRIVATE_DEPS ...])
