@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "coordinator/coordinator_component.hpp"
+#include "hyloop/experiment/data_source.hpp"
 #include "hyloop/runtime/service_main.hpp"
 
 namespace {
@@ -34,6 +35,11 @@ int main(int argc, char** argv) {
   services::CoordinatorOptions options;
   options.endpoint_prefix = take_option(argc, argv, "--endpoint-prefix", "HYLOOP_ENDPOINT_PREFIX");
   const std::string endpoints = take_option(argc, argv, "--endpoints", "HYLOOP_ENDPOINTS");
+  // --data-dir DIR (repeatable): where a scenario's data files are looked up by name.
+  if (const std::string error = experiment::take_data_dir_options(argc, argv); !error.empty()) {
+    std::cerr << "hyloop-coordinator: " << error << '\n';
+    return 1;
+  }
   try {
     (void)services::grpc_service_handles(spec);  // the spec's errors before anything starts
     options.endpoints = services::parse_endpoints(endpoints);

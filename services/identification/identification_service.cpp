@@ -15,14 +15,12 @@
 #include "hyloop/core/stability.hpp"
 #include "hyloop/experiment/run_directory.hpp"
 #include "identification/identification_component.hpp"
+#include "identification/request_limits.hpp"
 
 namespace hyloop::services {
 namespace {
 
 namespace ex = hyloop::experiment;
-
-/// Largest order accepted per field (core::fit_arx caps n_a + n_b + n_k at 64).
-constexpr std::uint32_t kMaxArxOrder = 64;
 
 /// Runs `f`, mapping std::invalid_argument to INVALID_ARGUMENT and anything else to INTERNAL.
 template <class F>
@@ -36,8 +34,10 @@ grpc::Status guarded(F&& f) {
   }
 }
 
-grpc::Status invalid(const std::string& message) {
-  return {grpc::StatusCode::INVALID_ARGUMENT, message};
+/// The request's limits (request_limits.hpp), then its deadline: no work starts on a request
+/// that is out of bounds or already too late.
+grpc::Status admit(const grpc::ServerContext* ctx, const grpc::Status& limits) {
+  return limits.ok() ? check_deadline(ctx) : limits;
 }
 
 std::vector<std::complex<double>> complex_list(const google::protobuf::RepeatedField<double>& re,
@@ -92,37 +92,10 @@ class IdentificationService final : public v1::Identification::Service {
             "address)"};
   }
 
-  grpc::Status FitArx(grpc::ServerContext* /*ctx*/, const v1::FitArxRequest* request,
+  grpc::Status FitArx(grpc::ServerContext* ctx, const v1::FitArxRequest* request,
                       v1::ArxModelMessage* reply) override {
     const v1::FitArxRequest& r = *request;
-    if (r.output_size() != r.input_size()) {
-      return invalid("output: " + std::to_string(r.output_size()) + " samples, input has " +
-                     std::to_string(r.input_size()) + " (they must have the same length)");
-    }
-    if (r.na() < 1 || r.na() > kMaxArxOrder) {
-      return invalid("na = " + std::to_string(r.na()) + ": must be in [1, " +
-                     std::to_string(kMaxArxOrder) + "]");
-    }
-    if (r.nb() < 1 || r.nb() > kMaxArxOrder) {
-      return invalid("nb = " + std::to_string(r.nb()) + ": must be in [1, " +
-                     std::to_string(kMaxArxOrder) + "]");
-    }
-    if (r.nk() > kMaxArxOrder) {
-      return invalid("nk = " + std::to_string(r.nk()) + ": must be in [0, " +
-                     std::to_string(kMaxArxOrder) + "]");
-    }
-    if (!std::isfinite(r.sample_time_s()) || r.sample_time_s() <= 0.0) {
-      return invalid("sample_time_s = " + ex::format_number(r.sample_time_s()) +
-                     ": must be finite and > 0");
-    }
-    const std::uint32_t k0 = std::max(r.na(), r.nk() + r.nb() - 1);
-    const std::uint32_t needed = k0 + r.na() + r.nb() + 1;
-    if (static_cast<std::uint32_t>(r.input_size()) < needed) {
-      return invalid("input: " + std::to_string(r.input_size()) + " samples; ARX(na=" +
-                     std::to_string(r.na()) + ", nb=" + std::to_string(r.nb()) +
-                     ", nk=" + std::to_string(r.nk()) + ") needs at least " +
-                     std::to_string(needed) + " (max(na, nk + nb - 1) + na + nb + 1)");
-    }
+    if (grpc::Status st = admit(ctx, check_fit_arx_request(r)); !st.ok()) return st;
     return guarded([&] {
       const core::ArxOrders orders{static_cast<int>(r.na()), static_cast<int>(r.nb()),
                                    static_cast<int>(r.nk())};
@@ -146,8 +119,9 @@ class IdentificationService final : public v1::Identification::Service {
     return grpc::Status::OK;
   }
 
-  grpc::Status SetModel(grpc::ServerContext* /*ctx*/, const v1::ArxModelMessage* request,
+  grpc::Status SetModel(grpc::ServerContext* ctx, const v1::ArxModelMessage* request,
                         v1::ArxModelMessage* reply) override {
+    if (grpc::Status st = admit(ctx, check_arx_model(*request)); !st.ok()) return st;
     return guarded([&] {
       component_.set_model(*request);
       *reply = *request;
@@ -155,8 +129,9 @@ class IdentificationService final : public v1::Identification::Service {
     });
   }
 
-  grpc::Status StartOnlineRls(grpc::ServerContext* /*ctx*/, const v1::OnlineRlsRequest* request,
+  grpc::Status StartOnlineRls(grpc::ServerContext* ctx, const v1::OnlineRlsRequest* request,
                               v1::OnlineRlsReply* reply) override {
+    if (grpc::Status st = admit(ctx, check_online_rls_request(*request)); !st.ok()) return st;
     return guarded([&] {
       fill_rls(component_.start_online_rls(request->parameters(), request->forgetting_factor()),
                reply);
@@ -176,9 +151,9 @@ class IdentificationService final : public v1::Identification::Service {
 
 class AnalysisService final : public v1::Analysis::Service {
  public:
-  grpc::Status CharacteristicPolynomial(grpc::ServerContext* /*ctx*/,
-                                        const v1::LoopParameters* request,
+  grpc::Status CharacteristicPolynomial(grpc::ServerContext* ctx, const v1::LoopParameters* request,
                                         v1::PolynomialMessage* reply) override {
+    if (grpc::Status st = admit(ctx, check_loop_parameters(*request)); !st.ok()) return st;
     return guarded([&] {
       const core::Polynomial p = polynomial_at_k_h(*request);
       for (double c : p.coeffs()) reply->add_ascending(c);
@@ -186,8 +161,9 @@ class AnalysisService final : public v1::Analysis::Service {
     });
   }
 
-  grpc::Status Routh(grpc::ServerContext* /*ctx*/, const v1::LoopParameters* request,
+  grpc::Status Routh(grpc::ServerContext* ctx, const v1::LoopParameters* request,
                      v1::RouthReply* reply) override {
+    if (grpc::Status st = admit(ctx, check_loop_parameters(*request)); !st.ok()) return st;
     return guarded([&] {
       const core::Polynomial p = polynomial_at_k_h(*request);
       const core::RouthResult r = core::routh(p);
@@ -200,8 +176,9 @@ class AnalysisService final : public v1::Analysis::Service {
     });
   }
 
-  grpc::Status Roots(grpc::ServerContext* /*ctx*/, const v1::PolynomialMessage* request,
+  grpc::Status Roots(grpc::ServerContext* ctx, const v1::PolynomialMessage* request,
                      v1::RootsReply* reply) override {
+    if (grpc::Status st = admit(ctx, check_polynomial_request(*request)); !st.ok()) return st;
     return guarded([&] {
       const core::Polynomial p(
           std::vector<double>(request->ascending().begin(), request->ascending().end()));
@@ -216,8 +193,9 @@ class AnalysisService final : public v1::Analysis::Service {
     });
   }
 
-  grpc::Status StableGainIntervals(grpc::ServerContext* /*ctx*/, const v1::LoopParameters* request,
+  grpc::Status StableGainIntervals(grpc::ServerContext* ctx, const v1::LoopParameters* request,
                                    v1::GainIntervalsReply* reply) override {
+    if (grpc::Status st = admit(ctx, check_loop_parameters(*request)); !st.ok()) return st;
     return guarded([&] {
       const core::SitsCharacteristic split =
           core::sits_characteristic(loop_parameters_of(*request), robot_model_of(*request));

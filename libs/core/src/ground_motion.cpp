@@ -1,10 +1,15 @@
 #include "hyloop/core/ground_motion.hpp"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
 #include <cmath>
 #include <cstdlib>
-#include <fstream>
+#include <cstring>
 #include <sstream>
 #include <stdexcept>
 
@@ -99,6 +104,13 @@ bool value_after(const std::string& line, const std::string& key, double& value)
   return parse_number(std::string_view(line).substr(i, j - i), value);
 }
 
+// At most kMaxQuotedRecordChars characters of a line or token of the record.
+std::string quote(std::string_view text) {
+  if (text.size() <= kMaxQuotedRecordChars) return std::string(text);
+  return std::string(text.substr(0, kMaxQuotedRecordChars)) + "... (" +
+         std::to_string(text.size()) + " characters)";
+}
+
 std::string format_double(double v) {
   std::ostringstream s;
   s << v;
@@ -186,7 +198,7 @@ GroundMotion parse_peer_at2(std::string_view text, std::string_view name) {
       // Older form: "1559  0.0200  NPTS, DT".
       const auto t = tokens(up);
       if (t.size() < 2 || !parse_number(t[0], npts) || !parse_number(t[1], dt)) {
-        fail(where + ": header line " + std::to_string(l + 1) + " \"" + std::string(lines[l]) +
+        fail(where + ": header line " + std::to_string(l + 1) + " \"" + quote(lines[l]) +
              "\": cannot read NPTS and DT");
       }
     }
@@ -203,16 +215,17 @@ GroundMotion parse_peer_at2(std::string_view text, std::string_view name) {
   GroundMotion motion;
   motion.step = dt;
   motion.source = where;
-  motion.acceleration.reserve(static_cast<std::size_t>(npts));
+  // Never more values than the text can hold (a header may claim 1e9).
+  motion.acceleration.reserve(std::min(static_cast<std::size_t>(npts), text.size() / 2 + 1));
   for (std::size_t l = 4; l < lines.size(); ++l) {
     for (std::string_view token : tokens(lines[l])) {
       double v = 0.0;
       if (!parse_number(token, v)) {
-        fail(where + ": line " + std::to_string(l + 1) + ": \"" + std::string(token) +
+        fail(where + ": line " + std::to_string(l + 1) + ": \"" + quote(token) +
              "\" is not a number");
       }
       if (!std::isfinite(v)) {
-        fail(where + ": line " + std::to_string(l + 1) + ": value " + std::string(token) +
+        fail(where + ": line " + std::to_string(l + 1) + ": value " + quote(token) +
              " is not finite");
       }
       motion.acceleration.push_back(v * kStandardGravity);
@@ -249,7 +262,7 @@ GroundMotion parse_two_column(std::string_view text, AccelerationUnit unit, std:
     header_allowed = false;
     const std::string at = where + ": line " + std::to_string(l + 1);
     if (!numeric || t.size() != 2) {
-      fail(at + " \"" + std::string(lines[l]) + "\": must hold two numbers, time and acceleration");
+      fail(at + " \"" + quote(lines[l]) + "\": must hold two numbers, time and acceleration");
     }
     if (!std::isfinite(time) || !std::isfinite(a)) {
       fail(at + ": values must be finite");
@@ -276,17 +289,10 @@ GroundMotion parse_two_column(std::string_view text, AccelerationUnit unit, std:
   return motion;
 }
 
-GroundMotion read_ground_motion(const std::filesystem::path& path, GroundMotionFormat format,
-                                AccelerationUnit unit) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    fail("path = \"" + path.string() + "\": cannot be opened");
-  }
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
-  const std::string text = buffer.str();
+GroundMotion parse_ground_motion(std::string_view text, GroundMotionFormat format,
+                                 AccelerationUnit unit, std::string_view name) {
   if (format == GroundMotionFormat::kAuto) {
-    const auto lines = split_lines(text);
+    const auto lines = split_lines(text.substr(0, std::min<std::size_t>(text.size(), 4096)));
     format = GroundMotionFormat::kTwoColumn;
     for (std::size_t l = 0; l < std::min<std::size_t>(4, lines.size()); ++l) {
       if (upper(lines[l]).find("NPTS") != std::string::npos) {
@@ -295,9 +301,42 @@ GroundMotion read_ground_motion(const std::filesystem::path& path, GroundMotionF
     }
   }
   if (format == GroundMotionFormat::kPeerAt2) {
-    return parse_peer_at2(text, path.string());
+    return parse_peer_at2(text, name);
   }
-  return parse_two_column(text, unit, path.string());
+  return parse_two_column(text, unit, name);
+}
+
+GroundMotion read_ground_motion(const std::filesystem::path& path, GroundMotionFormat format,
+                                AccelerationUnit unit) {
+  const std::string where = "path = \"" + quote(path.string()) + "\"";
+  // O_NONBLOCK: opening a FIFO must not wait for a writer; then only a regular file is read.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+  if (fd < 0) {
+    fail(where + ": cannot be opened: " + std::strerror(errno));
+  }
+  std::string text;
+  struct stat st {};
+  const bool regular = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+  const bool small = regular && static_cast<std::uint64_t>(st.st_size) <= kMaxRecordBytes;
+  if (small) {
+    text.resize(static_cast<std::size_t>(st.st_size));
+    std::size_t got = 0;
+    while (got < text.size()) {
+      const ssize_t n = ::read(fd, text.data() + got, text.size() - got);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) break;
+      got += static_cast<std::size_t>(n);
+    }
+    text.resize(got);
+  }
+  ::close(fd);
+  if (!regular) {
+    fail(where + ": not a regular file");
+  }
+  if (!small) {
+    fail(where + ": larger than " + std::to_string(kMaxRecordBytes) + " bytes");
+  }
+  return parse_ground_motion(text, format, unit, path.string());
 }
 
 GroundMotion scale_to_peak(const GroundMotion& motion, double target_peak) {

@@ -73,19 +73,19 @@ std::map<std::string, ExperimentFactory>& registry() {
   static std::map<std::string, ExperimentFactory> kinds = {
       {"fcu",
        [](const std::string& text, const std::string& origin,
-          const std::vector<std::string>& overrides) {
+          const std::vector<std::string>& overrides, const DataSource& /*data*/) {
          return std::unique_ptr<Experiment>(
              std::make_unique<FcuExperiment>(parse_fcu_scenario(text, origin, overrides)));
        }},
       {"rht",
        [](const std::string& text, const std::string& origin,
-          const std::vector<std::string>& overrides) {
+          const std::vector<std::string>& overrides, const DataSource& data) {
          return std::unique_ptr<Experiment>(
-             std::make_unique<RhtExperiment>(parse_rht_scenario(text, origin, overrides)));
+             std::make_unique<RhtExperiment>(parse_rht_scenario(text, origin, overrides, data)));
        }},
       {"sits",
        [](const std::string& text, const std::string& origin,
-          const std::vector<std::string>& overrides) {
+          const std::vector<std::string>& overrides, const DataSource& /*data*/) {
          return std::unique_ptr<Experiment>(
              std::make_unique<SitsRunner>(parse_scenario(text, origin, overrides)));
        }},
@@ -104,12 +104,7 @@ void register_experiment_kind(const std::string& kind, ExperimentFactory factory
 }
 
 std::string scenario_kind_of_text(const std::string& text, const std::string& origin) {
-  YAML::Node root;
-  try {
-    root = YAML::Load(text);
-  } catch (const YAML::Exception& e) {
-    throw ScenarioError(origin + ": not valid YAML: " + e.what());
-  }
+  const YAML::Node root = load_yaml(text, origin, {});
   if (!root.IsMap() || !root["kind"]) return "sits";
   if (!root["kind"].IsScalar()) throw ScenarioError(origin + ": kind: must be a string");
   return root["kind"].Scalar();
@@ -121,12 +116,15 @@ std::string scenario_kind(const std::string& path) {
 
 std::unique_ptr<Experiment> make_experiment(const std::string& path,
                                             const std::vector<std::string>& overrides) {
-  return make_experiment_from_text(read_scenario_text(path), path, overrides);
+  return make_experiment_from_text(read_scenario_text(path), path, overrides,
+                                   DataSource::local_file(path));
 }
 
 std::unique_ptr<Experiment> make_experiment_from_text(const std::string& text,
-                                                      const std::string& origin,
-                                                      const std::vector<std::string>& overrides) {
+                                                      const std::string& origin_in,
+                                                      const std::vector<std::string>& overrides,
+                                                      const DataSource& data) {
+  const std::string origin = excerpt(origin_in);
   const std::string kind = scenario_kind_of_text(text, origin);
   ExperimentFactory factory;
   std::string known;
@@ -137,9 +135,9 @@ std::unique_ptr<Experiment> make_experiment_from_text(const std::string& text,
     for (const auto& [name, unused] : registry()) known += (known.empty() ? "" : ", ") + name;
   }
   if (!factory) {
-    throw ScenarioError(origin + ": kind = \"" + kind + "\": must be one of " + known);
+    throw ScenarioError(origin + ": kind = \"" + excerpt(kind) + "\": must be one of " + known);
   }
-  return factory(text, origin, overrides);
+  return factory(text, origin, overrides, data);
 }
 
 }  // namespace hyloop::experiment

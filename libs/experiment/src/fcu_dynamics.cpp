@@ -55,6 +55,7 @@ hal::SafetyConfig fcu_safety_config(const FcuScenario& s) {
   c.limits.position_max = s.safety.resolved_command_max(s.fcu.flow_gain);
   c.step = s.timing.step;
   c.watchdog_cycles = s.safety.watchdog_cycles;
+  c.limits.acceleration_max = s.safety.command_acceleration_max;
   c.stop_deceleration = std::numeric_limits<double>::infinity();  // hold the last command
   return c;
 }

@@ -17,7 +17,8 @@ FcuCompensatorType parse_type(const std::string& text, MapReader& reader) {
   if (text == "none") return FcuCompensatorType::kNone;
   if (text == "inverse") return FcuCompensatorType::kInverse;
   if (text == "polynomial") return FcuCompensatorType::kPolynomial;
-  reader.fail(reader.field("type"), "\"" + text + "\": must be one of none, inverse, polynomial");
+  reader.fail(reader.field("type"),
+              "\"" + excerpt(text) + "\": must be one of none, inverse, polynomial");
 }
 
 void parse_into(const YAML::Node& root, const std::string& origin, FcuScenario& s) {
@@ -27,7 +28,7 @@ void parse_into(const YAML::Node& root, const std::string& origin, FcuScenario& 
   top.string("description", s.description);
   std::string kind = "fcu";
   top.string("kind", kind);
-  if (kind != "fcu") top.fail("kind", "\"" + kind + "\": must be fcu");
+  if (kind != "fcu") top.fail("kind", "\"" + excerpt(kind) + "\": must be fcu");
 
   MapReader timing = top.child("timing");
   timing.number("step_s", s.timing.step);
@@ -87,6 +88,7 @@ void parse_into(const YAML::Node& root, const std::string& origin, FcuScenario& 
     s.safety.command_max_given = true;
   }
   safety.integer("watchdog_cycles", s.safety.watchdog_cycles);
+  safety.limit("command_acceleration_max_kg_s3", s.safety.command_acceleration_max);
   safety.finish();
 
   MapReader engine = top.child("engine");
@@ -269,6 +271,8 @@ void validate(const FcuScenario& s) {
               " (default: fcu.flow_gain_kg_s)");
   require(s.safety.watchdog_cycles >= 1 && s.safety.watchdog_cycles <= 100000,
           "safety.watchdog_cycles", s.safety.watchdog_cycles, "must be in [1, 100000]");
+  require(s.safety.command_acceleration_max > 0.0, "safety.command_acceleration_max_kg_s3",
+          s.safety.command_acceleration_max, "must be > 0 (.inf: no limit)");
 
   const auto& g = s.engine;
   require(g.idle_speed > 0.0 && g.idle_speed < 1.0, "engine.idle_speed", g.idle_speed,
@@ -365,6 +369,7 @@ std::string to_yaml(const FcuScenario& s) {
   kv("command_min_kg_s", s.safety.command_min);
   kv("command_max_kg_s", s.safety.resolved_command_max(s.fcu.flow_gain));
   kv("watchdog_cycles", s.safety.watchdog_cycles);
+  kv("command_acceleration_max_kg_s3", s.safety.command_acceleration_max);
   e << YAML::EndMap;
   e << YAML::Key << "engine" << YAML::Value << YAML::BeginMap;
   kv("idle_speed", s.engine.idle_speed);

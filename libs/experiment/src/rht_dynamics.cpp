@@ -1,41 +1,33 @@
 #include "hyloop/experiment/rht_dynamics.hpp"
 
 #include <cmath>
-#include <filesystem>
+#include <stdexcept>
 
 #include "hyloop/experiment/rht_experiment.hpp"
 #include "hyloop/experiment/scenario.hpp"
 #include "hyloop/experiment/yaml_fields.hpp"
 
 namespace hyloop::experiment {
-namespace fs = std::filesystem;
-
-namespace {
-
-fs::path resolve(const RhtScenario& s, const std::string& file) {
-  const fs::path p(file);
-  if (p.is_absolute()) return p;
-  const fs::path project = fs::path(HYLOOP_SOURCE_DIR) / p;
-  if (fs::exists(project)) return project;
-  const fs::path beside = fs::path(s.origin).parent_path() / p;
-  return fs::exists(beside) ? beside : project;
-}
-
-}  // namespace
 
 core::GroundMotion load_rht_ground_motion(const RhtScenario& s) {
+  const DataFile file = read_data_file(s.ground_motion.file, s.data, "ground_motion.file");
   try {
-    core::GroundMotion m = core::read_ground_motion(
-        resolve(s, s.ground_motion.file), core::parse_ground_motion_format(s.ground_motion.format),
-        core::parse_acceleration_unit(s.ground_motion.unit));
+    core::GroundMotion m = core::parse_ground_motion(
+        file.text, core::parse_ground_motion_format(s.ground_motion.format),
+        core::parse_acceleration_unit(s.ground_motion.unit), file.found_at);
     if (s.ground_motion.peak_g > 0.0) {
       m = core::scale_to_peak(m, s.ground_motion.peak_g * core::kStandardGravity);
+    }
+    // The resampled record is held in memory: bound it before making it.
+    const double steps = m.duration() / s.timing.step;
+    if (!(steps <= kMaxRhtSteps)) {
+      throw std::invalid_argument("the record lasts " + format_value(m.duration()) + " s, " +
+                                  format_value(steps) + " steps of timing.step_s; at most " +
+                                  format_value(kMaxRhtSteps) + " are allowed");
     }
     return core::resample(m, s.timing.step);
   } catch (const std::invalid_argument& e) {
     throw ScenarioError(s.origin + ": ground_motion: " + e.what());
-  } catch (const std::runtime_error& e) {
-    throw ScenarioError(s.origin + ": ground_motion.file: " + e.what());
   }
 }
 
@@ -99,6 +91,7 @@ hal::SafetyConfig rht_safety_config(const RhtScenario& s) {
   hal::SafetyConfig c;
   c.limits.position_min = -s.servo.stroke;
   c.limits.position_max = s.servo.stroke;
+  c.limits.acceleration_max = s.servo.acceleration_max;
   c.step = s.timing.step;
   return c;
 }

@@ -24,14 +24,16 @@ nlohmann::json num(double v) {
 }  // namespace
 
 RhtScenario load_rht_scenario(const std::string& path, const std::vector<std::string>& overrides) {
-  return parse_rht_scenario(read_scenario_text(path), path, overrides);
+  return parse_rht_scenario(read_scenario_text(path), path, overrides,
+                            DataSource::local_file(path));
 }
 
 RhtScenario parse_rht_scenario(const std::string& text, const std::string& path,
-                               const std::vector<std::string>& overrides) {
+                               const std::vector<std::string>& overrides, const DataSource& data) {
   const YAML::Node root = load_yaml(text, path, overrides);
   RhtScenario s;
   s.origin = path;
+  s.data = data;
   MapReader top(root, "", path);
   top.integer("schema_version", s.schema_version);
   top.string("name", s.name);
@@ -63,6 +65,7 @@ RhtScenario parse_rht_scenario(const std::string& text, const std::string& path,
   sv.number("noise_std_m", s.servo.noise_std);
   sv.unsigned64("seed", s.servo.seed);
   sv.number("stroke_m", s.servo.stroke);
+  sv.limit("acceleration_max_mps2", s.servo.acceleration_max);
   sv.finish();
   MapReader cp = top.child("compensator");
   cp.string("type", s.compensator.type);
@@ -91,8 +94,9 @@ RhtScenario parse_rht_scenario(const std::string& text, const std::string& path,
   const auto fail = [&](const std::string& msg) { throw ScenarioError(path + ": " + msg); };
   validate_with_origin(path, [&] {
     require(s.schema_version == 1, "schema_version", s.schema_version, "this hyloop reads 1");
-    if (kind != "rht") fail("kind = \"" + kind + "\": must be rht");
-    require(s.structure.mass > 0.0, "structure.mass_kg", s.structure.mass, "must be > 0 kg");
+    if (kind != "rht") fail("kind = \"" + excerpt(kind) + "\": must be rht");
+    require(s.structure.mass >= 1e-3 && s.structure.mass <= 1e9, "structure.mass_kg",
+            s.structure.mass, "must be in [1e-3, 1e9] kg");
     require(s.structure.damping >= 0.0, "structure.damping_ns_per_m", s.structure.damping,
             "must be >= 0");
     require(s.structure.numerical_stiffness >= 0.0, "structure.numerical_stiffness_n_per_m",
@@ -110,11 +114,13 @@ RhtScenario parse_rht_scenario(const std::string& text, const std::string& path,
     require(s.servo.period > 0.0, "servo.variation_period_s", s.servo.period, "must be > 0");
     require(s.servo.noise_std >= 0.0, "servo.noise_std_m", s.servo.noise_std, "must be >= 0 m");
     require(s.servo.stroke > 0.0, "servo.stroke_m", s.servo.stroke, "must be > 0 m");
+    require(s.servo.acceleration_max > 0.0, "servo.acceleration_max_mps2", s.servo.acceleration_max,
+            "must be > 0 (.inf: no limit)");
     if (s.compensator.type != "none" && s.compensator.type != "adaptive") {
-      fail("compensator.type = \"" + s.compensator.type + "\": must be none or adaptive");
+      fail("compensator.type = \"" + excerpt(s.compensator.type) + "\": must be none or adaptive");
     }
     if (s.compensator.model != "p3" && s.compensator.model != "p4" && s.compensator.model != "p7") {
-      fail("compensator.model = \"" + s.compensator.model + "\": must be p3, p4 or p7");
+      fail("compensator.model = \"" + excerpt(s.compensator.model) + "\": must be p3, p4 or p7");
     }
     require(s.compensator.forgetting_factor > 0.0 && s.compensator.forgetting_factor <= 1.0,
             "compensator.forgetting_factor", s.compensator.forgetting_factor, "must be in (0, 1]");
@@ -130,6 +136,8 @@ RhtScenario parse_rht_scenario(const std::string& text, const std::string& path,
             "must be in (0, 0.1] s");
     require(s.timing.duration >= 0.0 && s.timing.duration <= 1e5, "timing.duration_s",
             s.timing.duration, "must be in [0, 1e5] s (0: the record's duration)");
+    require(s.timing.duration / s.timing.step <= kMaxRhtSteps, "timing.duration_s",
+            s.timing.duration, "duration/step must be <= " + format_value(kMaxRhtSteps) + " steps");
     const double k_total = s.structure.numerical_stiffness + s.specimen.stiffness;
     if (k_total > 0.0) {
       const double t_min = 2.0 * std::numbers::pi * std::sqrt(s.structure.mass / k_total);
@@ -170,6 +178,7 @@ std::string to_yaml(const RhtScenario& s) {
     << s.servo.omega_max << YAML::Key << "variation_period_s" << YAML::Value << s.servo.period
     << YAML::Key << "noise_std_m" << YAML::Value << s.servo.noise_std << YAML::Key << "seed"
     << YAML::Value << s.servo.seed << YAML::Key << "stroke_m" << YAML::Value << s.servo.stroke
+    << YAML::Key << "acceleration_max_mps2" << YAML::Value << s.servo.acceleration_max
     << YAML::EndMap;
   e << YAML::Key << "compensator" << YAML::Value << YAML::BeginMap << YAML::Key << "type"
     << YAML::Value << s.compensator.type << YAML::Key << "model" << YAML::Value

@@ -21,7 +21,7 @@ void parse_into(const YAML::Node& root, const std::string& origin, SitsScenario&
   top.string("description", s.description);
   std::string kind = "sits";
   top.string("kind", kind);
-  if (kind != "sits") top.fail("kind", "\"" + kind + "\": must be sits");
+  if (kind != "sits") top.fail("kind", "\"" + excerpt(kind) + "\": must be sits");
 
   MapReader model = top.child("model");
   model.number("mass_kg", s.model.mass);
@@ -93,7 +93,7 @@ void parse_into(const YAML::Node& root, const std::string& origin, SitsScenario&
   try {
     s.compensator.kind = core::parse_compensator_kind(type);
   } catch (const std::invalid_argument& e) {
-    comp.fail(comp.field("type"), e.what());
+    comp.fail(comp.field("type"), excerpt(e.what()));
   }
   comp.number("k_eps0", s.compensator.k_eps0);
   comp.number("k_eps1", s.compensator.k_eps1);
@@ -159,14 +159,15 @@ void validate(const SitsScenario& s) {
   require(s.schema_version == kSchemaVersion, "schema_version", s.schema_version,
           "this hyloop reads schema_version " + std::to_string(kSchemaVersion));
   if (s.name.empty()) throw ScenarioError("name: must not be empty");
-  require(s.model.mass > 0.0, "model.mass_kg", s.model.mass, "must be > 0 kg");
-  require(s.rig.contact.stiffness > 0.0, "rig.contact.stiffness_n_per_m", s.rig.contact.stiffness,
-          "must be > 0 N/m");
+  require(s.model.mass >= 1e-3 && s.model.mass <= 1e7, "model.mass_kg", s.model.mass,
+          "must be in [1e-3, 1e7] kg");
+  require(s.rig.contact.stiffness > 0.0 && s.rig.contact.stiffness <= 1e10,
+          "rig.contact.stiffness_n_per_m", s.rig.contact.stiffness, "must be in (0, 1e10] N/m");
   require(s.rig.contact.damping >= 0.0, "rig.contact.damping_ns_per_m", s.rig.contact.damping,
           "must be >= 0 N*s/m");
   const std::string& preset = s.rig.robot.preset;
   if (preset != "default" && preset != "paper" && preset != "second_order" && preset != "custom") {
-    throw ScenarioError("rig.robot.preset = \"" + preset +
+    throw ScenarioError("rig.robot.preset = \"" + excerpt(preset) +
                         "\": must be one of default, paper, second_order, custom");
   }
   if (preset == "custom") {
@@ -215,8 +216,8 @@ void validate(const SitsScenario& s) {
               s.model.initial_position <= s.rig.limits.position_max,
           "model.initial_position_m", s.model.initial_position, "must lie within rig.limits");
 
-  require(s.timing.step > 0.0 && s.timing.step <= 1.0, "timing.step_s", s.timing.step,
-          "must be in (0, 1] s");
+  require(s.timing.step >= 1e-6 && s.timing.step <= 1.0, "timing.step_s", s.timing.step,
+          "must be in [1e-6, 1] s");
   require(s.timing.duration >= s.timing.step && s.timing.duration <= 1e6, "timing.duration_s",
           s.timing.duration, "must be in [step_s, 1e6] s");
   require(s.timing.duration / s.timing.step <= 5e7, "timing.duration_s", s.timing.duration,

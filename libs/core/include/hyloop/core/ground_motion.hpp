@@ -11,7 +11,10 @@
 //              line (a column header). Times must be increasing with a uniform step.
 //
 // Internally the acceleration is in m/s² (g = 9.80665 m/s²). Loading is not real-time; reading
-// a prepared record (at(), operator[]) is.
+// a prepared record (at(), operator[]) is. Error messages name the record and the line and quote
+// at most kMaxQuotedRecordChars characters of it. Where a record file may be read from is the
+// caller's policy (experiment/data_source.hpp); read_ground_motion() reads only a regular file of
+// at most kMaxRecordBytes and never blocks on a FIFO.
 
 #include <cstddef>
 #include <filesystem>
@@ -22,6 +25,8 @@
 namespace hyloop::core {
 
 inline constexpr double kStandardGravity = 9.80665;  ///< m/s² per g
+inline constexpr std::size_t kMaxRecordBytes = 64u * 1024u * 1024u;
+inline constexpr std::size_t kMaxQuotedRecordChars = 200;
 
 enum class AccelerationUnit { kG, kMetrePerSecondSquared };
 enum class GroundMotionFormat { kAuto, kPeerAt2, kTwoColumn };
@@ -61,8 +66,14 @@ GroundMotion parse_two_column(std::string_view text, AccelerationUnit unit = Acc
                               std::string_view name = "two-column text",
                               double time_tolerance = 1e-4);
 
-/// Reads a file; kAuto picks AT2 when one of the first four lines mentions NPTS.
-/// @throws std::invalid_argument if the file cannot be read or does not parse.
+/// Parses a record's text; kAuto picks AT2 when one of the first four lines mentions NPTS.
+/// @throws std::invalid_argument as the parsers above.
+GroundMotion parse_ground_motion(std::string_view text, GroundMotionFormat format,
+                                 AccelerationUnit unit, std::string_view name);
+
+/// Reads a file and parses it as parse_ground_motion().
+/// @throws std::invalid_argument if the file cannot be opened, is not a regular file, is larger
+/// than kMaxRecordBytes or does not parse.
 GroundMotion read_ground_motion(const std::filesystem::path& path,
                                 GroundMotionFormat format = GroundMotionFormat::kAuto,
                                 AccelerationUnit unit = AccelerationUnit::kG);

@@ -13,6 +13,8 @@
 #include <string_view>
 #include <vector>
 
+#include "hyloop/experiment/data_source.hpp"
+
 namespace hyloop::experiment {
 
 /// Recorded samples: fixed columns ("name[unit]"), storage reserved at construction, so that
@@ -106,20 +108,24 @@ class Experiment {
 /// The `kind` field of a scenario file ("sits" when absent).
 std::string scenario_kind(const std::string& path);
 
-/// Builds the runner of the scenario's kind. @throws ScenarioError (scenario.hpp).
+/// Builds the runner of the scenario's kind from a file on the command line (its data files
+/// under DataSource::local_file). @throws ScenarioError (scenario.hpp).
 std::unique_ptr<Experiment> make_experiment(const std::string& path,
                                             const std::vector<std::string>& overrides);
 
 /// The same from a scenario's text (a service receives the text, not a file); `origin` names the
-/// text in messages. @throws ScenarioError.
-std::unique_ptr<Experiment> make_experiment_from_text(const std::string& text,
-                                                      const std::string& origin,
-                                                      const std::vector<std::string>& overrides);
+/// text in messages (at most 200 characters of it are used); data files are names in the
+/// server's data directories unless `data` says otherwise. @throws ScenarioError.
+std::unique_ptr<Experiment> make_experiment_from_text(
+    const std::string& text, const std::string& origin, const std::vector<std::string>& overrides,
+    const DataSource& data = DataSource::server());
 /// The `kind` field of a scenario's text ("sits" when absent).
 std::string scenario_kind_of_text(const std::string& text, const std::string& origin);
-/// Registers a kind: the factory parses and validates the text with the overrides.
+/// Registers a kind: the factory parses and validates the text with the overrides, reading any
+/// data file the scenario names through `data` (data_source.hpp).
 using ExperimentFactory = std::function<std::unique_ptr<Experiment>(
-    const std::string& text, const std::string& origin, const std::vector<std::string>& overrides)>;
+    const std::string& text, const std::string& origin, const std::vector<std::string>& overrides,
+    const DataSource& data)>;
 void register_experiment_kind(const std::string& kind, ExperimentFactory factory);
 
 }  // namespace hyloop::experiment

@@ -107,6 +107,9 @@ struct FcuScenario {
     double command_max = 0.0;  ///< kg/s; fcu.flow_gain unless given
     bool command_max_given = false;
     int watchdog_cycles = 10;
+    /// |second difference| bound of the command, kg/s³ (the window's acceleration_max);
+    /// .inf: no limit.
+    double command_acceleration_max = hal::kFuelMeteringCommandAccelerationMax;
     [[nodiscard]] double resolved_command_max(double flow_gain) const noexcept {
       return command_max_given ? command_max : flow_gain;
     }

@@ -24,6 +24,7 @@
 #include "hyloop/core/ground_motion.hpp"
 #include "hyloop/core/inverse_model_compensator.hpp"
 #include "hyloop/core/structure_model.hpp"
+#include "hyloop/experiment/data_source.hpp"
 #include "hyloop/experiment/experiment.hpp"
 #include "hyloop/experiment/rht_dynamics.hpp"
 #include "hyloop/hal/actuator_stage.hpp"
@@ -31,11 +32,16 @@
 
 namespace hyloop::experiment {
 
+/// The most cycles an RHT run may have (timing.duration_s / timing.step_s, or the record's
+/// duration over the step): the record and the recorded series are held in memory.
+inline constexpr double kMaxRhtSteps = 1e6;
+
 struct RhtScenario {
   int schema_version = 1;
   std::string name = "rht";
   std::string description;
-  std::string origin;  ///< the scenario file (relative paths resolve against its folder)
+  std::string origin;  ///< names the scenario in messages
+  DataSource data;     ///< where ground_motion.file is read from (data_source.hpp)
 
   struct Structure {
     double mass = 1000.0;              ///< kg
@@ -49,10 +55,11 @@ struct RhtScenario {
   } specimen;
 
   struct GroundMotion {
-    std::string file = "data/ground_motion/elcentro_ns_1940.txt";  ///< project-relative
-    std::string format = "auto";                                   ///< auto | at2 | two_column
-    std::string unit = "g";                                        ///< g | m/s2 (two-column files)
-    double peak_g = 0.263;  ///< scaled to this peak (g); 0 keeps the record's
+    /// A data file name (data_source.hpp); the shipped record by default.
+    std::string file = "data/ground_motion/elcentro_ns_1940.txt";
+    std::string format = "auto";  ///< auto | at2 | two_column
+    std::string unit = "g";       ///< g | m/s2 (two-column files)
+    double peak_g = 0.263;        ///< scaled to this peak (g); 0 keeps the record's
   } ground_motion;
 
   struct Servo {
@@ -65,6 +72,9 @@ struct RhtScenario {
     double noise_std = 0.0;   ///< m
     std::uint64_t seed = 1;
     double stroke = 0.25;  ///< |d_c| limit, m
+    /// |implied acceleration| bound of the command at the actuator's safety window, m/s²;
+    /// .inf: no limit.
+    double acceleration_max = hal::kServoHydraulicAccelerationMax;
   } servo;
 
   struct Compensator {
@@ -97,11 +107,14 @@ struct RhtScenario {
   } outputs;
 };
 
-/// Parses and validates (messages name the field). @throws ScenarioError.
+/// Parses and validates (messages name the field); a file on the command line, whose data files
+/// are read under DataSource::local_file. @throws ScenarioError.
 RhtScenario load_rht_scenario(const std::string& path, const std::vector<std::string>& overrides);
-/// The same from the scenario's text; `path` names it in messages.
+/// The same from the scenario's text; `path` names it in messages; data files under `data`
+/// (by default: names in the server's data directories).
 RhtScenario parse_rht_scenario(const std::string& text, const std::string& path,
-                               const std::vector<std::string>& overrides);
+                               const std::vector<std::string>& overrides,
+                               const DataSource& data = DataSource::server());
 std::string to_yaml(const RhtScenario& scenario);
 
 class RhtExperiment final : public Experiment {

@@ -22,6 +22,8 @@
 namespace hyloop::experiment {
 
 inline constexpr int kSchemaVersion = 1;
+/// The largest scenario text any kind reads (a file, or a gRPC request's scenario_yaml).
+inline constexpr std::size_t kMaxScenarioBytes = 1024u * 1024u;
 
 /// A scenario that cannot be loaded: what() is one line naming the field, the value and what
 /// is allowed.
@@ -79,8 +81,9 @@ struct SitsScenario {
 
   /// The actuator service's safety layer (hal::ActuatorSafety), beside rig.limits.
   struct Safety {
-    double acceleration_max = std::numeric_limits<double>::infinity();  ///< |a|, m/s²
-    double rate_limit = std::numeric_limits<double>::infinity();        ///< |Δx|/T, m/s
+    /// |a|, m/s² (rig.limits.acceleration_max_mps2); .inf: no limit.
+    double acceleration_max = hal::kIndustrialRobotAccelerationMax;
+    double rate_limit = std::numeric_limits<double>::infinity();  ///< |Δx|/T, m/s
     int watchdog_cycles = 10;        ///< missing commands before the watchdog trips
     double stop_deceleration = 2.0;  ///< ramp to rest on watchdog or e-stop, m/s²
   } safety;

@@ -3,6 +3,16 @@
 // field by field, validates each value and reports anything left over as an unknown field;
 // `--set dotted.path=value` overrides are applied before reading. Errors are ScenarioError
 // with one line: "ORIGIN: field: what is wrong".
+//
+// Rules for every kind (docs/scenarios.md, "Numbers" and "Duplicate keys"):
+//   - the text is at most kMaxScenarioBytes, with at most kMaxOverrides overrides of at most
+//     kMaxOverrideBytes each, and at most kMaxYamlNodes nodes (aliases counted each time);
+//   - a key appears at most once in a mapping (error: the key path and both line numbers);
+//   - a number is a plain scalar (a quoted "1.0" is refused; yaml-cpp tags quoted scalars "!"),
+//     finite, normal or exactly zero (no subnormals), and |v| <= kMaxNumberMagnitude unless the
+//     field documents a narrower range; true/false are plain scalars too;
+//   - a string field holds at most kMaxStringChars characters;
+//   - a message quotes at most kMaxQuotedChars characters of any value (excerpt()).
 
 #include <yaml-cpp/yaml.h>
 
@@ -11,14 +21,29 @@
 #include <limits>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "hyloop/experiment/scenario.hpp"
 
 namespace hyloop::experiment {
 
+inline constexpr std::size_t kMaxQuotedChars = 200;
+inline constexpr std::size_t kMaxOverrides = 256;
+inline constexpr std::size_t kMaxOverrideBytes = 4096;
+inline constexpr std::size_t kMaxStringChars = 4096;
+inline constexpr std::size_t kMaxYamlNodes = 100000;
+inline constexpr double kMaxNumberMagnitude = 1e15;
+
 /// A number for messages (10 significant digits).
 std::string format_value(double v);
+
+/// At most `max` characters of `text`; a longer one is cut and says how long it was.
+std::string excerpt(std::string_view text, std::size_t max = kMaxQuotedChars);
+
+/// @throws ScenarioError "ORIGIN: key.path: duplicate key (lines A and B)" for the first key
+/// that appears twice in one mapping, or when the document has more than kMaxYamlNodes nodes.
+void check_unique_keys(const YAML::Node& root, const std::string& origin);
 
 /// The text of a scenario file. @throws ScenarioError if it cannot be read.
 std::string read_scenario_text(const std::string& path);
@@ -81,7 +106,7 @@ class MapReader {
   /// bound of a window, where −.inf means "no limit").
   double limit(const std::string& key, double& out, bool lower = false) {
     const YAML::Node n = get(key);
-    if (n && n.IsScalar()) {
+    if (n && n.IsScalar() && n.Tag() != "!") {
       const std::string& t = n.Scalar();
       if (t == ".inf" || t == ".Inf" || t == "inf" || t == "+.inf" || t == "+.Inf") {
         out = std::numeric_limits<double>::infinity();
@@ -98,16 +123,7 @@ class MapReader {
   double number(const std::string& key, double& out) {
     const YAML::Node n = get(key);
     if (!n) return out;
-    if (!n.IsScalar()) fail(field(key), "must be a number");
-    const std::string& text = n.Scalar();
-    double v = 0.0;
-    try {
-      v = n.as<double>();
-    } catch (const YAML::Exception&) {
-      fail(field(key), "\"" + text + "\" is not a number");
-    }
-    if (!std::isfinite(v)) fail(field(key), text + " is not finite");
-    out = v;
+    out = scalar_number(n, field(key));
     return out;
   }
 
@@ -122,22 +138,22 @@ class MapReader {
   void unsigned64(const std::string& key, std::uint64_t& out) {
     const YAML::Node n = get(key);
     if (!n) return;
+    plain_scalar(n, field(key), "a non-negative integer");
     try {
       out = n.as<std::uint64_t>();
     } catch (const YAML::Exception&) {
-      fail(field(key), "\"" + (n.IsScalar() ? n.Scalar() : std::string("?")) +
-                           "\" must be a non-negative integer");
+      fail(field(key), "\"" + excerpt(n.Scalar()) + "\" must be a non-negative integer");
     }
   }
 
   void boolean(const std::string& key, bool& out) {
     const YAML::Node n = get(key);
     if (!n) return;
+    plain_scalar(n, field(key), "true or false");
     try {
       out = n.as<bool>();
     } catch (const YAML::Exception&) {
-      fail(field(key),
-           "\"" + (n.IsScalar() ? n.Scalar() : std::string("?")) + "\" must be true or false");
+      fail(field(key), "\"" + excerpt(n.Scalar()) + "\" must be true or false");
     }
   }
 
@@ -145,6 +161,10 @@ class MapReader {
     const YAML::Node n = get(key);
     if (!n) return;
     if (!n.IsScalar()) fail(field(key), "must be a string");
+    if (n.Scalar().size() > kMaxStringChars) {
+      fail(field(key), "\"" + excerpt(n.Scalar()) + "\": longer than " +
+                           std::to_string(kMaxStringChars) + " characters");
+    }
     out = n.Scalar();
   }
 
@@ -152,16 +172,10 @@ class MapReader {
     const YAML::Node n = get(key);
     if (!n) return;
     if (!n.IsSequence()) fail(field(key), "must be a list of numbers");
+    if (n.size() > 1024) fail(field(key), std::to_string(n.size()) + " values, at most 1024");
     out.clear();
     for (std::size_t i = 0; i < n.size(); ++i) {
-      double v = 0.0;
-      try {
-        v = n[i].as<double>();
-      } catch (const YAML::Exception&) {
-        fail(field(key) + "[" + std::to_string(i) + "]", "is not a number");
-      }
-      if (!std::isfinite(v)) fail(field(key) + "[" + std::to_string(i) + "]", "is not finite");
-      out.push_back(v);
+      out.push_back(scalar_number(n[i], field(key) + "[" + std::to_string(i) + "]"));
     }
   }
 
@@ -170,16 +184,50 @@ class MapReader {
   void finish() const {
     if (!node_ || !node_.IsMap()) return;
     for (const auto& kv : node_) {
-      const std::string key = kv.first.as<std::string>();
+      if (!kv.first.IsScalar()) fail(path_.empty() ? "scenario" : path_, "a key must be a name");
+      const std::string& key = kv.first.Scalar();
       if (allowed_.count(key) == 0) {
         std::string list;
         for (const std::string& a : allowed_) list += (list.empty() ? "" : ", ") + a;
-        fail(field(key), "unknown field (allowed here: " + list + ")");
+        fail(field(excerpt(key)), "unknown field (allowed here: " + list + ")");
       }
     }
   }
 
  private:
+  // A scalar as written, not quoted ("1.0" with quotes is a string) and without a non-standard
+  // tag.
+  void plain_scalar(const YAML::Node& n, const std::string& at, const std::string& what) const {
+    if (!n.IsScalar()) fail(at, "must be " + what);
+    const std::string& tag = n.Tag();
+    if (tag == "?" || tag == "tag:yaml.org,2002:float" || tag == "tag:yaml.org,2002:int" ||
+        tag == "tag:yaml.org,2002:bool") {
+      return;
+    }
+    fail(at, "\"" + excerpt(n.Scalar()) + "\" is " + (tag == "!" ? "quoted" : "tagged " + tag) +
+                 ": write " + what + " without quotes");
+  }
+
+  double scalar_number(const YAML::Node& n, const std::string& at) const {
+    plain_scalar(n, at, "a number");
+    const std::string& text = n.Scalar();
+    double v = 0.0;
+    try {
+      v = n.as<double>();
+    } catch (const YAML::Exception&) {
+      fail(at, "\"" + excerpt(text) + "\" is not a number");
+    }
+    if (!std::isfinite(v)) fail(at, excerpt(text) + " is not finite");
+    if (v != 0.0 && !std::isnormal(v)) {
+      fail(at, excerpt(text) + " is subnormal: a number is 0 or of magnitude >= " +
+                   format_value(std::numeric_limits<double>::min()));
+    }
+    if (std::abs(v) > kMaxNumberMagnitude) {
+      fail(at, excerpt(text) + ": magnitude above the limit " + format_value(kMaxNumberMagnitude));
+    }
+    return v;
+  }
+
   YAML::Node node_;
   std::string path_;
   std::string origin_;

@@ -20,6 +20,15 @@ struct ActuatorLimits {
   double acceleration_max = std::numeric_limits<double>::infinity();
 };
 
+/// Default |a| bound of the safety window for each kind's actuator class (issue 10: the window
+/// had none). Each is what the class can physically execute with a wide margin, and above every
+/// implied command acceleration of the shipped paper scenarios, whose runs stay bit for bit
+/// (measured values and the reasoning: docs/scenarios.md, "Acceleration limit"). A lab sets its
+/// actuator's rating in the scenario.
+inline constexpr double kIndustrialRobotAccelerationMax = 500.0;      ///< m/s², SITS robot (TCP)
+inline constexpr double kServoHydraulicAccelerationMax = 1.0e5;       ///< m/s², RHT actuator
+inline constexpr double kFuelMeteringCommandAccelerationMax = 1.0e3;  ///< kg/s³, FCU command
+
 enum class LimitVerdict : std::uint8_t { kOk, kNotFinite, kPositionLimit, kVelocityLimit };
 
 /// RT-safe.
