@@ -128,9 +128,11 @@ TEST(FcuLoop, PolynomialExtrapolationIsTheFragileOneUnderAStifferGovernor) {
   // inverse loop still tracks; the polynomial's high-frequency gain (|ā| sums to 63 367) closes
   // a limit cycle through the valve's limits. Measured: speed NRMS 0.0052 (inverse) against
   // 0.169 (polynomial, valve saturated in 21 908 of 40 000 steps) and 0.036 (none).
-  // The actuator's window is opened so that the valve's own limits act.
+  // The actuator's window (range and acceleration bound) is opened so that the valve's own
+  // limits act.
   const std::vector<std::string> stiffer = {"ecu.kp_kg_s=0.08", "safety.command_min_kg_s=-.inf",
-                                            "safety.command_max_kg_s=.inf"};
+                                            "safety.command_max_kg_s=.inf",
+                                            "safety.command_acceleration_max_kg_s3=.inf"};
   const auto none = run_fcu("none", stiffer);
   const auto inverse = run_fcu("inverse", stiffer);
   const auto poly = run_fcu("polynomial", stiffer);
