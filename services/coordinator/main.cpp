@@ -41,7 +41,6 @@ int main(int argc, char** argv) {
     return 1;
   }
   try {
-    (void)services::grpc_service_handles(spec);  // the spec's errors before anything starts
     options.endpoints = services::parse_endpoints(endpoints);
   } catch (const std::exception& e) {
     std::cerr << "hyloop-coordinator: " << e.what() << '\n';
@@ -53,7 +52,9 @@ int main(int argc, char** argv) {
       argc, argv, "coordinator",
       [&] {
         // After the configuration is loaded: the handles reach the services with TLS and the
-        // coordinator token of its --security-dir (service_handle.hpp).
+        // coordinator token of its --security-dir (service_handle.hpp). Not before
+        // run_service_main: gRPC's threads must inherit its signal mask, or a SIGTERM kills the
+        // process instead of shutting it down.
         coordinator = std::make_unique<services::Coordinator>(services::grpc_service_handles(spec),
                                                               context, options);
         return std::make_unique<services::CoordinatorComponent>(*coordinator);

@@ -24,6 +24,7 @@
 #include "hyloop/experiment/run_directory.hpp"
 #include "hyloop/experiment/scenario.hpp"
 #include "hyloop/experiment/yaml_fields.hpp"
+#include "hyloop/runtime/security.hpp"
 #include "hyloop/transport/channel.hpp"
 #include "hyloop/transport/codec.hpp"
 #include "rig_emulator/rig_emulator_component.hpp"
@@ -309,6 +310,7 @@ TEST_F(ActuatorBoundary, CommandsBeyondTheLimitsNeverReachTheRig) {
 struct Stack {
   pid_t pid = -1;
   std::string address;
+  std::string security_dir;  // `up --serve` prints its private security directory
   std::map<std::string, pid_t> pids;
   FILE* out = nullptr;
 
@@ -334,6 +336,7 @@ struct Stack {
       std::string name, what, value;
       in >> name >> what >> value;
       if (what == "pid") pids[name] = static_cast<pid_t>(std::stol(value));
+      if (name == "hyloop-security-dir") security_dir = what;
       if (name == "hyloop-coordinator" && what == "grpc") {
         address = value;
         break;
@@ -350,8 +353,14 @@ struct Stack {
   }
 };
 
-std::unique_ptr<v1::Experiment::Stub> experiment_stub(const std::string& address) {
-  return v1::Experiment::NewStub(grpc::CreateChannel(address, grpc::InsecureChannelCredentials()));
+std::shared_ptr<grpc::Channel> operator_channel(const Stack& stack) {
+  return grpc::CreateChannel(stack.address,
+                             runtime::channel_credentials(runtime::load_client_security(
+                                 stack.security_dir, runtime::Role::kOperator)));
+}
+
+std::unique_ptr<v1::Experiment::Stub> experiment_stub(const Stack& stack) {
+  return v1::Experiment::NewStub(operator_channel(stack));
 }
 
 template <class F>
@@ -398,7 +407,7 @@ TEST(Stack, KillingTheDynamicsStopsTheRigSafelyAndKeepsEverySample) {
   Stack stack;
   ASSERT_FALSE(stack.address.empty());
   ASSERT_EQ(stack.pids.count("hyloop-dynamics"), 1U);
-  auto stub = experiment_stub(stack.address);
+  auto stub = experiment_stub(stack);
   start_real_time(*stub, dir / "run", 30.0);
   std::this_thread::sleep_for(std::chrono::seconds(2));
   ASSERT_EQ(kill(stack.pids["hyloop-dynamics"], SIGKILL), 0);
@@ -419,11 +428,72 @@ TEST(Stack, KillingTheDynamicsStopsTheRigSafelyAndKeepsEverySample) {
   fs::remove_all(dir);
 }
 
+// Issue 10, finding 2: Lifecycle.Deactivate sent straight to the actuator 1 s into a real-time
+// run froze the command while the run went on. Now only the coordinator's token may drive a
+// service's lifecycle: the operator's, the observer's and no token are refused, the actuator
+// stays ACTIVE and the run finishes normally.
+TEST(Stack, DeactivatingTheActuatorFromAnyoneButTheCoordinatorIsRefused) {
+  const fs::path dir = temp_dir("deactivate");
+  Stack stack;
+  ASSERT_FALSE(stack.address.empty());
+  ASSERT_FALSE(stack.security_dir.empty());
+  auto stub = experiment_stub(stack);
+  start_real_time(*stub, dir / "run", 6.0);
+  std::this_thread::sleep_for(std::chrono::seconds(1));
+  v1::RunStatus status;
+  ASSERT_TRUE(call([&](grpc::ClientContext* c) { return stub->GetStatus(c, {}, &status); }).ok());
+  std::string actuator;
+  for (const auto& s : status.services()) {
+    if (s.name() == "actuator") actuator = s.address();
+  }
+  ASSERT_FALSE(actuator.empty()) << status.DebugString();
+
+  using runtime::Role;
+  for (const Role role : {Role::kOperator, Role::kObserver}) {
+    auto attacker = v1::Lifecycle::NewStub(grpc::CreateChannel(
+        actuator,
+        runtime::channel_credentials(runtime::load_client_security(stack.security_dir, role))));
+    v1::LifecycleReply reply;
+    const grpc::Status s = call([&](grpc::ClientContext* c) {
+      return attacker->Deactivate(c, v1::LifecycleRequest{}, &reply);
+    });
+    EXPECT_EQ(s.error_code(), grpc::StatusCode::PERMISSION_DENIED) << s.error_message();
+  }
+  runtime::ClientSecurity anonymous =
+      runtime::load_client_security(stack.security_dir, Role::kObserver);
+  anonymous.token.clear();
+  auto attacker = v1::Lifecycle::NewStub(
+      grpc::CreateChannel(actuator, runtime::channel_credentials(anonymous)));
+  v1::LifecycleReply reply;
+  EXPECT_EQ(call([&](grpc::ClientContext* c) {
+              return attacker->Deactivate(c, v1::LifecycleRequest{}, &reply);
+            }).error_code(),
+            grpc::StatusCode::UNAUTHENTICATED);
+  {
+    auto plain =
+        v1::Lifecycle::NewStub(grpc::CreateChannel(actuator, grpc::InsecureChannelCredentials()));
+    EXPECT_FALSE(call([&](grpc::ClientContext* c) {
+                   return plain->Deactivate(c, v1::LifecycleRequest{}, &reply);
+                 }).ok());
+  }
+
+  auto observer = v1::Lifecycle::NewStub(
+      grpc::CreateChannel(actuator, runtime::channel_credentials(runtime::load_client_security(
+                                        stack.security_dir, Role::kObserver))));
+  ASSERT_TRUE(call([&](grpc::ClientContext* c) {
+                return observer->GetState(c, v1::LifecycleRequest{}, &reply);
+              }).ok());
+  EXPECT_EQ(reply.state(), v1::LIFECYCLE_STATE_ACTIVE) << reply.message();
+  const v1::RunStatus end = wait_terminal(*stub, std::chrono::seconds(30));
+  EXPECT_EQ(end.state(), v1::RUN_STATE_FINISHED) << end.message();
+  fs::remove_all(dir);
+}
+
 TEST(Stack, EmergencyStopStopsTheActuatorAndIsMeasured) {
   const fs::path dir = temp_dir("estop");
   Stack stack;
   ASSERT_FALSE(stack.address.empty());
-  auto stub = experiment_stub(stack.address);
+  auto stub = experiment_stub(stack);
   start_real_time(*stub, dir / "run", 30.0);
   std::this_thread::sleep_for(std::chrono::seconds(1));
   v1::EmergencyStopRequest req;
@@ -448,8 +518,7 @@ TEST(Stack, IdentificationThroughTheServicesGivesTheModelOfHyloopIdentify) {
   const auto reference = nlohmann::json::parse(slurp(dir / "identify.json"));
   Stack stack;
   ASSERT_FALSE(stack.address.empty());
-  auto stub = v1::Identification::NewStub(
-      grpc::CreateChannel(stack.address, grpc::InsecureChannelCredentials()));
+  auto stub = v1::Identification::NewStub(operator_channel(stack));
   v1::RunIdentificationRequest request;
   request.set_scenario_yaml(experiment::read_scenario_text(scenario));
   v1::RunIdentificationReply reply;

@@ -245,6 +245,7 @@ class IdentificationGrpc : public ::testing::Test {
  protected:
   void SetUp() override {
     host_ = std::make_unique<runtime::ServiceHost>(component_);
+    host_->set_insecure();  // the RPCs' logic here; TLS and tokens: runtime's auth_test
     host_->add_service(services::make_identification_service(component_));
     host_->add_service(services::make_analysis_service());
     host_->set_shutdown_grace(std::chrono::milliseconds(100));
