@@ -5,7 +5,10 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
+#include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -43,6 +46,98 @@ bool show_progress(const std::string& mode) {
   if (mode == "on") return true;
   if (mode == "off") return false;
   return isatty(STDERR_FILENO) != 0;
+}
+
+// `hyloop run`: the run directory is created first (INCOMPLETE and the journal), every row goes
+// to the journal as it is recorded, and INCOMPLETE goes last (run_directory.hpp).
+int run_in_process(const std::string& scenario_path, const std::vector<std::string>& overrides,
+                   const fs::path& out, bool force) {
+  const auto experiment = make_experiment(scenario_path, overrides);
+  check_output_directory(out, force);
+  if (force) remove_output_directory(out);
+  const std::string name = experiment->name();
+  auto recording = std::make_unique<RunRecording>(
+      out, journal_header(*experiment, make_run_id(name), "hyloop run", "in_process"), true);
+  nlohmann::json summary;
+  try {
+    experiment->set_row_observer(&recording->journal());
+    const bool progress = show_progress(experiment->progress_mode());
+    experiment->run([&](double t, double duration) {
+      if (progress) {
+        std::fprintf(stderr, "\r%s: %.1f / %.1f s (%.0f%%)", name.c_str(), t, duration,
+                     100.0 * t / duration);
+        std::fflush(stderr);
+      }
+    });
+    if (progress) std::fprintf(stderr, "\n");
+    experiment->set_row_observer(nullptr);
+    recording->journal().event("end",
+                               "finished: " + std::to_string(experiment->cycle()) + " cycles");
+    summary = recording->complete(*experiment);
+  } catch (const std::exception& e) {
+    experiment->set_row_observer(nullptr);
+    recording.reset();
+    std::cerr << "hyloop: writing the run directory " << out.string() << " failed: " << e.what()
+              << "\nhyloop: " << out.string()
+              << " is marked INCOMPLETE: recover what was recorded with `hyloop summary "
+                 "--recover "
+              << out.string() << "`, or replace it with --force\n";
+    return 1;
+  }
+  std::cout << summary.dump(2) << "\n";
+  std::cerr << "run directory: " << out.string() << "\n";
+  return 0;
+}
+
+// `hyloop summary DIR [--recover]`.
+int summary(const fs::path& dir, bool recover) {
+  if (recover) {
+    const RecoveryResult r = recover_run_directory(dir);
+    std::cout << r.summary.dump(2) << "\n";
+    std::cerr << "hyloop summary: recovered " << r.cycles << " cycles (" << r.reason
+              << ")\nrun directory: " << dir.string() << "\n";
+    return 0;
+  }
+  if (is_incomplete(dir)) {
+    std::cerr << "hyloop summary: " << dir.string()
+              << " is incomplete (INCOMPLETE): its recorder is running or ended before "
+                 "completing it; `hyloop summary --recover "
+              << dir.string() << "` rebuilds it from its journal\n";
+    return 1;
+  }
+  std::ifstream f(dir / "summary.json");
+  if (!f) {
+    std::cerr << "hyloop summary: " << (dir / "summary.json").string() << ": cannot be read\n";
+    return 1;
+  }
+  std::cout << f.rdbuf();
+  return 0;
+}
+
+// `hyloop report` of an incomplete directory: says so and recovers it first (a directory whose
+// recorder is still alive is refused); of a recovered one: says what is missing.
+bool prepare_report(const fs::path& dir) {
+  if (is_incomplete(dir)) {
+    std::cerr << "hyloop report: " << dir.string()
+              << " is incomplete (INCOMPLETE): recovering it from its journal first\n";
+    const RecoveryResult r = recover_run_directory(dir);
+    std::cerr << "hyloop report: recovered " << r.cycles << " cycles (" << r.reason << ")\n";
+    return true;
+  }
+  std::ifstream f(dir / "summary.json");
+  if (f) {
+    try {
+      const nlohmann::json s = nlohmann::json::parse(f);
+      if (s.value("incomplete", false)) {
+        std::cerr << "hyloop report: " << dir.string() << " holds an incomplete run ("
+                  << s.value("incomplete_reason", std::string("no reason recorded"))
+                  << "): " << s.value("cycles_recovered", 0) << " cycles recovered\n";
+      }
+    } catch (const nlohmann::json::exception&) {
+      // report.py says what is wrong with summary.json.
+    }
+  }
+  return true;
 }
 
 }  // namespace
@@ -83,6 +178,9 @@ int main(int argc, char** argv) {
                "the services as components in this process (inproc:// endpoints)");
   up->add_flag("--serve", up_options.serve,
                "start the stack, print the coordinator's address, serve until Ctrl-C");
+  up->add_option("--runs-dir", up_options.runs_dir,
+                 "--serve: the coordinator's runs directory (Start.out_dir names a directory in "
+                 "it; default: the working directory)");
   up->add_option("--address", up_options.coordinator_address,
                  "--serve: the coordinator's gRPC address (default 127.0.0.1:0, any free port)");
 
@@ -120,6 +218,15 @@ int main(int argc, char** argv) {
   tune->add_option("--switch-times", tune_options.switch_times, "t_eps candidates in s");
   tune->add_option("--top", tune_options.top, "rows of the table to print");
 
+  auto* summary_cmd = app.add_subcommand(
+      "summary", "print a run directory's summary.json; --recover rebuilds an incomplete one");
+  std::string summary_dir;
+  bool recover = false;
+  summary_cmd->add_option("dir", summary_dir, "run directory")->required();
+  summary_cmd->add_flag("--recover", recover,
+                        "rebuild samples.csv, cycles.csv and summary.json of an incomplete run "
+                        "directory (INCOMPLETE) from its journal");
+
   auto* report = app.add_subcommand("report", "PNG plots of a run directory");
   std::string report_dir;
   report->add_option("dir", report_dir, "run directory")->required();
@@ -140,27 +247,19 @@ int main(int argc, char** argv) {
         std::cerr << "hyloop up: SCENARIO and --out DIR are required (or --serve)\n";
         return 2;
       }
-      if (!up_options.serve) check_output_directory(up_options.out, false);
+      if (!up_options.serve) {
+        // The coordinator writes --out as a name in its runs directory, --out's parent.
+        const fs::path o = fs::absolute(up_options.out).lexically_normal();
+        const fs::path leaf = o.has_filename() ? o : o.parent_path();
+        check_output_directory(leaf, false);
+        fs::create_directories(leaf.parent_path());
+        up_options.out = leaf.string();
+        up_options.runs_dir = leaf.parent_path().string();
+      }
       return hyloop::app::run_up(up_options);
     }
-    if (*run) {
-      const auto experiment = make_experiment(scenario_path, overrides);
-      check_output_directory(out, force);
-      const bool progress = show_progress(experiment->progress_mode());
-      const std::string name = experiment->name();
-      experiment->run([&](double t, double duration) {
-        if (progress) {
-          std::fprintf(stderr, "\r%s: %.1f / %.1f s (%.0f%%)", name.c_str(), t, duration,
-                       100.0 * t / duration);
-          std::fflush(stderr);
-        }
-      });
-      if (progress) std::fprintf(stderr, "\n");
-      write_run_directory(*experiment, out, force);
-      std::cout << make_summary(*experiment).dump(2) << "\n";
-      std::cerr << "run directory: " << out << "\n";
-      return 0;
-    }
+    if (*run) return run_in_process(scenario_path, overrides, out, force);
+    if (*summary_cmd) return summary(summary_dir, recover);
     if (*validate_cmd) {
       const auto experiment = make_experiment(scenario_path, overrides);
       if (print_resolved) {
@@ -196,6 +295,7 @@ int main(int argc, char** argv) {
       return 0;
     }
     if (*report) {
+      if (!prepare_report(report_dir)) return 1;
       std::vector<std::string> args{report_dir};
       if (!out.empty()) {
         args.push_back("--out");

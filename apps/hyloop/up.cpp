@@ -24,6 +24,7 @@
 #include "actuator/actuator_component.hpp"
 #include "coordinator/coordinator_component.hpp"
 #include "dynamics/dynamics_component.hpp"
+#include "hyloop/experiment/run_directory.hpp"
 #include "hyloop/experiment/yaml_fields.hpp"
 #include "hyloop/runtime/security.hpp"
 #include "rig_emulator/rig_emulator_component.hpp"
@@ -182,7 +183,8 @@ int drive(const Runner& r, const UpOptions& o) {
     return 1;
   }
   v1::StartRequest start;
-  start.set_out_dir(fs::absolute(o.out).string());
+  // The coordinator's runs directory is --out's parent: it gets the leaf name.
+  start.set_out_dir(fs::path(o.out).filename().string());
   start.set_mode(o.mode == "realtime" ? v1::CLOCK_MODE_REAL_TIME : v1::CLOCK_MODE_LOCKSTEP);
   v1::RunStatus status;
   st = r.start(start, &status);
@@ -213,7 +215,15 @@ int drive(const Runner& r, const UpOptions& o) {
   if (r.summary(&summary).ok()) {
     std::cout << summary.summary_json();
   }
-  std::cerr << "hyloop up: " << status.message() << "\nrun directory: " << o.out << "\n";
+  std::cerr << "hyloop up: " << status.message() << "\n";
+  // "run directory" only for a complete one (the coordinator runs on this machine).
+  if (experiment::is_incomplete(o.out) || !fs::exists(fs::path(o.out) / "summary.json")) {
+    std::cerr << "hyloop up: the run directory " << o.out
+              << " is incomplete; recover what was recorded with: hyloop summary --recover "
+              << o.out << "\n";
+    return 4;
+  }
+  std::cerr << "run directory: " << o.out << "\n";
   return status.state() == v1::RUN_STATE_FINISHED ? 0 : 3;
 }
 
@@ -231,6 +241,7 @@ int up_inproc(const UpOptions& o) {
   }
   services::CoordinatorOptions options;
   options.endpoint_prefix = "inproc://hyloop";
+  options.runs_dir = o.runs_dir;
   services::Coordinator coordinator(std::move(handles), context, options);
   Runner r;
   r.load = [&](const auto& q, auto* a) { return coordinator.load_scenario(q, a); };
@@ -261,6 +272,10 @@ int up_processes(const UpOptions& o) {
     spec.append(",identification=").append(children.back().address);
     std::vector<std::string> coordinator_args{"--services", spec};
     for (const std::string& a : security.args()) coordinator_args.push_back(a);
+    if (!o.runs_dir.empty()) {
+      coordinator_args.push_back("--runs-dir");
+      coordinator_args.push_back(o.runs_dir);
+    }
     Child coordinator = spawn_service("coordinator", coordinator_args, o.coordinator_address);
     children.push_back(coordinator);
     if (o.serve) {

@@ -15,7 +15,8 @@ namespace hyloop::app {
 struct UpOptions {
   std::string scenario;
   std::vector<std::string> overrides;
-  std::string out;
+  std::string out;       ///< the run directory (main() makes it absolute and normal)
+  std::string runs_dir;  ///< the coordinator's --runs-dir: --out's parent, or --runs-dir (--serve)
   std::string mode = "lockstep";  ///< lockstep | realtime
   bool inproc = false;
   bool serve = false;

@@ -89,6 +89,16 @@ const char* state_name(v1::RunState s) {
 Coordinator::Coordinator(std::vector<std::unique_ptr<ServiceHandle>> services,
                          zmq::context_t& context, CoordinatorOptions options)
     : services_(std::move(services)), context_(context), options_(std::move(options)) {
+  {
+    std::error_code ec;
+    runs_dir_ = options_.runs_dir.empty() ? std::filesystem::current_path() : options_.runs_dir;
+    std::filesystem::create_directories(runs_dir_, ec);
+    runs_dir_ = std::filesystem::canonical(runs_dir_, ec);
+    if (ec || !std::filesystem::is_directory(runs_dir_)) {
+      throw std::runtime_error("--runs-dir " + options_.runs_dir.string() +
+                               ": not a usable directory" + (ec ? ": " + ec.message() : ""));
+    }
+  }
   // An empty prefix: ipc:// in a private run directory per run (endpoints_for).
   for (std::size_t v = 1; v < tp::kVerdictCount; ++v) {
     telemetry_rejected_total_[v] =
@@ -260,13 +270,11 @@ grpc::Status Coordinator::start(const v1::StartRequest& request, v1::RunStatus* 
   if (status_.state() == v1::RUN_STATE_RUNNING) {
     return {grpc::StatusCode::FAILED_PRECONDITION, "a run is in progress"};
   }
-  if (request.out_dir().empty()) {
-    return {grpc::StatusCode::INVALID_ARGUMENT, "out_dir: missing (the run directory to write)"};
-  }
   try {
-    ex::check_output_directory(request.out_dir(), false);
-  } catch (const std::exception& e) {
-    return {grpc::StatusCode::INVALID_ARGUMENT, e.what()};
+    ex::check_run_name(request.out_dir(), "out_dir");
+  } catch (const std::invalid_argument& e) {
+    return {grpc::StatusCode::INVALID_ARGUMENT,
+            std::string(e.what()) + " (runs directory " + runs_dir_.string() + ")"};
   }
   if (run_thread_.joinable()) {
     lock.unlock();
@@ -282,12 +290,29 @@ grpc::Status Coordinator::start(const v1::StartRequest& request, v1::RunStatus* 
     return {grpc::StatusCode::INTERNAL, e.what()};
   }
   const std::string run_id = make_run_id(scenario_name_);
+  const std::filesystem::path out_dir = runs_dir_ / request.out_dir();
+  try {
+    recording_ = std::make_unique<ex::RunRecording>(
+        out_dir,
+        ex::journal_header(*recorder_, run_id, "hyloop-coordinator",
+                           mode_ == v1::CLOCK_MODE_REAL_TIME ? "real_time" : "lockstep"),
+        false);
+    recorder_->set_row_observer(&recording_->journal());
+  } catch (const ex::RunDirectoryError& e) {
+    const int err = e.error_number();
+    return {err == EEXIST                    ? grpc::StatusCode::ALREADY_EXISTS
+            : err == ENOSPC || err == EDQUOT ? grpc::StatusCode::RESOURCE_EXHAUSTED
+                                             : grpc::StatusCode::INTERNAL,
+            "out_dir = \"" + request.out_dir() + "\": " + e.what()};
+  } catch (const std::exception& e) {
+    return {grpc::StatusCode::INTERNAL, "out_dir = \"" + request.out_dir() + "\": " + e.what()};
+  }
   status_.Clear();
   set_state_locked(v1::RUN_STATE_RUNNING);
   status_.set_run_id(run_id);
   status_.set_scenario(scenario_name_);
   status_.set_total_cycles(static_cast<std::uint64_t>(recorder_->total_steps()));
-  status_.set_out_dir(request.out_dir());
+  status_.set_out_dir(out_dir.string());
   status_.set_message("starting");
   stop_ = false;
   estop_ = false;
@@ -311,10 +336,10 @@ grpc::Status Coordinator::start(const v1::StartRequest& request, v1::RunStatus* 
   runs_.push_back({});
   runs_.back().set_run_id(run_id);
   runs_.back().set_scenario(scenario_name_);
-  runs_.back().set_out_dir(request.out_dir());
+  runs_.back().set_out_dir(out_dir.string());
   runs_.back().set_state(v1::RUN_STATE_RUNNING);
   *reply = status_;
-  run_thread_ = std::thread([this, out = request.out_dir()] { run(out); });
+  run_thread_ = std::thread([this, out = out_dir.string()] { run(out); });
   return grpc::Status::OK;
 }
 
@@ -482,6 +507,7 @@ void Coordinator::record(const v1::Telemetry& t) {
       record_row(pending_[cycle].row);  // the last row of the dynamics
       pending_.erase(cycle);
       recorder_->record_stop(t.event().substr(5));
+      recording_->journal().event("stop", t.event().substr(5));
     }
     loop_event_ = t.event();
   }
@@ -753,19 +779,22 @@ void Coordinator::run(std::string out_dir) noexcept {
       if (ServiceHandle* s = find_service(name)) (void)s->deactivate();
     }
     const nlohmann::json extra = distributed_summary(final_state, message);
-    ex::write_run_directory(*recorder_, out_dir, false, extra);
-    std::ifstream f(std::filesystem::path(out_dir) / "summary.json");
-    std::stringstream ss;
-    ss << f.rdbuf();
+    recording_->journal().event("end", std::string(state_name(final_state)) + ": " + message);
+    const nlohmann::json summary = recording_->complete(*recorder_, extra);
+    recorder_->set_row_observer(nullptr);
+    recording_.reset();
     {
       const std::lock_guard<std::mutex> lock(mutex_);
-      summaries_[run_id] = ss.str();
+      summaries_[run_id] = summary.dump(2) + "\n";
     }
   } catch (const std::exception& e) {
     bare_stop = true;
     if (bare.joinable()) bare.join();
     final_state = v1::RUN_STATE_FAILED;
-    message = std::string("coordinator: ") + e.what();
+    message = std::string("coordinator: ") + e.what() + "; the run directory " + out_dir +
+              " is marked INCOMPLETE (hyloop summary --recover)";
+    recorder_->set_row_observer(nullptr);
+    recording_.reset();
   }
   finish(final_state, message);
   changed_.notify_all();

@@ -22,6 +22,7 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <filesystem>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -33,6 +34,7 @@
 
 #include "coordinator/service_handle.hpp"
 #include "hyloop/experiment/experiment.hpp"
+#include "hyloop/experiment/run_directory.hpp"
 #include "hyloop/runtime/component.hpp"
 #include "hyloop/runtime/metrics.hpp"
 #include "hyloop/transport/channel.hpp"
@@ -47,6 +49,9 @@ inline constexpr std::array<const char*, 4> kLoopServices = {"rig-emulator", "ac
                                                              "sensor"};
 
 struct CoordinatorOptions {
+  /// Where run directories are created (--runs-dir): Start.out_dir names one directory in it
+  /// (experiment::check_run_name). "": the working directory when the coordinator is made.
+  std::filesystem::path runs_dir;
   /// Where the loop channels the coordinator derives live: "" (default) ipc:// sockets in a
   /// private run directory (0700) that the coordinator creates in the ipc directory for each run
   /// and removes at its end; "inproc://NAME" for co-located components (one ZeroMQ context).
@@ -143,6 +148,9 @@ class Coordinator {
   std::string scenario_text_;
   std::string scenario_name_;
   std::unique_ptr<experiment::Experiment> recorder_;
+  // The run directory being recorded (INCOMPLETE and the journal until the run's end).
+  std::filesystem::path runs_dir_;
+  std::unique_ptr<experiment::RunRecording> recording_;
   std::vector<std::string> record_columns_;  // recorder_->record_columns()
   v1::RunStatus status_;
   v1::ClockMode mode_ = v1::CLOCK_MODE_LOCKSTEP;

@@ -1,7 +1,8 @@
 // hyloop-coordinator: the Experiment gRPC API over the loop services given by
 // --services rig-emulator=ADDR,actuator=ADDR,dynamics=ADDR,sensor=ADDR (or HYLOOP_SERVICES) and
 // --endpoint-prefix (ZeroMQ address prefix of the loop channels; or HYLOOP_ENDPOINT_PREFIX) and
-// --endpoints name=tcp://host:port,... (per channel, multi-host; or HYLOOP_ENDPOINTS).
+// --endpoints name=tcp://host:port,... (per channel, multi-host; or HYLOOP_ENDPOINTS) and
+// --runs-dir DIR (where run directories are created; or HYLOOP_RUNS_DIR).
 // With --security-dir DIR it serves TLS and reaches its services with DIR/ca.crt and
 // DIR/tokens/coordinator.
 #include <cstdlib>
@@ -35,6 +36,8 @@ int main(int argc, char** argv) {
   services::CoordinatorOptions options;
   options.endpoint_prefix = take_option(argc, argv, "--endpoint-prefix", "HYLOOP_ENDPOINT_PREFIX");
   const std::string endpoints = take_option(argc, argv, "--endpoints", "HYLOOP_ENDPOINTS");
+  // --runs-dir DIR: Start.out_dir names a run directory in it (default: the working directory).
+  options.runs_dir = take_option(argc, argv, "--runs-dir", "HYLOOP_RUNS_DIR");
   // --data-dir DIR (repeatable): where a scenario's data files are looked up by name.
   if (const std::string error = experiment::take_data_dir_options(argc, argv); !error.empty()) {
     std::cerr << "hyloop-coordinator: " << error << '\n';
