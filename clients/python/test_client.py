@@ -18,7 +18,7 @@ from typing import IO, Optional
 
 import grpc
 
-from hyloop_client import HyloopClient, control_pb2, state_name
+from hyloop_client import HyloopClient, control_pb2, control_pb2_grpc, state_name
 
 REPO = Path(__file__).resolve().parents[2]
 BIN_DIR = Path(os.environ.get("HYLOOP_BIN_DIR", REPO / "build" / "bin"))
@@ -27,6 +27,7 @@ SCENARIO = REPO / "scenarios" / "sits" / "table1_scvg.yaml"
 OVERRIDES = ["timing.duration_s=2", "metrics.window_s=1"]
 CYCLES = 1000
 ADDRESS_LINE = re.compile(r"^hyloop-coordinator grpc (\S+)\s*$")
+SECURITY_LINE = re.compile(r"^hyloop-security-dir (\S+)\s*$")
 
 
 def _drain(stream: IO[str], lines: "queue.Queue[Optional[str]]") -> None:
@@ -41,6 +42,7 @@ class StackTest(unittest.TestCase):
 
     proc: subprocess.Popen
     address: str
+    security_dir: Path  # `up --serve` prints its private security directory
 
     @classmethod
     def setUpClass(cls) -> None:
@@ -62,6 +64,9 @@ class StackTest(unittest.TestCase):
                 cls._kill()
                 raise RuntimeError("`hyloop up --serve` printed no 'hyloop-coordinator grpc ADDR' "
                                    "line within 30 s")
+            match = SECURITY_LINE.match(line)
+            if match:
+                cls.security_dir = Path(match.group(1))
             match = ADDRESS_LINE.match(line)
             if match:
                 address = match.group(1)
@@ -82,7 +87,7 @@ class StackTest(unittest.TestCase):
 
     def test_1_lockstep_run(self) -> None:
         out = self.tmp / "run"
-        with HyloopClient(self.address) as c:
+        with HyloopClient(self.address, security_dir=self.security_dir) as c:
             loaded = c.load_scenario(str(SCENARIO), overrides=OVERRIDES)
             self.assertEqual(loaded.kind, "sits")
             self.assertEqual(loaded.total_cycles, CYCLES)
@@ -108,13 +113,31 @@ class StackTest(unittest.TestCase):
             self.assertIn(final.run_id, [r.run_id for r in c.runs()])
 
     def test_2_invalid_scenario_names_the_field(self) -> None:
-        with HyloopClient(self.address) as c:
+        with HyloopClient(self.address, security_dir=self.security_dir) as c:
             with self.assertRaises(grpc.RpcError) as cm:
                 c.load_scenario(str(SCENARIO), overrides=["timing.step_s=-1"])
             self.assertEqual(cm.exception.code(), grpc.StatusCode.INVALID_ARGUMENT)
             self.assertIn("timing.step_s", cm.exception.details())
             # The coordinator is still serving.
             self.assertNotEqual(c.status().state, control_pb2.RUN_STATE_RUNNING)
+
+    def test_2_tokens_are_checked(self) -> None:
+        # Without a token: UNAUTHENTICATED; the observer cannot start; any role may e-stop.
+        ca = self.security_dir / "ca.crt"
+        channel = grpc.secure_channel(
+            self.address, grpc.ssl_channel_credentials(root_certificates=ca.read_bytes()))
+        stub = control_pb2_grpc.ExperimentStub(channel)
+        with self.assertRaises(grpc.RpcError) as cm:
+            stub.GetStatus(control_pb2.StatusRequest(), timeout=10)
+        self.assertEqual(cm.exception.code(), grpc.StatusCode.UNAUTHENTICATED)
+        self.assertIn("Experiment.GetStatus", cm.exception.details())
+        channel.close()
+        with HyloopClient(self.address, security_dir=self.security_dir, role="observer") as c:
+            self.assertNotEqual(c.status().state, control_pb2.RUN_STATE_RUNNING)
+            with self.assertRaises(grpc.RpcError) as cm:
+                c.start(self.tmp / "observer-run")
+            self.assertEqual(cm.exception.code(), grpc.StatusCode.PERMISSION_DENIED)
+            self.assertIn("Experiment.Start needs the operator role", cm.exception.details())
 
     def test_3_sigterm_stops_the_stack(self) -> None:
         self.proc.send_signal(signal.SIGTERM)

@@ -16,7 +16,7 @@ from typing import Dict, Iterator, List, Optional
 
 import grpc
 
-from hyloop_client import HyloopClient, control_pb2, control_pb2_grpc, state_name
+from hyloop_client import HyloopClient, control_pb2, control_pb2_grpc, read_token, state_name
 
 REPO = Path(__file__).resolve().parents[2]
 SCENARIO = REPO / "scenarios" / "sits" / "table1_scvg.yaml"
@@ -187,7 +187,7 @@ class FakeServerCase(unittest.TestCase):
 
 class ClientTest(FakeServerCase):
     def test_run_to_the_end(self) -> None:
-        with HyloopClient(self.address) as c:
+        with HyloopClient(self.address, insecure=True) as c:
             reply = c.load_scenario(str(SCENARIO), overrides=["timing.duration_s=2"])
             self.assertEqual(reply.total_cycles, self.total)
             self.assertEqual(self.fake.loaded.source_name, str(SCENARIO))
@@ -210,27 +210,27 @@ class ClientTest(FakeServerCase):
             self.assertEqual([r.run_id for r in c.runs()], [final.run_id])
 
     def test_load_text_and_path(self) -> None:
-        with HyloopClient(self.address) as c:
+        with HyloopClient(self.address, insecure=True) as c:
             c.load_scenario(SCENARIO)
             self.assertEqual(self.fake.loaded.source_name, str(SCENARIO))
             c.load_scenario("kind: sits\nname: inline\n")
             self.assertEqual(self.fake.loaded.source_name, "<text>")
 
     def test_invalid_scenario_names_the_field(self) -> None:
-        with HyloopClient(self.address) as c:
+        with HyloopClient(self.address, insecure=True) as c:
             with self.assertRaises(grpc.RpcError) as cm:
                 c.load_scenario(str(SCENARIO), overrides=["timing.step_s=-1"])
             self.assertEqual(cm.exception.code(), grpc.StatusCode.INVALID_ARGUMENT)
             self.assertIn("timing.step_s", cm.exception.details())
 
     def test_unreachable(self) -> None:
-        with HyloopClient("127.0.0.1:1", timeout_s=5) as c:
+        with HyloopClient("127.0.0.1:1", timeout_s=5, insecure=True) as c:
             with self.assertRaises(grpc.RpcError) as cm:
                 c.status()
             self.assertEqual(cm.exception.code(), grpc.StatusCode.UNAVAILABLE)
 
     def test_bad_mode(self) -> None:
-        with HyloopClient(self.address) as c:
+        with HyloopClient(self.address, insecure=True) as c:
             with self.assertRaises(ValueError):
                 c.start(self.tmp / "run", mode="fast")
 
@@ -240,7 +240,7 @@ class SlowClientTest(FakeServerCase):
     cycle_s = 0.002
 
     def test_wait_times_out_then_stop(self) -> None:
-        with HyloopClient(self.address) as c:
+        with HyloopClient(self.address, insecure=True) as c:
             c.load_scenario(SCENARIO)
             c.start(self.tmp / "run")
             with self.assertRaises(TimeoutError):
@@ -253,12 +253,93 @@ class SlowClientTest(FakeServerCase):
             self.assertTrue((self.tmp / "run" / "summary.json").is_file())
 
     def test_estop(self) -> None:
-        with HyloopClient(self.address) as c:
+        with HyloopClient(self.address, insecure=True) as c:
             c.load_scenario(SCENARIO)
             c.start(self.tmp / "run")
             status = c.estop("operator pressed the button")
             self.assertEqual(state_name(status.state), "ESTOPPED")
             self.assertEqual(status.message, "operator pressed the button")
+
+
+class _RecordMetadata(grpc.ServerInterceptor):
+    """Keeps each call's method and authorization metadata."""
+
+    def __init__(self) -> None:
+        self.calls: List[tuple] = []
+
+    def intercept_service(self, continuation, handler_call_details):  # type: ignore[no-untyped-def]
+        md = dict(handler_call_details.invocation_metadata)
+        self.calls.append((handler_call_details.method, md.get("authorization")))
+        return continuation(handler_call_details)
+
+
+def _hyloop_has_certs() -> bool:
+    exe = BIN_DIR / "hyloop"
+    if not exe.is_file():
+        return False
+    r = subprocess.run([str(exe), "certs", "--help"], capture_output=True, text=True, timeout=30)
+    return r.returncode == 0
+
+
+@unittest.skipUnless(_hyloop_has_certs(), "build/bin/hyloop without the certs subcommand")
+class TlsClientTest(unittest.TestCase):
+    """The client over TLS with a token, against the fake served with `hyloop certs` files."""
+
+    def setUp(self) -> None:
+        self.tmp = Path(tempfile.mkdtemp(prefix="hyloop_client_tls_"))
+        self.lab = self.tmp / "lab"
+        self.other = self.tmp / "other"
+        for d in (self.lab, self.other):
+            r = subprocess.run([str(BIN_DIR / "hyloop"), "certs", "--out", str(d)],
+                               capture_output=True, text=True, timeout=60)
+            self.assertEqual(r.returncode, 0, r.stderr)
+        self.recorder = _RecordMetadata()
+        self.server = grpc.server(futures.ThreadPoolExecutor(max_workers=4),
+                                  interceptors=[self.recorder])
+        control_pb2_grpc.add_ExperimentServicer_to_server(FakeExperiment(), self.server)
+        credentials = grpc.ssl_server_credentials(
+            [((self.lab / "coordinator.key").read_bytes(),
+              (self.lab / "coordinator.crt").read_bytes())])
+        port = self.server.add_secure_port("127.0.0.1:0", credentials)
+        self.server.start()
+        self.address = f"127.0.0.1:{port}"
+
+    def tearDown(self) -> None:
+        self.server.stop(grace=None).wait()
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def test_sends_the_roles_token_over_tls(self) -> None:
+        for role in ("observer", "operator"):
+            with HyloopClient(self.address, security_dir=self.lab, role=role) as c:
+                self.assertEqual(state_name(c.status().state), "IDLE")
+            token = read_token(self.lab / "tokens" / role)
+            self.assertEqual(self.recorder.calls[-1],
+                             ("/hyloop.v1.Experiment/GetStatus", f"Bearer {token}"))
+        with HyloopClient(self.address, ca_file=self.lab / "ca.crt",
+                          token_file=self.lab / "tokens" / "operator") as c:
+            c.status()
+        self.assertEqual(self.recorder.calls[-1][1],
+                         "Bearer " + read_token(self.lab / "tokens" / "operator"))
+
+    def test_a_server_of_another_ca_is_refused(self) -> None:
+        calls = len(self.recorder.calls)
+        with HyloopClient(self.address, timeout_s=5, ca_file=self.other / "ca.crt",
+                          token_file=self.lab / "tokens" / "operator") as c:
+            with self.assertRaises(grpc.RpcError) as e:
+                c.status()
+            self.assertEqual(e.exception.code(), grpc.StatusCode.UNAVAILABLE)
+        self.assertEqual(len(self.recorder.calls), calls, "the token must never reach it")
+
+    def test_security_options_are_required_and_checked(self) -> None:
+        with self.assertRaises(ValueError):
+            HyloopClient(self.address, insecure=True)
+        with self.assertRaises(ValueError):
+            HyloopClient(self.address, insecure=True, security_dir=self.lab)
+        with self.assertRaises(ValueError):
+            HyloopClient(self.address, security_dir=self.lab, role="admin")
+        (self.lab / "tokens" / "observer").chmod(0o644)
+        with self.assertRaisesRegex(ValueError, "mode 0644"):
+            HyloopClient(self.address, security_dir=self.lab, role="observer")
 
 
 def _hyloop_has_ctl() -> bool:
@@ -278,7 +359,8 @@ class CtlTest(FakeServerCase):
     """`hyloop ctl` (C++) against the same fake coordinator."""
 
     def ctl(self, *args: str, address: Optional[str] = None) -> subprocess.CompletedProcess:
-        return subprocess.run([str(BIN_DIR / "hyloop"), "ctl", address or self.address, *args],
+        return subprocess.run([str(BIN_DIR / "hyloop"), "ctl", address or self.address,
+                               "--insecure", *args],
                               capture_output=True, text=True, timeout=60, cwd=self.tmp)
 
     def test_start_watch_summary_runs(self) -> None:
@@ -297,7 +379,7 @@ class CtlTest(FakeServerCase):
             self.assertIn(name, lines[0])
         self.assertNotIn("time[s]=", lines[0])
         self.assertIn("stream ended", lines[-1])
-        HyloopClient(self.address).wait(timeout_s=10)
+        HyloopClient(self.address, insecure=True).wait(timeout_s=10)
         r = self.ctl("status")
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertIn("state:             FINISHED", r.stdout)

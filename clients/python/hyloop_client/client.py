@@ -45,6 +45,45 @@ _MODES = {
 }
 
 
+ROLES = ("observer", "operator", "coordinator")
+
+
+def read_token(path: Union[str, os.PathLike]) -> str:
+    """A token file: one line of 64 hex digits, not readable by group or others."""
+    p = Path(path)
+    mode = p.stat().st_mode & 0o777
+    if mode & 0o077:
+        raise ValueError(f"{p} has mode {mode:04o}: a token must not be readable by group or "
+                         "others (chmod 600)")
+    token = p.read_text().strip()
+    if len(token) != 64 or any(c not in "0123456789abcdefABCDEF" for c in token):
+        raise ValueError(f"{p}: a token is one line of 64 hex digits (hyloop certs writes them)")
+    return token
+
+
+def _channel(address: str, ca_file: Optional[Union[str, os.PathLike]],
+             token_file: Optional[Union[str, os.PathLike]],
+             security_dir: Optional[Union[str, os.PathLike]], role: str,
+             insecure: bool) -> grpc.Channel:
+    pair = ca_file is not None or token_file is not None
+    if (security_dir is not None) + pair + bool(insecure) != 1:
+        raise ValueError("give one of security_dir=DIR, ca_file=FILE with token_file=FILE, or "
+                         "insecure=True (a development stack without TLS)")
+    if insecure:
+        return grpc.insecure_channel(address)
+    if security_dir is not None:
+        if role not in ROLES:
+            raise ValueError(f"unknown role {role!r} (allowed: {', '.join(ROLES)})")
+        ca_file = Path(security_dir) / "ca.crt"
+        token_file = Path(security_dir) / "tokens" / role
+    if ca_file is None or token_file is None:
+        raise ValueError("ca_file and token_file go together")
+    credentials = grpc.composite_channel_credentials(
+        grpc.ssl_channel_credentials(root_certificates=Path(ca_file).read_bytes()),
+        grpc.access_token_call_credentials(read_token(token_file)))
+    return grpc.secure_channel(address, credentials)
+
+
 def state_name(state: int) -> str:
     """Short name of a RunState value, e.g. "FINISHED"."""
     return control_pb2.RunState.Name(state).removeprefix("RUN_STATE_")
@@ -53,11 +92,21 @@ def state_name(state: int) -> str:
 class HyloopClient:
     """Drives a coordinator: load a scenario, start, watch, stop and read results."""
 
-    def __init__(self, address: str, timeout_s: float = 10.0) -> None:
-        """Connect to the coordinator at host:port; unary calls time out after timeout_s."""
+    def __init__(self, address: str, timeout_s: float = 10.0, *,
+                 ca_file: Optional[Union[str, os.PathLike]] = None,
+                 token_file: Optional[Union[str, os.PathLike]] = None,
+                 security_dir: Optional[Union[str, os.PathLike]] = None,
+                 role: str = "operator", insecure: bool = False) -> None:
+        """Connect to the coordinator at host:port; unary calls time out after timeout_s.
+
+        Security (docs/security.md), exactly one of: ``ca_file`` and ``token_file`` (TLS trusting
+        that CA, the token sent as ``authorization: Bearer <token>`` on every call);
+        ``security_dir`` (its ca.crt and tokens/<role>); ``insecure=True`` (plaintext, for a
+        stack started with --insecure).
+        """
         self.address = address
         self.timeout_s = timeout_s
-        self._channel = grpc.insecure_channel(address)
+        self._channel = _channel(address, ca_file, token_file, security_dir, role, insecure)
         self._stub = control_pb2_grpc.ExperimentStub(self._channel)
 
     def __enter__(self) -> "HyloopClient":
