@@ -2,9 +2,12 @@
 // the time-varying servo, the RLS guard, validation of bad inputs, no allocation in a step.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <string>
+#include <vector>
 
 #include "hyloop/experiment/rht_experiment.hpp"
 #include "hyloop/experiment/scenario.hpp"
@@ -25,6 +28,44 @@ nlohmann::json run(const std::string& name, const std::vector<std::string>& over
   return e.summary();
 }
 
+// A noisy run is one draw: every claim about one is a rate over the noise seeds 1…20
+// (servo.seed; docs/rht.md, "Noise: rates over seeds").
+constexpr int kSeeds = 20;
+
+struct SeedRates {
+  int flagged = 0;             ///< command_two_step_oscillation
+  int stopped = 0;             ///< the command left the stroke (never sent)
+  int unsafe = 0;              ///< flagged or stopped
+  std::vector<double> ratios;  ///< command_two_step_ratio of the runs that have one
+  std::vector<double> errors;  ///< max_error_after_settle_m of the runs that were not stopped
+};
+
+SeedRates over_seeds(const std::string& name) {
+  SeedRates r;
+  for (int seed = 1; seed <= kSeeds; ++seed) {
+    const auto s = run(name, {"servo.seed=" + std::to_string(seed)});
+    const auto& m = s["metrics"];
+    const bool flagged = m["command_two_step_oscillation"].get<bool>();
+    const bool stopped = s["diverged"].get<bool>();
+    r.flagged += flagged ? 1 : 0;
+    r.stopped += stopped ? 1 : 0;
+    r.unsafe += flagged || stopped ? 1 : 0;
+    if (!m["command_two_step_ratio"].is_null()) {
+      r.ratios.push_back(m["command_two_step_ratio"].get<double>());
+    }
+    if (!stopped) r.errors.push_back(m["max_error_after_settle_m"].get<double>());
+  }
+  return r;
+}
+
+double median(std::vector<double> v) {
+  EXPECT_FALSE(v.empty());
+  if (v.empty()) return std::numeric_limits<double>::quiet_NaN();
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
 TEST(Rht, UncompensatedDelayIsThePapers27ms) {
   const auto s = run("none");
   const double delay = s["metrics"]["delay_command_to_measured_s"].get<double>();
@@ -43,27 +84,37 @@ TEST(Rht, FourParameterModelNoiseFreeTracksBelow1e4mmAfter3s) {
 }
 
 TEST(Rht, NoiseAndTimeVaryingServoErrorsAreOfThePapersOrder) {
-  const auto noisy = run("p4_noise");
+  // σ = 0.01 mm over 20 seeds: measured 0.053–0.13 mm, median 0.065 mm (paper 0.1349 mm).
+  const SeedRates noisy = over_seeds("p4_noise");
+  EXPECT_EQ(noisy.unsafe, 0);
+  ASSERT_EQ(noisy.errors.size(), static_cast<std::size_t>(kSeeds));
+  for (double e : noisy.errors) EXPECT_LT(e, 0.5e-3);
+  EXPECT_LT(median(noisy.errors), 0.1349e-3);
+  // No noise: one run each.
   const auto varying = run("p4_varying");
   const auto three = run("p3");
-  EXPECT_FALSE(noisy["diverged"].get<bool>());
-  EXPECT_LT(noisy["metrics"]["max_error_after_settle_m"].get<double>(), 0.5e-3);  // paper 0.13 mm
   EXPECT_LT(varying["metrics"]["max_error_after_settle_m"].get<double>(),
             0.2e-3);                                                              // paper 0.042 mm
   EXPECT_LT(three["metrics"]["max_error_after_settle_m"].get<double>(), 0.1e-3);  // paper 0.013 mm
 }
 
 // The paper's "variance 0.01 mm" read as a variance of 0.01 mm² (σ = 0.1 mm): the 7-parameter
-// model's command oscillates at 2Δt; the 4-parameter model's does not (docs/rht.md).
+// model's command oscillates at 2Δt (flagged) or leaves the stroke; the 4-parameter model's
+// does neither (docs/rht.md). Measured over seeds 1–20: p7 unsafe in 17 (13 flagged, 6 stopped),
+// median Nyquist share 6.4 %; p4 in 0, median 0.75 %. Over seeds 1–200: 176 and 3.
 TEST(Rht, SevenParameterCommandOscillatesAtTwoStepsAndIsFlagged) {
-  const auto p4 = run("p4_noise_high");
-  const auto p7 = run("p7_noise_high");
   const auto clean = run("p4");
   EXPECT_FALSE(clean["metrics"]["command_two_step_oscillation"].get<bool>());
-  EXPECT_FALSE(p4["metrics"]["command_two_step_oscillation"].get<bool>());
-  EXPECT_TRUE(p7["metrics"]["command_two_step_oscillation"].get<bool>());
-  EXPECT_GT(p7["metrics"]["command_two_step_ratio"].get<double>(),
-            5.0 * p4["metrics"]["command_two_step_ratio"].get<double>());
+  const SeedRates p4 = over_seeds("p4_noise_high");
+  const SeedRates p7 = over_seeds("p7_noise_high");
+  RecordProperty("p7_unsafe_of_20", p7.unsafe);
+  RecordProperty("p4_unsafe_of_20", p4.unsafe);
+  EXPECT_GE(p7.unsafe, 14) << "flagged " << p7.flagged << ", stopped " << p7.stopped;
+  EXPECT_GE(p7.flagged, 8);
+  EXPECT_LE(p4.unsafe, 2) << "flagged " << p4.flagged << ", stopped " << p4.stopped;
+  EXPECT_GT(median(p7.ratios), 5.0 * median(p4.ratios));
+  // At the paper's σ = 0.01 mm neither model's command oscillates (not reproduced there).
+  EXPECT_EQ(over_seeds("p7_noise").unsafe, 0);
 }
 
 TEST(Rht, RlsGuardKeepsTheModelAndCountsRejections) {
