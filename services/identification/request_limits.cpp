@@ -106,6 +106,14 @@ grpc::Status check_fit_arx_request(const v1::FitArxRequest& r) {
     return invalid("sample_time_s = " + ex::format_number(r.sample_time_s()) +
                    ": must be finite and > 0");
   }
+  const double p = static_cast<double>(r.na() + r.nb());
+  if (static_cast<double>(samples) * p * p > kMaxArxCost) {
+    return invalid(
+        "input: " + std::to_string(samples) +
+        " samples at na + nb = " + std::to_string(r.na() + r.nb()) + ": samples·(na+nb)² = " +
+        ex::format_number(static_cast<double>(samples) * p * p) + " exceeds the cost limit " +
+        ex::format_number(kMaxArxCost) + " (fewer samples or a lower order)");
+  }
   const std::uint32_t k0 = std::max(r.na(), r.nk() + r.nb() - 1);
   const std::uint32_t needed = k0 + r.na() + r.nb() + 1;
   if (static_cast<std::uint32_t>(r.input_size()) < needed) {

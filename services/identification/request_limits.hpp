@@ -10,7 +10,8 @@
 //   LoopParameters          robot poles, zeros <= kMaxRobotRoots each (the characteristic
 //                           polynomial has degree 4 + poles); every number finite
 //   FitArx                  na, nb in [1, 64], nk in [0, 64], na + nb + nk <= kMaxArxOrderSum,
-//                           input/output <= kMaxArxSamples samples (least squares, O(N·(na+nb)²))
+//                           input/output <= kMaxArxSamples samples and
+//                           N·(na+nb)² <= kMaxArxCost (least squares, O(N·(na+nb)²))
 //   SetModel                a, b: 1..kMaxModelCoefficients finite values; delay_steps <= 64
 //   StartOnlineRls          parameters 3, 4 or 7; forgetting_factor 0 (default) or in (0, 1]
 //   scenario text           (LoadScenario, RunIdentification) bounded by libs/experiment
@@ -31,6 +32,9 @@ inline constexpr std::size_t kMaxRobotRoots = 16;
 inline constexpr std::uint32_t kMaxArxOrder = 64;     ///< na, nb, nk each
 inline constexpr std::uint32_t kMaxArxOrderSum = 64;  ///< na + nb + nk (core::fit_arx)
 inline constexpr std::size_t kMaxArxSamples = 200000;
+/// FitArx's least squares costs about N·(na+nb)² multiply-adds: 200 000 samples at na = nb = 32
+/// took 3.4 s on the project's 2-vCPU VM, so the product is capped (at most ~0.5 s there).
+inline constexpr double kMaxArxCost = 5e7;
 inline constexpr std::size_t kMaxModelCoefficients = 64;
 
 grpc::Status check_polynomial_request(const v1::PolynomialMessage& request);

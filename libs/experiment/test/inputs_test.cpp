@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <future>
@@ -319,6 +320,33 @@ TEST(AccelerationLimit, TheSitsWindowClipsAReversalBeyondTheDefault) {
   EXPECT_TRUE(second.limited);
   // the implied velocity changed by at most a·T = 2 m/s
   EXPECT_NEAR((second.command.position - first.command.position) / 0.004, 1.9 - 2.0, 1e-9);
+}
+
+TEST(AccelerationLimit, TheDefaultsLeaveEveryShippedRunBitForBit) {
+  int count = 0;
+  for (const auto& entry : fs::recursive_directory_iterator(kSource / "scenarios")) {
+    if (entry.path().extension() != ".yaml") continue;
+    const std::string path = entry.path().string();
+    const std::string kind = scenario_kind(path);
+    const std::string off = kind == "sits"  ? "rig.limits.acceleration_max_mps2=.inf"
+                            : kind == "rht" ? "servo.acceleration_max_mps2=.inf"
+                                            : "safety.command_acceleration_max_kg_s3=.inf";
+    const auto bounded = make_experiment(path, {"outputs.progress=off"});
+    const auto unbounded = make_experiment(path, {"outputs.progress=off", off});
+    bounded->run();
+    unbounded->run();
+    const SampleTable& a = bounded->samples();
+    const SampleTable& b = unbounded->samples();
+    ASSERT_EQ(a.rows(), b.rows()) << path;
+    ASSERT_GT(a.rows(), 10u) << path;
+    ASSERT_EQ(a.columns(), b.columns()) << path;
+    for (std::size_t r = 0; r < a.rows(); ++r) {
+      ASSERT_EQ(std::memcmp(a.row(r).data(), b.row(r).data(), a.columns() * sizeof(double)), 0)
+          << path << " row " << r;
+    }
+    ++count;
+  }
+  EXPECT_GE(count, 27);
 }
 
 // ---- the shipped scenarios still validate, from a file and as text ------------------------------

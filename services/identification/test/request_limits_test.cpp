@@ -112,6 +112,21 @@ TEST_F(RequestLimits, FitArxAndSetModelSizesAreBounded) {
   fit.set_na(40);
   fit.set_nb(30);
   EXPECT_EQ(check_fit_arx_request(fit).error_message(), "na + nb + nk = 70: must be at most 64");
+  // within every per-field limit, but the least squares would take seconds: refused
+  fit.clear_input();
+  fit.clear_output();
+  for (int i = 0; i < 100000; ++i) {
+    fit.add_input(i % 3);
+    fit.add_output(i % 5);
+  }
+  fit.set_na(32);
+  fit.set_nb(32);
+  EXPECT_EQ(check_fit_arx_request(fit).error_message(),
+            "input: 100000 samples at na + nb = 64: samples·(na+nb)² = 409600000 exceeds the "
+            "cost limit 50000000 (fewer samples or a lower order)");
+  fit.set_na(2);
+  fit.set_nb(2);
+  EXPECT_TRUE(check_fit_arx_request(fit).ok());
   v1::ArxModelMessage model;
   model.set_sample_time_s(0.002);
   for (int i = 0; i < 65; ++i) model.add_a(0.1);
