@@ -88,20 +88,26 @@ TEST(Identification, NoiseFreeSweepRecoversTheEmulatedRobot) {
   EXPECT_EQ(j["continuous_model"]["poles_count"].get<int>(), 2);
 }
 
+// σ = 0.1 mm on X_R, over the noise seeds 1–20 (one seed is one draw): the prediction NRMSE stays
+// above 95 % in every one (measured 99.40–99.43 %).
 TEST(Identification, NoisySweepStaysAbove95PercentAndSaysSo) {
-  const SitsScenario s =
-      load_scenario(scenario_path("identify"), {"rig.sensor.position_noise_std_m=1e-4"});
-  const auto j = identify_robot(s);
-  EXPECT_GT(j["nrmse_prediction_percent"].get<double>(), 95.0);
-  EXPECT_TRUE(j["fit_ok"].get<bool>());
-  EXPECT_NE(j["fit_note"].get<std::string>().find("above the 95% acceptance threshold"),
-            std::string::npos);
-  EXPECT_NE(j["fit_note"].get<std::string>().find("position noise"), std::string::npos);
-  // Output noise biases an equation-error fit; when a biased discrete pole has no continuous
-  // zero-order-hold preimage the report must say so rather than fail.
-  if (j["continuous_model"].is_null()) {
-    EXPECT_NE(j["continuous_model_error"].get<std::string>().find("negative real axis"),
+  for (int seed = 1; seed <= 20; ++seed) {
+    SCOPED_TRACE("rig.sensor.seed = " + std::to_string(seed));
+    const SitsScenario s = load_scenario(
+        scenario_path("identify"),
+        {"rig.sensor.position_noise_std_m=1e-4", "rig.sensor.seed=" + std::to_string(seed)});
+    const auto j = identify_robot(s);
+    EXPECT_GT(j["nrmse_prediction_percent"].get<double>(), 95.0);
+    EXPECT_TRUE(j["fit_ok"].get<bool>());
+    EXPECT_NE(j["fit_note"].get<std::string>().find("above the 95% acceptance threshold"),
               std::string::npos);
+    EXPECT_NE(j["fit_note"].get<std::string>().find("position noise"), std::string::npos);
+    // Output noise biases an equation-error fit; when a biased discrete pole has no continuous
+    // zero-order-hold preimage the report must say so rather than fail.
+    if (j["continuous_model"].is_null()) {
+      EXPECT_NE(j["continuous_model_error"].get<std::string>().find("negative real axis"),
+                std::string::npos);
+    }
   }
 }
 
