@@ -23,7 +23,7 @@ namespace {
 
 namespace v1 = hyloop::v1;
 
-const std::vector<std::string> kCommands{"start", "stop", "estop",   "status",
+const std::vector<std::string> kCommands{"start", "stop", "estop",   "reset", "status",
                                          "watch", "load", "summary", "runs"};
 
 // Values `watch` prints when the telemetry has them (SITS); otherwise the first four.
@@ -84,6 +84,7 @@ class Ctl {
     if (c == "start") return start();
     if (c == "stop") return stop();
     if (c == "estop") return estop();
+    if (c == "reset") return reset();
     if (c == "status") return status();
     if (c == "watch") return watch();
     if (c == "summary") return summary();
@@ -175,6 +176,18 @@ class Ctl {
     set_unary_deadline(ctx);
     v1::RunStatus reply;
     check(stub_->EmergencyStop(&ctx, request, &reply), "estop");
+    print_status(reply);
+    return 0;
+  }
+
+  // Clears a latched emergency stop (operator): Start is refused until then.
+  int reset() {
+    v1::ResetRequest request;
+    request.set_reason(o_.reason.empty() ? "hyloop ctl reset" : o_.reason);
+    grpc::ClientContext ctx;
+    set_unary_deadline(ctx);
+    v1::RunStatus reply;
+    check(stub_->Reset(&ctx, request, &reply), "reset");
     print_status(reply);
     return 0;
   }
@@ -294,6 +307,10 @@ class Ctl {
     std::printf("virtual time:      %.4f s\n", s.virtual_time_s());
     if (!s.out_dir().empty()) std::printf("out dir:           %s\n", s.out_dir().c_str());
     if (!s.message().empty()) std::printf("message:           %s\n", s.message().c_str());
+    if (!s.emergency_stop().empty()) {
+      std::printf("EMERGENCY STOP:    latched (%s): `hyloop ctl ADDRESS reset` clears it\n",
+                  s.emergency_stop().c_str());
+    }
     std::printf("deadline misses:   %llu\n", static_cast<unsigned long long>(s.deadline_misses()));
     std::printf("rejected messages: %llu\n",
                 static_cast<unsigned long long>(s.rejected_messages()));
@@ -323,7 +340,8 @@ class Ctl {
 CLI::App* add_ctl_subcommand(CLI::App& app, CtlOptions& options) {
   CLI::App* ctl = app.add_subcommand("ctl", "drive a running coordinator over gRPC");
   ctl->add_option("address", options.address, "coordinator address host:port")->required();
-  ctl->add_option("command", options.command, "start|stop|estop|status|watch|load|summary|runs")
+  ctl->add_option("command", options.command,
+                  "start|stop|estop|reset|status|watch|load|summary|runs")
       ->required()
       ->check(CLI::IsMember(kCommands));
   ctl->add_option("--scenario", options.scenario,
@@ -334,7 +352,8 @@ CLI::App* add_ctl_subcommand(CLI::App& app, CtlOptions& options) {
   ctl->add_option("--mode", options.mode, "clock mode (start)")
       ->check(CLI::IsMember({"lockstep", "realtime"}))
       ->capture_default_str();
-  ctl->add_option("--reason", options.reason, "reason of the emergency stop (estop)");
+  ctl->add_option("--reason", options.reason,
+                  "reason of the emergency stop (estop) or of its reset (reset)");
   ctl->add_option("--run-id", options.run_id, "run of `summary` (default: the latest)");
   ctl->add_option("--decimation", options.decimation, "watch every n-th cycle")
       ->capture_default_str();

@@ -27,6 +27,7 @@
 #include "hyloop/experiment/run_directory.hpp"
 #include "hyloop/experiment/yaml_fields.hpp"
 #include "hyloop/runtime/security.hpp"
+#include "hyloop/transport/ipc_dir.hpp"
 #include "rig_emulator/rig_emulator_component.hpp"
 #include "sensor/sensor_component.hpp"
 
@@ -39,6 +40,21 @@ namespace fs = std::filesystem;
 
 std::atomic<int> g_signal{0};
 void on_signal(int s) { g_signal.store(s); }
+
+// After SIGINT/SIGTERM `up` is gone within 2 s: the run gets kStopWait to stop (the
+// coordinator writes the run directory), the services kChildStopWait to exit after SIGTERM,
+// then SIGKILL.
+constexpr auto kStopWait = std::chrono::milliseconds(1000);
+constexpr auto kChildStopWait = std::chrono::milliseconds(700);
+// GetStatus answers at once during a run; after one it asks the services, and a stopped one
+// takes its RPC deadline (1 s) to count as not answering.
+constexpr auto kRpcDeadline = std::chrono::milliseconds(2500);
+/// Exit code when the coordinator died or stopped under `up`.
+constexpr int kCoordinatorLost = 4;
+
+// Children spawned by `up` exit with it, also when it is SIGKILLed: a service that finds
+// kParentPidVariable in its environment sets PR_SET_PDEATHSIG (runtime::run_service_main).
+constexpr const char* kParentPidVariable = "HYLOOP_PARENT_PID";
 
 struct Child {
   std::string name;
@@ -74,7 +90,17 @@ Child spawn_service(const std::string& name, std::vector<std::string> extra,
   posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
   posix_spawnattr_setpgroup(&attr, 0);
   Child c{name, -1, {}};
-  const int rc = posix_spawn(&c.pid, exe.c_str(), &actions, &attr, argv.data(), environ);
+  std::vector<std::string> env_strings{std::string(kParentPidVariable) + "=" +
+                                       std::to_string(getpid())};
+  for (char** e = environ; *e != nullptr; ++e) {
+    if (std::strncmp(*e, kParentPidVariable, std::strlen(kParentPidVariable)) != 0) {
+      env_strings.emplace_back(*e);
+    }
+  }
+  std::vector<char*> envp;
+  for (std::string& e : env_strings) envp.push_back(e.data());
+  envp.push_back(nullptr);
+  const int rc = posix_spawn(&c.pid, exe.c_str(), &actions, &attr, argv.data(), envp.data());
   posix_spawn_file_actions_destroy(&actions);
   posix_spawnattr_destroy(&attr);
   close(out[1]);
@@ -104,11 +130,16 @@ Child spawn_service(const std::string& name, std::vector<std::string> extra,
   return c;
 }
 
+// SIGTERM to every child still there, SIGKILL after kChildStopWait; reaps them all and removes
+// the ipc run directories they left.
 void stop_children(std::vector<Child>& children) {
   for (Child& c : children) {
-    if (c.pid > 0) kill(c.pid, SIGTERM);
+    if (c.pid > 0) {
+      kill(c.pid, SIGTERM);
+      kill(c.pid, SIGCONT);  // a stopped child takes SIGTERM only when it runs
+    }
   }
-  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  const auto until = std::chrono::steady_clock::now() + kChildStopWait;
   for (Child& c : children) {
     while (c.pid > 0) {
       if (waitpid(c.pid, nullptr, WNOHANG) == c.pid) {
@@ -122,6 +153,34 @@ void stop_children(std::vector<Child>& children) {
       }
     }
   }
+  // A killed coordinator leaves its run directory (its telemetry socket) in the ipc directory
+  // the services share (the default one): it goes with the stack.
+  try {
+    (void)transport::remove_stale_ipc_run_dirs(transport::prepare_ipc_dir(""));
+  } catch (const std::exception&) {
+  }
+}
+
+// "" while the coordinator process runs; else what happened to it. A coordinator that exited is
+// reaped (pid -1); a stopped one (SIGSTOP) counts as lost and is killed, since nothing else
+// supervises the loop then.
+std::string coordinator_lost(Child& c) {
+  if (c.pid <= 0) return "the coordinator is gone";
+  int status = 0;
+  const pid_t r = waitpid(c.pid, &status, WNOHANG | WUNTRACED);
+  if (r != c.pid) return {};
+  if (WIFSTOPPED(status)) {
+    kill(c.pid, SIGKILL);
+    waitpid(c.pid, nullptr, 0);
+    c.pid = -1;
+    return "the coordinator was stopped (signal " + std::to_string(WSTOPSIG(status)) +
+           "): killed it";
+  }
+  c.pid = -1;
+  if (WIFSIGNALED(status)) {
+    return "the coordinator was killed (signal " + std::to_string(WTERMSIG(status)) + ")";
+  }
+  return "the coordinator exited (code " + std::to_string(WEXITSTATUS(status)) + ")";
 }
 
 // The local stack's own security directory (runtime/security.hpp) in a private (0700) temporary
@@ -164,6 +223,8 @@ struct Runner {
   std::function<void(v1::RunStatus*)> status;
   std::function<void()> stop;
   std::function<grpc::Status(v1::RunSummaryReply*)> summary;
+  /// "" while the coordinator runs, else what happened to it (processes: it died or stopped).
+  std::function<std::string()> lost = [] { return std::string(); };
 };
 
 bool terminal(v1::RunState s) {
@@ -194,15 +255,26 @@ int drive(const Runner& r, const UpOptions& o) {
   }
   std::cerr << "hyloop up: run " << status.run_id() << " (" << o.mode << ")\n";
   bool stopping = false;
+  auto stop_until = std::chrono::steady_clock::time_point::max();
   const bool tty = isatty(STDERR_FILENO) != 0;
   for (;;) {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    if (const std::string lost = r.lost(); !lost.empty()) {
+      std::cerr << "\nhyloop up: " << lost << ": stopping the services\n";
+      return kCoordinatorLost;
+    }
     r.status(&status);
     if (terminal(status.state())) break;
     if (g_signal.load() != 0 && !stopping) {
       std::cerr << "\nhyloop up: interrupted, stopping the run\n";
       r.stop();
       stopping = true;
+      stop_until = std::chrono::steady_clock::now() + kStopWait;
+    }
+    if (std::chrono::steady_clock::now() > stop_until) {
+      std::cerr << "hyloop up: the run did not stop within " << kStopWait.count()
+                << " ms: stopping the services\n";
+      return 128 + g_signal.load();
     }
     if (tty) {
       std::fprintf(stderr, "\r%s: cycle %llu / %llu", status.scenario().c_str(),
@@ -286,10 +358,10 @@ int up_processes(const UpOptions& o) {
       std::cout << "hyloop-coordinator grpc " << coordinator.address << std::endl;
       while (g_signal.load() == 0) {
         std::this_thread::sleep_for(std::chrono::milliseconds(50));
-        if (waitpid(coordinator.pid, nullptr, WNOHANG) == coordinator.pid) {
-          children.back().pid = -1;
-          std::cerr << "hyloop up: the coordinator exited\n";
-          break;
+        if (const std::string lost = coordinator_lost(children.back()); !lost.empty()) {
+          std::cerr << "hyloop up: " << lost << ": stopping the services\n";
+          stop_children(children);
+          return kCoordinatorLost;
         }
       }
     } else {
@@ -302,14 +374,20 @@ int up_processes(const UpOptions& o) {
         c->set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
         return c;
       };
+      const auto short_ctx = [] {
+        auto c = std::make_unique<grpc::ClientContext>();
+        c->set_deadline(std::chrono::system_clock::now() + kRpcDeadline);
+        return c;
+      };
       Runner r;
       r.load = [&](const auto& q, auto* a) { return stub->LoadScenario(ctx().get(), q, a); };
       r.start = [&](const auto& q, auto* a) { return stub->Start(ctx().get(), q, a); };
-      r.status = [&](auto* a) { (void)stub->GetStatus(ctx().get(), v1::StatusRequest{}, a); };
+      r.status = [&](auto* a) { (void)stub->GetStatus(short_ctx().get(), v1::StatusRequest{}, a); };
       r.stop = [&] {
         v1::RunStatus ignored;
-        (void)stub->Stop(ctx().get(), v1::StopRequest{}, &ignored);
+        (void)stub->Stop(short_ctx().get(), v1::StopRequest{}, &ignored);
       };
+      r.lost = [&children] { return coordinator_lost(children.back()); };
       r.summary = [&](auto* a) {
         return stub->GetRunSummary(ctx().get(), v1::RunSummaryRequest{}, a);
       };

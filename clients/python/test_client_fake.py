@@ -85,6 +85,14 @@ class FakeExperiment(control_pb2_grpc.ExperimentServicer):
     def EmergencyStop(self, request, context):
         return self._request_stop(control_pb2.RUN_STATE_ESTOPPED, request.reason)
 
+    def Reset(self, request, context):
+        with self.lock:
+            self.reset_reason = request.reason
+            self.status.message = "emergency stop reset"
+            status = control_pb2.RunStatus()
+            status.CopyFrom(self.status)
+            return status
+
     def GetStatus(self, request, context):
         with self.lock:
             status = control_pb2.RunStatus()
@@ -259,6 +267,12 @@ class SlowClientTest(FakeServerCase):
             status = c.estop("operator pressed the button")
             self.assertEqual(state_name(status.state), "ESTOPPED")
             self.assertEqual(status.message, "operator pressed the button")
+
+    def test_reset_sends_the_reason(self) -> None:
+        with HyloopClient(self.address, insecure=True) as c:
+            status = c.reset("checked the rig")
+            self.assertEqual(status.message, "emergency stop reset")
+            self.assertEqual(self.fake.reset_reason, "checked the rig")
 
 
 class _RecordMetadata(grpc.ServerInterceptor):

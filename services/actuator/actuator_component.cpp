@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <array>
 #include <limits>
+#include <thread>
 
+#include "hyloop/runtime/logging.hpp"
 #include "hyloop/transport/clock.hpp"
 
 namespace hyloop::services {
@@ -83,6 +85,8 @@ void ActuatorComponent::configure_loop(const v1::ConfigureRequest& request) {
                        "estop_latency[ns]"});
   estop_request_ns_ = 0;
   estop_latency_ = 0;
+  trip_ns_ = 0;
+  time_to_rest_ = 0;
   // The gauges of the kind's command quantity; the others read NaN.
   flow_ = plan_.kind == "fcu";
   const double position_scale = flow_ ? kNaN : 1.0;
@@ -139,6 +143,7 @@ bool ActuatorComponent::cycle(std::uint64_t c, const v1::ActuatorCommand* comman
   if (o.estopped && estop_latency_.load() == 0 && estop_request_ns_.load() != 0) {
     estop_latency_.store(std::max<std::int64_t>(1, tp::monotonic_now_ns() - estop_request_ns_));
   }
+  if (o.watchdog && trip_ns_ == 0) trip_ns_ = now;
   const std::array<double, 6> values = {latency,
                                         o.command.position,
                                         o.limited ? 1.0 : 0.0,
@@ -155,6 +160,10 @@ bool ActuatorComponent::cycle(std::uint64_t c, const v1::ActuatorCommand* comman
   count_limit_hits();
   count_cycle();
   const bool resting = (o.watchdog || o.estopped) && stage_->safety().at_rest();
+  if (resting && time_to_rest_.load() == 0) {
+    const std::int64_t since = o.estopped ? estop_request_ns_.load() : trip_ns_;
+    if (since != 0) time_to_rest_.store(std::max<std::int64_t>(1, tp::monotonic_now_ns() - since));
+  }
   send_telemetry(c, t, values, resting ? (o.estopped ? "estop:at_rest" : "watchdog:at_rest") : "");
   return !resting;
 }
@@ -176,7 +185,8 @@ void ActuatorComponent::run_loop() noexcept {
   bool lost = false;   // lockstep: the dynamics stopped sending
   bool armed = false;  // real time: the watchdog runs from the first command on
   auto last_command = std::chrono::steady_clock::now();
-  for (std::uint64_t c = 1; c < total && !stop_requested();) {
+  std::uint64_t c = 1;
+  while (c < total && !stop_requested()) {
     if (lockstep() && !lost && !stage_->safety().estopped()) {
       const v1::ActuatorCommand* cmd = receive_input(*commands_, input_, runtime::kLockstepPoll);
       if (cmd != nullptr) {
@@ -203,13 +213,47 @@ void ActuatorComponent::run_loop() noexcept {
       }
     }
     if (!cycle(c, cmd)) {
-      set_message(stage_->safety().estopped() ? "actuator: emergency stop, rig at rest"
-                                              : "actuator: watchdog tripped, rig at rest");
+      const bool estop = stage_->safety().estopped();
+      report_stop(c,
+                  estop ? "emergency stop (" + latched_emergency_stop() + ")" : "watchdog tripped",
+                  estop);
       return;
     }
     ++c;
   }
+  if (c < total && !lockstep()) {
+    // Stopped mid-run (Deactivate: the run was stopped, or another client switched the
+    // actuator off): the rig goes to rest through the safety layer's ramp before the loop ends
+    // (its latch is the safety layer's own, gone with the next configure), for at most
+    // kStopRampLimit.
+    std::int64_t expected = 0;
+    estop_request_ns_.compare_exchange_strong(expected, tp::monotonic_now_ns());
+    const std::string latched = latched_emergency_stop();
+    stage_->safety().emergency_stop();
+    const auto period = std::chrono::nanoseconds(static_cast<std::int64_t>(step * 1e9));
+    const auto until = std::chrono::steady_clock::now() + kStopRampLimit;
+    while (cycle(c, nullptr) && std::chrono::steady_clock::now() < until) {
+      ++c;
+      std::this_thread::sleep_for(period);
+    }
+    report_stop(
+        c, latched.empty() ? "stopped mid-run (deactivated)" : "emergency stop (" + latched + ")",
+        true);
+    return;
+  }
   set_message("actuator: finished");
+}
+
+void ActuatorComponent::report_stop(std::uint64_t c, const std::string& cause, bool requested) {
+  // After the last cycle: the numbers of docs/reliability.md.
+  const bool rest = stage_->safety().at_rest();
+  runtime::logger()->warn(
+      "actuator: {} at cycle {}: first stopping command {} us after the request, rig at rest "
+      "{} ms after the {}{}",
+      cause, c, static_cast<double>(estop_latency_.load()) * 1e-3,
+      static_cast<double>(time_to_rest_.load()) * 1e-6, requested ? "request" : "trip",
+      rest ? "" : " (NOT at rest: the ramp was cut short)");
+  set_message("actuator: " + cause + (rest ? ", rig at rest" : ", ramp to rest cut short"));
 }
 
 }  // namespace hyloop::services

@@ -8,7 +8,11 @@
 // Real time: each cycle waits at most 1.5·T for its command; a missing one counts towards the
 // watchdog (the actuator holds). E-stop latches at once and takes effect at the next latch
 // (within one control period); the time from the request to the first stopping command sent is
-// measured and reported in telemetry.
+// measured and reported in telemetry. When the rig is at rest after a watchdog trip or an e-stop
+// (also one latched because the coordinator was lost: runtime::LoopComponent), the loop ends and
+// logs (warn) the cause, the time from the trip or request to the first stopping command and to
+// rest: the numbers of docs/reliability.md. A Deactivate in the middle of a real-time run (the
+// run stopped, or another client) ramps the rig to rest first (at most kStopRampLimit).
 // Loop latency: arrival of the command − the rig's sample time it derives from.
 
 #include <array>
@@ -22,6 +26,10 @@
 #include "hyloop/runtime/loop_component.hpp"
 
 namespace hyloop::services {
+
+/// Real time: how long a Deactivate mid-run lets the safety layer's ramp bring the rig to rest
+/// before the loop ends anyway (the rig then holds the last command).
+inline constexpr std::chrono::milliseconds kStopRampLimit{500};
 
 class ActuatorComponent final : public runtime::LoopComponent {
  public:
@@ -39,6 +47,8 @@ class ActuatorComponent final : public runtime::LoopComponent {
   }
   /// Nanoseconds from the e-stop request to the first stopping command sent (0: not yet).
   [[nodiscard]] std::int64_t estop_latency_ns() const noexcept { return estop_latency_.load(); }
+  /// Nanoseconds from the watchdog trip or e-stop request to the rig at rest (0: not yet).
+  [[nodiscard]] std::int64_t time_to_rest_ns() const noexcept { return time_to_rest_.load(); }
 
  protected:
   void configure_loop(const v1::ConfigureRequest& request) override;
@@ -51,6 +61,10 @@ class ActuatorComponent final : public runtime::LoopComponent {
   /// watchdog trip or an e-stop (nothing more to send).
   bool cycle(std::uint64_t c, const v1::ActuatorCommand* command) noexcept;
 
+  /// Logs (warn) and reports why the loop ended with the rig stopped: `cause`, the first
+  /// stopping command and the time to rest after the request (`requested`) or the trip. Once,
+  /// after the last cycle.
+  void report_stop(std::uint64_t c, const std::string& cause, bool requested);
   /// Adds the safety layer's new limit hits to hyloop_actuator_limit_hits_total (loop thread).
   void count_limit_hits() noexcept;
 
@@ -79,6 +93,8 @@ class ActuatorComponent final : public runtime::LoopComponent {
   std::chrono::milliseconds wall_timeout_{1000};
   std::atomic<std::int64_t> estop_request_ns_{0};
   std::atomic<std::int64_t> estop_latency_{0};
+  std::int64_t trip_ns_ = 0;  // loop thread: when the watchdog tripped (0: not)
+  std::atomic<std::int64_t> time_to_rest_{0};
 };
 
 }  // namespace hyloop::services

@@ -7,6 +7,7 @@
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <limits>
 #include <sstream>
 
@@ -14,6 +15,7 @@
 #include "hyloop/experiment/loop_parts.hpp"
 #include "hyloop/experiment/run_directory.hpp"
 #include "hyloop/experiment/scenario.hpp"
+#include "hyloop/runtime/logging.hpp"
 #include "hyloop/runtime/service_main.hpp"
 #include "hyloop/transport/channel.hpp"
 #include "hyloop/transport/clock.hpp"
@@ -263,6 +265,7 @@ grpc::Status Coordinator::load_scenario(const v1::LoadScenarioRequest& request,
 }
 
 grpc::Status Coordinator::start(const v1::StartRequest& request, v1::RunStatus* reply) {
+  if (grpc::Status latched = check_not_latched(); !latched.ok()) return latched;
   std::unique_lock<std::mutex> lock(mutex_);
   if (scenario_text_.empty()) {
     return {grpc::StatusCode::FAILED_PRECONDITION, "no scenario loaded (LoadScenario first)"};
@@ -317,6 +320,7 @@ grpc::Status Coordinator::start(const v1::StartRequest& request, v1::RunStatus* 
   stop_ = false;
   estop_ = false;
   stop_reason_.clear();
+  health_.clear();
   pending_.clear();
   columns_.clear();
   names_.clear();
@@ -359,26 +363,119 @@ grpc::Status Coordinator::emergency_stop(const std::string& reason, v1::RunStatu
   {
     const std::lock_guard<std::mutex> lock(mutex_);
     stop_reason_ = reason.empty() ? "emergency stop" : reason;
+    if (estop_latched_.empty()) estop_latched_ = stop_reason_;
   }
   estop_.store(true);
+  runtime::logger()->warn("emergency stop latched: {}", reason);
   status(reply);
   return grpc::Status::OK;
+}
+
+grpc::Status Coordinator::reset(const std::string& reason, v1::RunStatus* reply) {
+  {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    if (status_.state() == v1::RUN_STATE_RUNNING) {
+      return {grpc::StatusCode::FAILED_PRECONDITION,
+              "reset: a run is in progress (state RUNNING): wait until it has ended (or stop "
+              "it), then reset"};
+    }
+  }
+  // The services' latches as they are now: the next Configure clears exactly these.
+  std::map<std::string, std::uint64_t> counts;
+  std::string found;
+  for (auto& s : services_) {
+    const auto st = s->state();
+    if (st && !st->emergency_stop().empty()) {
+      counts[s->name()] = st->emergency_stop_count();
+      found += (found.empty() ? "" : ", ") + s->name() + " (" + st->emergency_stop() + ")";
+    }
+  }
+  {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    const std::string was = estop_latched_;
+    estop_latched_.clear();
+    reset_counts_ = std::move(counts);
+    status_.set_message(
+        "emergency stop reset" + (reason.empty() ? "" : " (" + reason + ")") + ": was " +
+        (was.empty() ? "none" : was) +
+        (found.empty() ? "" : "; services latched: " + found + " (cleared by the next Start)"));
+    runtime::logger()->warn("{}", status_.message());
+  }
+  status(reply);
+  return grpc::Status::OK;
+}
+
+grpc::Status Coordinator::check_not_latched() {
+  std::string latched;
+  std::map<std::string, std::uint64_t> resets;
+  {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    latched = estop_latched_;
+    resets = reset_counts_;
+  }
+  for (std::size_t i = 0; latched.empty() && i < services_.size(); ++i) {
+    ServiceHandle& s = *services_[i];
+    const auto st = s.state();
+    if (!st || st->emergency_stop().empty()) continue;
+    const auto it = resets.find(s.name());
+    if (it != resets.end() && it->second == st->emergency_stop_count()) continue;
+    latched = "at the " + s.name() + ": " + st->emergency_stop();
+    const std::lock_guard<std::mutex> lock(mutex_);
+    if (estop_latched_.empty()) estop_latched_ = latched;
+  }
+  if (latched.empty()) return grpc::Status::OK;
+  return {grpc::StatusCode::FAILED_PRECONDITION,
+          "emergency stop latched (" + latched +
+              "): an operator must reset it first (Experiment.Reset: `hyloop ctl ADDRESS reset`)"};
+}
+
+std::string Coordinator::service_fault(ServiceHandle& s, bool in_loop) {
+  return service_fault(s, s.state(), in_loop);
+}
+
+v1::ServiceStatus Coordinator::service_status(const ServiceHandle& s,
+                                              const std::optional<v1::LifecycleReply>& st) {
+  v1::ServiceStatus ss;
+  ss.set_name(s.name());
+  ss.set_address(s.address());
+  ss.set_healthy(st.has_value() && st->state() != v1::LIFECYCLE_STATE_ERROR);
+  ss.set_state(st ? st->state() : v1::LIFECYCLE_STATE_UNSPECIFIED);
+  ss.set_message(st ? st->message() : "unreachable");
+  return ss;
+}
+
+std::string Coordinator::service_fault(const ServiceHandle& s,
+                                       const std::optional<v1::LifecycleReply>& st, bool in_loop) {
+  if (!st) return "service " + s.name() + " failed: not answering (died or stopped?)";
+  if (st->state() == v1::LIFECYCLE_STATE_ERROR) {
+    return "service " + s.name() + " failed: " + st->message();
+  }
+  if (in_loop && st->state() != v1::LIFECYCLE_STATE_ACTIVE) {
+    return "service " + s.name() +
+           " left the run: " + v1::LifecycleState_Name(st->state()).substr(16) + " mid-run (" +
+           st->message() + "; deactivated or shut down by another client?)";
+  }
+  return {};
 }
 
 void Coordinator::status(v1::RunStatus* reply) {
   {
     const std::lock_guard<std::mutex> lock(mutex_);
     *reply = status_;
+    reply->set_emergency_stop(estop_latched_);
+    reply->clear_services();
+    if (status_.state() == v1::RUN_STATE_RUNNING && !health_.empty()) {
+      for (const v1::ServiceStatus& ss : health_) *reply->add_services() = ss;
+      return;
+    }
   }
-  reply->clear_services();
+  // Asked all at once: a stopped service costs one RPC deadline, not one per service.
+  std::vector<std::future<std::optional<v1::LifecycleReply>>> states;
   for (auto& s : services_) {
-    v1::ServiceStatus* ss = reply->add_services();
-    ss->set_name(s->name());
-    ss->set_address(s->address());
-    const auto st = s->state();
-    ss->set_healthy(st.has_value() && st->state() != v1::LIFECYCLE_STATE_ERROR);
-    ss->set_state(st ? st->state() : v1::LIFECYCLE_STATE_UNSPECIFIED);
-    ss->set_message(st ? st->message() : "unreachable");
+    states.push_back(std::async(std::launch::async, [&s] { return s->state(); }));
+  }
+  for (std::size_t i = 0; i < services_.size(); ++i) {
+    *reply->add_services() = service_status(*services_[i], states[i].get());
   }
 }
 
@@ -666,6 +763,26 @@ void Coordinator::run(std::string out_dir) noexcept {
     auto estop_since = std::chrono::steady_clock::time_point{};
     auto rig_done_at = std::chrono::steady_clock::time_point{};
     std::uint64_t backlog = 0;  // telemetry messages read in a row that were already waiting
+    const auto in_loop = [](const ServiceHandle& s) {
+      return std::find(kLoopServices.begin(), kLoopServices.end(), s.name()) != kLoopServices.end();
+    };
+    // A fault: the run fails with `why`; an emergency stop fans out (the actuator ramps the rig
+    // to rest; every service latches it until an operator's reset), then what was sent before
+    // the fault is drained into the recording.
+    const auto fail = [&](const std::string& why) {
+      final_state = v1::RUN_STATE_FAILED;
+      message = why;
+      ok = false;
+      for (const char* name : {"actuator", "dynamics", "sensor", "rig-emulator"}) {
+        if (ServiceHandle* s = find_service(name)) (void)s->emergency_stop("run failed: " + why);
+      }
+      const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(500);
+      while (std::chrono::steady_clock::now() < until) {
+        if (auto got = telemetry.receive(buffer, std::chrono::milliseconds(50))) {
+          if (accept_telemetry(*got, run_id, t)) record(t);
+        }
+      }
+    };
     while (ok) {
       const std::int64_t read_start = tp::monotonic_now_ns();
       if (auto got = telemetry.receive(buffer, std::chrono::milliseconds(50))) {
@@ -675,7 +792,8 @@ void Coordinator::run(std::string out_dir) noexcept {
           record(t);
         }
         if (next_record_ < total && static_cast<std::uint64_t>(recorder_->cycle()) < total &&
-            loop_event_.rfind("stop:", 0) != 0 && std::chrono::steady_clock::now() < next_health) {
+            loop_event_.rfind("stop:", 0) != 0 && loop_event_.rfind("fault:", 0) != 0 &&
+            std::chrono::steady_clock::now() < next_health) {
           continue;
         }
       }
@@ -701,6 +819,12 @@ void Coordinator::run(std::string out_dir) noexcept {
         message = "the dynamics stopped the run: " + loop_event_.substr(5);
         break;
       }
+      // A loop service reported a fault (the rig: its actuator went silent): the run fails.
+      if (loop_event_.rfind("fault:", 0) == 0 && final_state != v1::RUN_STATE_FAILED &&
+          !estop_.load() && !stop_.load()) {
+        fail(loop_event_.substr(6));
+        break;
+      }
       if (loop_event_ == "watchdog:at_rest" && final_state != v1::RUN_STATE_FAILED) {
         final_state = v1::RUN_STATE_FAILED;
         message = "commands stopped arriving: the actuator's watchdog brought the rig to rest";
@@ -709,12 +833,8 @@ void Coordinator::run(std::string out_dir) noexcept {
         for (int attempt = 0; attempt < 3; ++attempt) {
           std::string cause;
           for (auto& sv : services_) {
-            const auto st = sv->state();
-            if (!st || st->state() == v1::LIFECYCLE_STATE_ERROR) {
-              cause = "service " + sv->name() +
-                      " failed: " + (st ? st->message() : std::string("not answering (died?)"));
-              break;
-            }
+            cause = service_fault(*sv, in_loop(*sv));
+            if (!cause.empty()) break;
           }
           if (!cause.empty()) {
             message = cause + "; the actuator's watchdog brought the rig to rest";
@@ -744,25 +864,21 @@ void Coordinator::run(std::string out_dir) noexcept {
       const auto now = std::chrono::steady_clock::now();
       if (now >= next_health) {
         next_health = now + options_.health_period;
+        std::vector<std::optional<v1::LifecycleReply>> states;
+        std::vector<v1::ServiceStatus> health;
         for (auto& s : services_) {
-          const auto st = s->state();
-          if (!st || st->state() == v1::LIFECYCLE_STATE_ERROR) {
-            final_state = v1::RUN_STATE_FAILED;
-            message = "service " + s->name() +
-                      " failed: " + (st ? st->message() : std::string("not answering (died?)"));
-            ok = false;
-            break;
-          }
+          states.push_back(s->state());
+          health.push_back(service_status(*s, states.back()));
         }
-        if (!ok) {
-          // Fan out: the actuator ramps the rig to rest (its watchdog would as well).
-          for (auto& s : services_) (void)s->emergency_stop(message);
-          // Drain what was sent before the fault.
-          const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(500);
-          while (std::chrono::steady_clock::now() < until) {
-            if (auto got = telemetry.receive(buffer, std::chrono::milliseconds(50))) {
-              if (accept_telemetry(*got, run_id, t)) record(t);
-            }
+        {
+          const std::lock_guard<std::mutex> lock(mutex_);
+          health_ = std::move(health);
+        }
+        for (std::size_t i = 0; i < services_.size(); ++i) {
+          const ServiceHandle& s = *services_[i];
+          if (std::string fault = service_fault(s, states[i], in_loop(s)); !fault.empty()) {
+            fail(fault);
+            break;
           }
         }
         if (final_state == v1::RUN_STATE_FAILED && ok) {
@@ -775,8 +891,10 @@ void Coordinator::run(std::string out_dir) noexcept {
     }
     bare_stop = true;
     if (bare.joinable()) bare.join();
+    // A service that does not answer (dead, or stopped: its Deactivate would wait out the
+    // deadline) is skipped.
     for (const char* name : {"actuator", "dynamics", "sensor", "rig-emulator"}) {
-      if (ServiceHandle* s = find_service(name)) (void)s->deactivate();
+      if (ServiceHandle* s = find_service(name); s != nullptr && s->state()) (void)s->deactivate();
     }
     const nlohmann::json extra = distributed_summary(final_state, message);
     recording_->journal().event("end", std::string(state_name(final_state)) + ": " + message);
@@ -834,9 +952,18 @@ std::string Coordinator::start_loop(const std::string& run_id, const std::string
     ServiceHandle* s = find_service(name);
     if (s == nullptr) return "service " + name + ": not known to the coordinator";
     request.set_sender_id(static_cast<std::uint32_t>(i + 1));
+    {
+      const std::lock_guard<std::mutex> lock(mutex_);
+      const auto it = reset_counts_.find(name);
+      request.set_reset_emergency_stop_count(it == reset_counts_.end() ? 0 : it->second);
+    }
     const v1::LifecycleReply r = s->configure(request);
-    if (r.state() != v1::LIFECYCLE_STATE_INACTIVE) {
+    if (r.state() != v1::LIFECYCLE_STATE_INACTIVE || !r.emergency_stop().empty()) {
       return name + ": configure failed: " + r.message();
+    }
+    {
+      const std::lock_guard<std::mutex> lock(mutex_);
+      reset_counts_.erase(name);  // used
     }
   }
   // The actuator last: its bumpless first command starts the rig.
@@ -876,6 +1003,7 @@ grpc::Status Coordinator::run_identification(const v1::RunIdentificationRequest&
       return {grpc::StatusCode::FAILED_PRECONDITION, "a run is in progress"};
     }
   }
+  if (grpc::Status latched = check_not_latched(); !latched.ok()) return latched;
   const std::string run_id = make_run_id(s.name + "-identify");
   std::unique_ptr<tp::IpcRunDir> ipc_run_dir;  // removed when this call returns
   v1::LoopEndpoints endpoints;

@@ -79,7 +79,12 @@ class Coordinator {
   grpc::Status load_scenario(const v1::LoadScenarioRequest& request, v1::LoadScenarioReply* reply);
   grpc::Status start(const v1::StartRequest& request, v1::RunStatus* reply);
   grpc::Status stop(v1::RunStatus* reply);
+  /// Latches the emergency stop (also while idle) and fans it out, the actuator first.
   grpc::Status emergency_stop(const std::string& reason, v1::RunStatus* reply);
+  /// Experiment.Reset: clears the latched emergency stop (an operator's act). The services'
+  /// latches it found are cleared by the next Configure (reset_emergency_stop_count).
+  /// FAILED_PRECONDITION while a run is in progress.
+  grpc::Status reset(const std::string& reason, v1::RunStatus* reply);
   void status(v1::RunStatus* reply);
   grpc::Status run_summary(const std::string& run_id, v1::RunSummaryReply* reply);
   void list_runs(v1::ListRunsReply* reply);
@@ -108,6 +113,18 @@ class Coordinator {
 
   void run(std::string out_dir) noexcept;
   [[nodiscard]] ServiceHandle* find_service(const std::string& name) const;
+  /// OK, or FAILED_PRECONDITION naming the latched emergency stop (the coordinator's or a
+  /// loop service's that no reset covers) and how to reset it. Not holding mutex_.
+  grpc::Status check_not_latched();
+  /// Why `s` cannot carry the run on ("" when it can): not answering, ERROR, or (a loop service,
+  /// `in_loop`) no longer ACTIVE: deactivated or shut down mid-run by someone else.
+  static std::string service_fault(ServiceHandle& s, bool in_loop);
+  /// As above, from a state already asked for (std::nullopt: not answering).
+  static std::string service_fault(const ServiceHandle& s,
+                                   const std::optional<v1::LifecycleReply>& st, bool in_loop);
+  /// The ServiceStatus of `s` for GetStatus.
+  static v1::ServiceStatus service_status(const ServiceHandle& s,
+                                          const std::optional<v1::LifecycleReply>& st);
   /// The PULL socket the services' telemetry arrives on.
   std::unique_ptr<transport::Channel> bind_telemetry(const v1::LoopEndpoints& endpoints);
   /// Configures the loop services in binding order and activates them, `command_source`
@@ -158,6 +175,13 @@ class Coordinator {
   std::atomic<bool> stop_{false};
   std::atomic<bool> estop_{false};
   std::string stop_reason_;
+  // The latched emergency stop's reason ("" none) and, per service, the latch count an operator
+  // reset (sent with that service's next Configure). Under mutex_.
+  std::string estop_latched_;
+  std::map<std::string, std::uint64_t> reset_counts_;
+  // During a run, the services as the last health check found them: GetStatus answers from it
+  // and never waits for a service that does not answer (a stopped one takes the RPC deadline).
+  std::vector<v1::ServiceStatus> health_;
   std::vector<v1::RunInfo> runs_;
   std::map<std::string, std::string> summaries_;  // run id → summary.json
 

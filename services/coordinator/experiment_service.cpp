@@ -28,6 +28,10 @@ class ExperimentService final : public v1::Experiment::Service {
     return runtime::guard_rpc("EmergencyStop",
                               [&] { return c_.emergency_stop(request->reason(), reply); });
   }
+  grpc::Status Reset(grpc::ServerContext* /*ctx*/, const v1::ResetRequest* request,
+                     v1::RunStatus* reply) override {
+    return runtime::guard_rpc("Reset", [&] { return c_.reset(request->reason(), reply); });
+  }
   grpc::Status GetStatus(grpc::ServerContext* /*ctx*/, const v1::StatusRequest* /*request*/,
                          v1::RunStatus* reply) override {
     c_.status(reply);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <limits>
 #include <span>
 #include <stdexcept>
@@ -54,6 +55,15 @@ void RigEmulatorComponent::configure_loop(const v1::ConfigureRequest& request) {
   names.emplace_back("late_commands[-]");
   set_telemetry_names(std::move(names));
   late_ = 0;
+  silence_limit_ = std::max(static_cast<std::uint64_t>((2 * plan_.safety.watchdog_cycles + 5) *
+                                                       std::max<std::int64_t>(1, plan_.hold_steps)),
+                            static_cast<std::uint64_t>(std::ceil(kActuatorSilence / plan_.step)));
+  silence_event_ =
+      "fault:rig: no command from the actuator for " + std::to_string(silence_limit_) +
+      " cycles (" +
+      std::to_string(std::llround(static_cast<double>(silence_limit_) * plan_.step * 1e3)) +
+      " ms; killed, stopped or deactivated?): holding the last command";
+  silent_ = false;
   hardware_estop_ = false;
   estop_.set(0.0);
 }
@@ -71,7 +81,7 @@ void RigEmulatorComponent::on_emergency_stop(std::string_view /*reason*/) noexce
 }
 
 bool RigEmulatorComponent::cycle(std::uint64_t k, const v1::ActuatorCommand* command,
-                                 std::int64_t tick_ns) noexcept {
+                                 std::int64_t tick_ns, std::string_view event) noexcept {
   const double t = static_cast<double>(k) * plan_.step;
   if (command != nullptr) {
     held_ = {command->position_m(), command->velocity_mps()};
@@ -98,7 +108,7 @@ bool RigEmulatorComponent::cycle(std::uint64_t k, const v1::ActuatorCommand* com
   std::array<double, experiment::RigSample::kMaxTruth + 1> truth{};
   std::copy_n(measured_.truth.begin(), truth_count_, truth.begin());
   truth[truth_count_] = static_cast<double>(late_.load());
-  send_telemetry(k, t, std::span<const double>(truth.data(), truth_count_ + 1));
+  send_telemetry(k, t, std::span<const double>(truth.data(), truth_count_ + 1), event);
   if (flow_) {
     flow_command_.set(runtime::kGramsPerKilogram * held_.position);
   } else {
@@ -142,6 +152,8 @@ void RigEmulatorComponent::run_loop() noexcept {
     held_send_ns_ = first->header().send_time_ns();
   }
   clock.start();
+  std::uint64_t without_command = 0;  // ticks in a row, once the loop has closed
+  bool closed = false;                // a command of cycle >= 1 arrived (the dynamics' first)
   for (std::uint64_t k = 0; k < total && !stop_requested(); ++k) {
     const tp::Tick tick = clock.wait_next();
     if (tick.missed) {
@@ -159,7 +171,14 @@ void RigEmulatorComponent::run_loop() noexcept {
     if (k > 0 && (c == nullptr || c->header().cycle() < k)) {
       late_.fetch_add(1);  // command k missed its tick: hold (or apply the newest there is)
     }
-    cycle(k, c, tick.wake_ns);
+    closed = closed || (c != nullptr && c->header().cycle() >= 1);
+    without_command = c == nullptr && closed ? without_command + 1 : 0;
+    std::string_view event;
+    if (!silent_.load(std::memory_order_relaxed) && without_command >= silence_limit_) {
+      silent_.store(true);  // latched for this run: hold, ignore later commands
+      event = silence_event_;
+    }
+    cycle(k, silent_.load(std::memory_order_relaxed) ? nullptr : c, tick.wake_ns, event);
     rejected_ = commands_->counters().rejected();
   }
   set_message("rig: finished");

@@ -8,6 +8,16 @@
 // applied, a command that did not arrive by the tick is a missed deadline (the rig holds the last
 // one and counts it). Telemetry: the rig's truth columns (e.g. held command and contact force) for
 // the recorder.
+//
+// A silent actuator (real time): the rig stands for a hardware controller with its own command
+// watchdog. Once the loop has started, `silence_limit()` ticks in a row without a new command
+// (the longer of 2·W + 5 control periods, W = safety.watchdog_cycles, which is more than the
+// actuator takes to trip its own watchdog and start ramping when its input stops, and
+// kActuatorSilence, so that a loaded machine's scheduling stall is not taken for a dead
+// actuator) mean the actuator is gone (killed, stopped, deactivated): the rig latches a hold
+// of its last command for the rest of the run
+// (later commands are ignored) and sends the telemetry event "fault:rig: ..." once, which makes
+// the coordinator fail the run with that reason.
 
 #include <memory>
 #include <optional>
@@ -18,12 +28,19 @@
 
 namespace hyloop::services {
 
+/// Real time: the shortest silence of the actuator the rig takes for its loss.
+inline constexpr double kActuatorSilence = 0.5;  // s
+
 class RigEmulatorComponent final : public runtime::LoopComponent {
  public:
   RigEmulatorComponent();
 
   /// Commands that missed their tick (real time) so far.
   [[nodiscard]] std::uint64_t late_commands() const noexcept { return late_.load(); }
+  /// Real time: ticks without a command after which the actuator counts as silent.
+  [[nodiscard]] std::uint64_t silence_limit() const noexcept { return silence_limit_; }
+  /// True once the rig latched its hold on a silent actuator (this run).
+  [[nodiscard]] bool actuator_silent() const noexcept { return silent_.load(); }
   /// Pressing the emulated robot's hardware e-stop button (fault injection).
   void press_hardware_estop() noexcept { hardware_estop_.store(true); }
 
@@ -34,7 +51,8 @@ class RigEmulatorComponent final : public runtime::LoopComponent {
   void on_emergency_stop(std::string_view reason) noexcept override;
 
  private:
-  bool cycle(std::uint64_t k, const v1::ActuatorCommand* command, std::int64_t tick_ns) noexcept;
+  bool cycle(std::uint64_t k, const v1::ActuatorCommand* command, std::int64_t tick_ns,
+             std::string_view event = {}) noexcept;
 
   // Metrics: the input actuator_to_rig; the measured and the applied (held) position; the
   // hardware e-stop input.
@@ -56,6 +74,9 @@ class RigEmulatorComponent final : public runtime::LoopComponent {
   std::atomic<std::uint64_t> late_{0};
   std::size_t truth_count_ = 0;
   std::atomic<bool> hardware_estop_{false};
+  std::uint64_t silence_limit_ = 0;
+  std::string silence_event_;  // made at configure: no allocation on the loop
+  std::atomic<bool> silent_{false};
 };
 
 }  // namespace hyloop::services

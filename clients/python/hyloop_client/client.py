@@ -190,9 +190,15 @@ class HyloopClient:
         return self._stub.Stop(control_pb2.StopRequest(), timeout=self.timeout_s)
 
     def estop(self, reason: str) -> Any:
-        """Emergency stop with a reason; returns RunStatus."""
+        """Emergency stop with a reason; returns RunStatus. It stays latched (start is refused)
+        until reset()."""
         return self._stub.EmergencyStop(
             control_pb2.EmergencyStopRequest(reason=reason), timeout=self.timeout_s)
+
+    def reset(self, reason: str = "") -> Any:
+        """Clear a latched emergency stop (operator); returns RunStatus. Refused
+        (FAILED_PRECONDITION) while a run is in progress."""
+        return self._stub.Reset(control_pb2.ResetRequest(reason=reason), timeout=self.timeout_s)
 
 
 def _scenario_text(path_or_text: Union[str, os.PathLike]) -> "tuple[str, str]":

@@ -44,7 +44,14 @@ LifecycleReply Component::reply_locked() const {
   reply.set_service(name_);
   reply.set_state(state_.load());
   reply.set_message(message_);
+  if (estop_latched_) reply.set_emergency_stop(estop_reason_);
+  reply.set_emergency_stop_count(estop_count_);
   return reply;
+}
+
+std::string Component::latched_emergency_stop() const {
+  std::lock_guard lock(message_mutex_);
+  return estop_latched_ ? estop_reason_ : std::string();
 }
 
 LifecycleReply Component::state_reply() const {
@@ -77,6 +84,15 @@ LifecycleReply refused(LifecycleReply reply, const char* transition, const char*
   return reply;
 }
 
+// The reply of a transition refused because an emergency stop is latched.
+LifecycleReply refused_latched(LifecycleReply reply, const char* transition) {
+  reply.set_message(std::string(transition) + ": refused: emergency stop latched (" +
+                    reply.emergency_stop() +
+                    "); an operator must reset it at the coordinator (Experiment.Reset, "
+                    "`hyloop ctl ADDRESS reset`)");
+  return reply;
+}
+
 }  // namespace
 
 LifecycleReply Component::configure(const v1::ConfigureRequest& request) {
@@ -85,6 +101,17 @@ LifecycleReply Component::configure(const v1::ConfigureRequest& request) {
   if (from != v1::LIFECYCLE_STATE_UNCONFIGURED && from != v1::LIFECYCLE_STATE_INACTIVE &&
       from != v1::LIFECYCLE_STATE_ERROR) {
     return refused(state_reply(), "configure", "UNCONFIGURED, INACTIVE or ERROR");
+  }
+  {
+    std::lock_guard lock(message_mutex_);
+    if (estop_latched_) {
+      if (request.reset_emergency_stop_count() != estop_count_) {
+        return refused_latched(reply_locked(), "configure");
+      }
+      logger()->warn("{}: emergency stop ({}) reset by the coordinator", name_, estop_reason_);
+      estop_latched_ = false;
+      estop_reason_.clear();
+    }
   }
   try {
     on_configure(request);
@@ -104,6 +131,9 @@ LifecycleReply Component::activate() {
   std::lock_guard transition(mutex_);
   if (state_.load() != v1::LIFECYCLE_STATE_INACTIVE) {
     return refused(state_reply(), "activate", "INACTIVE");
+  }
+  if (LifecycleReply r = state_reply(); !r.emergency_stop().empty()) {
+    return refused_latched(std::move(r), "activate");
   }
   try {
     on_activate();
@@ -165,6 +195,16 @@ LifecycleReply Component::shutdown() {
 
 LifecycleReply Component::emergency_stop(std::string_view reason) {
   // No transition lock: an emergency stop must get through while a transition is running.
+  {
+    std::lock_guard lock(message_mutex_);
+    // Every request counts (a reset snapshot of the count never clears a newer stop); the
+    // first reason stays.
+    ++estop_count_;
+    if (!estop_latched_) {
+      estop_latched_ = true;
+      estop_reason_ = reason.empty() ? std::string("emergency stop") : std::string(reason);
+    }
+  }
   on_emergency_stop(reason);
   std::lock_guard lock(message_mutex_);
   // GetState shows the stop too, unless it would hide the reason of an ERROR.

@@ -209,11 +209,17 @@ void LoopComponent::on_configure(const v1::ConfigureRequest& request) {
   names_sent_ = false;
   deadline_misses_ = 0;
   rejected_ = 0;
-  telemetry_ = std::make_unique<transport::LoopOutput>(
-      context(),
+  transport::ChannelConfig telemetry =
       channel(endpoints_.telemetry(), "telemetry", transport::Pattern::kPush,
-              transport::Role::kConnect, 100000),
-      encoder_config());
+              transport::Role::kConnect, 100000);
+  telemetry.heartbeat_ivl_ms = static_cast<int>(kSupervisionHeartbeat.count());
+  telemetry.heartbeat_timeout_ms = static_cast<int>(kSupervisionTimeout.count());
+  telemetry_ =
+      std::make_unique<transport::LoopOutput>(context(), std::move(telemetry), encoder_config());
+  coordinator_watch_ = std::make_unique<PeerWatch>(
+      context(), telemetry_->channel().socket(), [this](const std::string& what) {
+        if (running_.load() && !done_.load()) (void)emergency_stop("coordinator lost: " + what);
+      });
   channels_open_ = true;
   configure_loop(request);
   logger()->info(
@@ -232,6 +238,7 @@ void LoopComponent::on_activate() {
   }
   stop_.store(false);
   done_.store(false);
+  running_.store(true);
   thread_ = std::thread([this] {
     // Real-time set-up of the loop thread from the service's --config (SCHED_FIFO, mlockall,
     // CPU pinning, timer slack), each step falling back with a warning where not permitted.
@@ -244,6 +251,7 @@ void LoopComponent::on_activate() {
 }
 
 void LoopComponent::on_deactivate() {
+  running_.store(false);
   stop_.store(true);
   if (thread_.joinable()) {
     thread_.join();
@@ -257,6 +265,7 @@ void LoopComponent::on_shutdown() { on_deactivate(); }
 void LoopComponent::close_channels() noexcept {
   unwatch_inputs();
   release_loop();
+  coordinator_watch_.reset();
   telemetry_.reset();
   channels_open_ = false;
 }

@@ -7,6 +7,11 @@
 //   --deactivate--> INACTIVE; any --shutdown--> FINALIZED; a failed transition or loop → ERROR.
 // The host serialises the transitions; a component's loop thread reports a failure through
 // fail(). emergency_stop() may be called from any thread at any time and must not block.
+//
+// Emergency stop latch: emergency_stop() latches (in any state, also idle) until a Configure
+// carries reset_emergency_stop_count equal to the latch's count (the coordinator sends it after
+// an operator's Experiment.Reset). While latched, Configure and Activate are refused (state
+// unchanged, the message names the stop) and every reply carries the reason.
 
 #include <hyloop/v1/control.pb.h>
 
@@ -57,6 +62,8 @@ class Component {
   v1::LifecycleReply emergency_stop(std::string_view reason);
   [[nodiscard]] v1::LifecycleReply state_reply() const;
   [[nodiscard]] LifecycleState state() const noexcept { return state_.load(); }
+  /// The latched emergency stop's reason; empty when none is latched.
+  [[nodiscard]] std::string latched_emergency_stop() const;
 
   /// The ZeroMQ context sockets are made from: shared by co-located components (inproc://).
   void set_context(zmq::context_t* context) noexcept { context_ = context; }
@@ -84,6 +91,10 @@ class Component {
   // (holding mutex_) is joining must not wait for that transition.
   mutable std::mutex message_mutex_;
   std::string message_;
+  // The emergency stop latch (under message_mutex_).
+  bool estop_latched_ = false;
+  std::string estop_reason_;
+  std::uint64_t estop_count_ = 0;
   zmq::context_t* context_ = nullptr;
   std::unique_ptr<zmq::context_t> own_context_;
   std::shared_ptr<MetricsRegistry> metrics_;

@@ -33,6 +33,7 @@
 #include <vector>
 
 #include "hyloop/runtime/component.hpp"
+#include "hyloop/runtime/peer_watch.hpp"
 #include "hyloop/transport/channel.hpp"
 #include "hyloop/transport/codec.hpp"
 #include "hyloop/transport/endpoint.hpp"
@@ -44,6 +45,11 @@ namespace hyloop::runtime {
 inline constexpr std::chrono::milliseconds kLockstepPoll{100};
 /// How long a lossless (lockstep) send waits for room before the message counts as dropped.
 inline constexpr std::chrono::milliseconds kLosslessSendTimeout{2000};
+/// Supervision of the coordinator on the telemetry connection (ZMTP heartbeats): a PING every
+/// kSupervisionHeartbeat; a coordinator silent for kSupervisionTimeout (stopped) counts as lost.
+/// A dead one is seen at once (its sockets close). Generous: a false alarm latches an e-stop.
+inline constexpr std::chrono::milliseconds kSupervisionHeartbeat{200};
+inline constexpr std::chrono::milliseconds kSupervisionTimeout{1000};
 
 class LoopComponent : public Component {
  public:
@@ -176,6 +182,10 @@ class LoopComponent : public Component {
   std::optional<transport::LoopPlaneOptions> loop_plane_;
   bool channels_open_ = false;
   std::unique_ptr<transport::LoopOutput> telemetry_;
+  /// Supervision: the coordinator's end of the telemetry stream. Losing it while the loop runs
+  /// latches an emergency stop ("coordinator lost: ..."): the actuator ramps the rig to rest.
+  std::unique_ptr<PeerWatch> coordinator_watch_;
+  std::atomic<bool> running_{false};  // between activate and deactivate
   v1::Telemetry telemetry_msg_;
   std::vector<std::string> telemetry_names_;
   bool names_sent_ = false;

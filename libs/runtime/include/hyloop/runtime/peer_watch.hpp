@@ -1,0 +1,49 @@
+#pragma once
+// Supervision of a ZeroMQ peer without a message of our own: watches the connections of one
+// socket (zmq_socket_monitor) on a thread of its own and calls `on_lost` once an established
+// connection breaks. A peer process that dies has its sockets closed by the kernel (detected at
+// once); one that is stopped (SIGSTOP) or cut off stops answering the ZMTP heartbeats and is
+// disconnected after the socket's heartbeat timeout (transport::ChannelConfig::heartbeat_*).
+// A loop service watches its telemetry socket this way: the coordinator's end
+// (docs/reliability.md).
+//
+// Threads: construct and destroy on the thread that owns `socket` (zmq_socket_monitor must be
+// called there), before the socket is closed. `on_lost` runs on the watch thread; it must not
+// block for long (the destructor joins that thread).
+
+#include <atomic>
+#include <functional>
+#include <string>
+#include <thread>
+#include <zmq.hpp>
+
+namespace hyloop::runtime {
+
+class PeerWatch {
+ public:
+  /// Starts watching `socket`. `on_lost(what)` is called at most once, `what` naming the event
+  /// and the peer's address. Throws zmq::error_t when the monitor cannot be set up.
+  PeerWatch(zmq::context_t& context, zmq::socket_t& socket,
+            std::function<void(const std::string&)> on_lost);
+  ~PeerWatch();
+  PeerWatch(const PeerWatch&) = delete;
+  PeerWatch& operator=(const PeerWatch&) = delete;
+
+  /// True once a connection was established (handshake done) and while none broke.
+  [[nodiscard]] bool connected() const noexcept { return connected_.load(); }
+  /// True once `on_lost` was called.
+  [[nodiscard]] bool lost() const noexcept { return lost_.load(); }
+
+ private:
+  void run() noexcept;
+
+  zmq::socket_t& socket_;
+  zmq::socket_t events_;
+  std::function<void(const std::string&)> on_lost_;
+  std::atomic<bool> stop_{false};
+  std::atomic<bool> connected_{false};
+  std::atomic<bool> lost_{false};
+  std::thread thread_;
+};
+
+}  // namespace hyloop::runtime

@@ -1,0 +1,283 @@
+#!/usr/bin/env python3
+"""Fault matrix of a real-time `hyloop up` run (issue 10, docs/reliability.md).
+
+SIGKILL and SIGSTOP of each of the six services and of `hyloop up` itself, at a random instant
+of a real-time run, REPS times each. For every case it checks:
+  - `hyloop up` ends (a stopped process is the test's to resume: SIGCONT at the end), non-zero
+    unless the fault cannot touch the run (`up` stopped and resumed: the run finishes);
+  - no orphan: every process `up` started is gone shortly after it;
+  - no socket file left in the stack's ipc directory (XDG_RUNTIME_DIR is private per case);
+  - the reason recorded: summary.json's distributed.message, or (the coordinator died) the
+    run directory's INCOMPLETE marker / journal, and `up`'s own message;
+  - the rig stopped safely: the actuator's log line (first stopping command after the request,
+    at rest after ...) or the rig's hold on a silent actuator;
+  - every sample up to the fault on disk (within the recorder's flush period).
+The measured times go to a JSON file (--json) and a table on stdout (docs/reliability.md).
+Exit status 0 when every check of every case passed.
+"""
+import argparse
+import json
+import os
+import random
+import re
+import shutil
+import signal
+import stat
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+SERVICES = ["rig-emulator", "sensor", "dynamics", "actuator", "identification", "coordinator"]
+TARGETS = SERVICES + ["up"]
+SIGNALS = {"SIGKILL": signal.SIGKILL, "SIGSTOP": signal.SIGSTOP}
+STEP_S = 0.002  # the SITS scenario's T
+CONTROL_PERIOD_S = 0.004  # its Tc = h·T (the actuator latches every h = 2 steps)
+
+
+def children_of(parent: int) -> dict:
+    """argv[0] file name -> pid of the processes whose parent is `parent`."""
+    found = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            text = Path(f"/proc/{entry}/stat").read_text()
+            ppid = int(text[text.rindex(")") + 2:].split()[1])
+            if ppid != parent:
+                continue
+            argv0 = Path(f"/proc/{entry}/cmdline").read_bytes().split(b"\0")[0].decode()
+        except (OSError, ValueError, IndexError):
+            continue
+        found[Path(argv0).name] = int(entry)
+    return found
+
+
+def alive(pid: int) -> bool:
+    try:
+        text = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return text[text.rindex(")") + 2] != "Z"
+
+
+def wait_until(predicate, timeout: float, poll: float = 0.01) -> bool:
+    until = time.monotonic() + timeout
+    while time.monotonic() < until:
+        if predicate():
+            return True
+        time.sleep(poll)
+    return predicate()
+
+
+def socket_files(root: Path) -> list:
+    left = []
+    if root.exists():
+        for dirpath, _, files in os.walk(root):
+            for f in files:
+                p = Path(dirpath) / f
+                try:
+                    if stat.S_ISSOCK(p.lstat().st_mode):
+                        left.append(str(p))
+                except OSError:
+                    pass
+    return left
+
+
+def csv_rows(path: Path) -> int:
+    try:
+        with path.open() as f:
+            return max(0, sum(1 for _ in f) - 1)
+    except OSError:
+        return 0
+
+
+def run_case(args, target: str, sig_name: str, rep: int, rng: random.Random) -> dict:
+    work = Path(tempfile.mkdtemp(prefix=f"hyloop-faults-{target}-{sig_name}-"))
+    xdg = work / "xdg"
+    xdg.mkdir(mode=0o700)
+    out = work / "run"
+    log_path = work / "up.log"
+    env = dict(os.environ, XDG_RUNTIME_DIR=str(xdg))
+    hyloop = Path(args.bin) / "hyloop"
+    scenario = Path(args.source) / "scenarios/sits/table1_scvg.yaml"
+    result = {"target": target, "signal": sig_name, "rep": rep, "checks": {}}
+    with log_path.open("w") as log:
+        up = subprocess.Popen(
+            [str(hyloop), "up", str(scenario), "--out", str(out), "--mode", "realtime",
+             "--set", f"timing.duration_s={args.duration}"],
+            stdout=log, stderr=subprocess.STDOUT, env=env)
+    pids = {}
+    stopped = []
+    try:
+        ok = wait_until(lambda: "hyloop up: run " in log_path.read_text(), 30)
+        pids = children_of(up.pid)
+        if not ok or len(pids) < 6:
+            result["error"] = "the stack did not start: " + log_path.read_text()[-2000:]
+            return result
+        run_started = time.monotonic()
+        delay = rng.uniform(args.fault_min, args.fault_max)
+        time.sleep(delay)
+        pid = up.pid if target == "up" else pids.get(f"hyloop-{target}")
+        if pid is None:
+            result["error"] = f"no process hyloop-{target} among {sorted(pids)}"
+            return result
+        fault_at = time.monotonic()
+        try:
+            os.kill(pid, SIGNALS[sig_name])
+        except ProcessLookupError:
+            result["error"] = f"hyloop-{target} was gone before the fault: " + \
+                log_path.read_text()[-2000:]
+            return result
+        result["fault_after_s"] = round(fault_at - run_started, 3)
+        if sig_name == "SIGSTOP":
+            stopped.append(pid)
+        if target == "up" and sig_name == "SIGSTOP":
+            time.sleep(1.0)  # `up` is only the driver: the run goes on without it
+            os.kill(pid, signal.SIGCONT)
+            stopped.remove(pid)
+        if target == "up" and sig_name == "SIGKILL":
+            up.wait(timeout=5)
+            code = up.returncode
+            gone = wait_until(lambda: not any(alive(p) for p in pids.values()), args.orphan_wait)
+            result["up_exit"] = code
+            result["exit_after_s"] = round(time.monotonic() - fault_at, 3)
+        else:
+            try:
+                up.wait(timeout=args.duration + 30)
+            except subprocess.TimeoutExpired:
+                result["error"] = "`hyloop up` did not end"
+            result["up_exit"] = up.returncode
+            result["exit_after_s"] = round(time.monotonic() - fault_at, 3)
+            gone = wait_until(lambda: not any(alive(p) for p in pids.values()), args.orphan_wait)
+        result["checks"]["no_orphan"] = gone
+        if not gone:
+            result["orphans"] = [n for n, p in pids.items() if alive(p)]
+        log = log_path.read_text()
+        result["checks"]["up_ended"] = up.returncode is not None
+        expect_zero = target == "up" and sig_name == "SIGSTOP"
+        if target != "up" or sig_name != "SIGKILL":
+            result["checks"]["exit_code"] = (up.returncode == 0) == expect_zero
+        # Sockets: none left once everything is gone (a killed binder's are the survivors' to
+        # clean: the coordinator's run directory, `up`'s ipc directory).
+        left = socket_files(xdg)
+        result["checks"]["no_socket_left"] = not left
+        if left:
+            result["sockets_left"] = left
+        # The reason.
+        summary_path = out / "summary.json"
+        reason = ""
+        if summary_path.exists():
+            try:
+                d = json.loads(summary_path.read_text()).get("distributed", {})
+                reason = f"{d.get('state')}: {d.get('message')}"
+            except ValueError:
+                reason = ""
+        elif (out / "INCOMPLETE").exists():
+            reason = "INCOMPLETE: " + (out / "INCOMPLETE").read_text().strip()[:200]
+        m = re.search(r"hyloop up: (the coordinator [^\n]*)", log)
+        if m:
+            reason += ("; " if reason else "") + m.group(1)
+        result["reason"] = reason
+        result["checks"]["reason_recorded"] = bool(reason) or expect_zero or \
+            (target == "up" and sig_name == "SIGKILL")
+        # The rig stopped safely: the actuator's numbers, or the rig's hold.
+        m = re.search(r"actuator: (.*?) at cycle (\d+): first stopping command ([\d.e+-]+) us "
+                      r"after the request, rig at rest ([\d.e+-]+) ms after the (\w+)", log)
+        if m:
+            result["stop"] = {"cause": m.group(1)[:120], "first_stop_us": float(m.group(3)),
+                              "to_rest_ms": float(m.group(4)), "from": m.group(5)}
+            result["checks"]["stop_within_2_periods"] = \
+                float(m.group(3)) <= 2 * CONTROL_PERIOD_S * 1e6
+        elif "rig: no command from the actuator" in log or \
+                (target == "actuator" and "holding the last command" in reason):
+            result["stop"] = {"cause": "rig holds on a silent actuator", "first_stop_us": 0.0}
+            result["checks"]["stop_within_2_periods"] = True
+        elif expect_zero or (target == "up" and sig_name == "SIGKILL"):
+            pass  # the loop ran on to its end, or every service was told to exit
+        else:
+            result["checks"]["stop_within_2_periods"] = False
+        # Samples: rows on disk against the cycles run before the fault (the start of the loop
+        # comes a little after up's "run" line: a conservative allowance of 1 s).
+        rows = csv_rows(out / "samples.csv")
+        if rows == 0 and (out / "INCOMPLETE").exists() and args.recover:
+            subprocess.run([str(hyloop), "summary", "--recover", str(out)],
+                           capture_output=True, timeout=60)
+            rows = csv_rows(out / "samples.csv")
+        expected = max(0, int((result["fault_after_s"] - 1.0) / STEP_S))
+        result["samples"] = rows
+        result["samples_expected_at_least"] = expected
+        if not (target == "up" and sig_name == "SIGKILL"):
+            result["checks"]["samples_on_disk"] = rows >= expected
+        return result
+    finally:
+        for p in stopped:
+            try:
+                os.kill(p, signal.SIGCONT)
+            except OSError:
+                pass
+        if up.poll() is None:
+            up.kill()
+            up.wait()
+        for p in pids.values():
+            try:
+                os.kill(p, signal.SIGKILL)
+            except OSError:
+                pass
+        result["log_tail"] = log_path.read_text()[-1500:] if log_path.exists() else ""
+        if args.keep:
+            result["work"] = str(work)
+        else:
+            shutil.rmtree(work, ignore_errors=True)
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--bin", required=True, help="directory of hyloop and the service binaries")
+    p.add_argument("--source", required=True, help="the source tree (scenarios/)")
+    p.add_argument("--reps", type=int, default=3)
+    p.add_argument("--duration", type=float, default=6.0, help="run length, s")
+    p.add_argument("--fault-min", type=float, default=0.5)
+    p.add_argument("--fault-max", type=float, default=3.0)
+    p.add_argument("--orphan-wait", type=float, default=3.0)
+    p.add_argument("--targets", default=",".join(TARGETS))
+    p.add_argument("--signals", default="SIGKILL,SIGSTOP")
+    p.add_argument("--seed", type=int, default=None)
+    p.add_argument("--json", help="write every case's measurements here")
+    p.add_argument("--recover", action="store_true", default=True)
+    p.add_argument("--keep", action="store_true", help="keep each case's directory")
+    args = p.parse_args()
+    seed = args.seed if args.seed is not None else int(time.time())
+    rng = random.Random(seed)
+    print(f"fault matrix: seed {seed}, {args.reps} repetitions, {args.duration} s runs", flush=True)
+    results = []
+    failed = 0
+    for target in args.targets.split(","):
+        for sig_name in args.signals.split(","):
+            for rep in range(args.reps):
+                r = run_case(args, target, sig_name, rep, rng)
+                results.append(r)
+                bad = [k for k, v in r["checks"].items() if not v] + \
+                    (["error"] if "error" in r else [])
+                failed += bool(bad)
+                stop = r.get("stop", {})
+                print(f"{target:15s} {sig_name:8s} #{rep}: fault at {r.get('fault_after_s', '-')}"
+                      f" s, up exit {r.get('up_exit')} after {r.get('exit_after_s', '-')} s, "
+                      f"first stop {stop.get('first_stop_us', '-')} us, rest "
+                      f"{stop.get('to_rest_ms', '-')} ms, samples {r.get('samples', '-')}"
+                      f" (>= {r.get('samples_expected_at_least', '-')}), "
+                      f"{'OK' if not bad else 'FAILED: ' + ', '.join(bad)}", flush=True)
+                if bad:
+                    print("  reason:", r.get("reason"), "\n  error:", r.get("error", ""),
+                          "\n  sockets:", r.get("sockets_left", []),
+                          "\n  orphans:", r.get("orphans", []),
+                          "\n  log:", r.get("log_tail", "")[-800:], flush=True)
+    if args.json:
+        Path(args.json).write_text(json.dumps({"seed": seed, "cases": results}, indent=2))
+    print(f"fault matrix: {len(results) - failed} of {len(results)} cases passed", flush=True)
+    return 0 if failed == 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,426 @@
+// Supervision that cannot be lost (issue 10, findings 2, 4 and 8): the e-stop latch and its
+// reset, a deactivated or silent actuator failing the run, the loop stopping safely when its
+// coordinator is lost, and `hyloop up` taking its services with it whatever happens to it.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "actuator/actuator_component.hpp"
+#include "coordinator/coordinator_component.hpp"
+#include "dynamics/dynamics_component.hpp"
+#include "hyloop/experiment/yaml_fields.hpp"
+#include "rig_emulator/rig_emulator_component.hpp"
+#include "sensor/sensor_component.hpp"
+
+extern char** environ;
+
+namespace {
+
+namespace fs = std::filesystem;
+using namespace hyloop;
+using Clock = std::chrono::steady_clock;
+
+const fs::path kSource = HYLOOP_SOURCE_DIR;
+const fs::path kBin = HYLOOP_BIN_DIR;
+const std::string kScenario = "scenarios/sits/table1_scvg.yaml";
+
+std::string slurp(const fs::path& p) {
+  std::ifstream f(p, std::ios::binary);
+  std::stringstream s;
+  s << f.rdbuf();
+  return s.str();
+}
+
+fs::path temp_dir(const std::string& name) {
+  const fs::path d =
+      fs::temp_directory_path() / ("hyloop-supervision-" + name + "-" + std::to_string(getpid()));
+  fs::remove_all(d);
+  fs::create_directories(d);
+  return d;
+}
+
+// The four loop components and a coordinator over them, in this process (inproc://).
+struct CoLocated {
+  zmq::context_t context;
+  services::RigEmulatorComponent rig;
+  services::ActuatorComponent actuator;
+  services::DynamicsComponent dynamics;
+  services::SensorComponent sensor;
+  std::unique_ptr<services::Coordinator> coordinator;
+
+  // Run directories go to `runs_dir` (the coordinator's --runs-dir).
+  CoLocated(const std::string& name, const fs::path& runs_dir) {
+    std::vector<std::unique_ptr<services::ServiceHandle>> handles;
+    for (runtime::Component* c :
+         std::initializer_list<runtime::Component*>{&rig, &actuator, &dynamics, &sensor}) {
+      c->set_context(&context);
+      handles.push_back(services::make_local_service_handle(*c));
+    }
+    services::CoordinatorOptions options;
+    options.endpoint_prefix = "inproc://" + name;
+    options.runs_dir = runs_dir;
+    coordinator = std::make_unique<services::Coordinator>(std::move(handles), context, options);
+  }
+  ~CoLocated() { coordinator->shutdown_services(); }
+
+  void load(double duration_s) {
+    v1::LoadScenarioRequest load;
+    load.set_scenario_yaml(experiment::read_scenario_text((kSource / kScenario).string()));
+    load.add_overrides("timing.duration_s=" + std::to_string(duration_s));
+    v1::LoadScenarioReply loaded;
+    const grpc::Status st = coordinator->load_scenario(load, &loaded);
+    ASSERT_TRUE(st.ok()) << st.error_message();
+  }
+  grpc::Status start(const std::string& run, v1::ClockMode mode = v1::CLOCK_MODE_LOCKSTEP) {
+    v1::StartRequest start;
+    start.set_out_dir(run);
+    start.set_mode(mode);
+    v1::RunStatus status;
+    return coordinator->start(start, &status);
+  }
+  v1::RunStatus finish() {
+    EXPECT_TRUE(coordinator->wait(std::chrono::minutes(2)));
+    v1::RunStatus status;
+    coordinator->status(&status);
+    return status;
+  }
+};
+
+// ---- finding 8: an e-stop latches until an operator resets it --------------------------------
+
+TEST(EmergencyStopLatch, AfterAnEstopStartIsRefusedUntilReset) {
+  const fs::path dir = temp_dir("latch");
+  CoLocated stack("latch", dir);
+  stack.load(20.0);
+  ASSERT_TRUE(stack.start("run1").ok());
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  v1::RunStatus status;
+  ASSERT_TRUE(stack.coordinator->emergency_stop("test button", &status).ok());
+  status = stack.finish();
+  EXPECT_EQ(status.state(), v1::RUN_STATE_ESTOPPED) << status.message();
+  EXPECT_EQ(status.emergency_stop(), "test button");
+
+  // The next start is refused, naming the stop and how to reset it; nothing runs.
+  grpc::Status refused = stack.start("run2");
+  EXPECT_EQ(refused.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+  EXPECT_NE(refused.error_message().find("test button"), std::string::npos)
+      << refused.error_message();
+  EXPECT_NE(refused.error_message().find("reset"), std::string::npos) << refused.error_message();
+  EXPECT_FALSE(fs::exists(dir / "run2"));
+  // The services hold their own latch: the actuator refuses a configure without the reset.
+  EXPECT_EQ(stack.actuator.latched_emergency_stop(), "test button");
+  v1::ConfigureRequest again;
+  again.set_run_id("sneaky");
+  again.set_scenario_yaml(experiment::read_scenario_text((kSource / kScenario).string()));
+  const v1::LifecycleReply r = stack.actuator.configure(again);
+  EXPECT_NE(r.message().find("emergency stop latched"), std::string::npos) << r.message();
+  EXPECT_EQ(stack.actuator.activate().state(), stack.actuator.state());  // refused as well
+
+  ASSERT_TRUE(stack.coordinator->reset("checked the rig", &status).ok());
+  EXPECT_TRUE(status.emergency_stop().empty());
+  ASSERT_TRUE(stack.start("run3").ok());
+  status = stack.finish();
+  EXPECT_EQ(status.state(), v1::RUN_STATE_FINISHED) << status.message();
+  EXPECT_TRUE(stack.actuator.latched_emergency_stop().empty());
+  fs::remove_all(dir);
+}
+
+TEST(EmergencyStopLatch, AnEstopWhileIdleIsLatchedToo) {
+  const fs::path dir = temp_dir("idle");
+  CoLocated stack("idle", dir);
+  stack.load(6.0);
+  v1::RunStatus status;
+  ASSERT_TRUE(stack.coordinator->emergency_stop("pressed while idle", &status).ok());
+  const grpc::Status refused = stack.start("run");
+  EXPECT_EQ(refused.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+  EXPECT_NE(refused.error_message().find("pressed while idle"), std::string::npos)
+      << refused.error_message();
+  ASSERT_TRUE(stack.coordinator->reset("", &status).ok());
+  ASSERT_TRUE(stack.start("run").ok());
+  EXPECT_EQ(stack.finish().state(), v1::RUN_STATE_FINISHED);
+  fs::remove_all(dir);
+}
+
+TEST(EmergencyStopLatch, AServiceStoppedDirectlyRefusesStartAndANewerStopSurvivesAReset) {
+  const fs::path dir = temp_dir("direct");
+  CoLocated stack("direct", dir);
+  stack.load(6.0);
+  // Straight to the actuator (Lifecycle.EmergencyStop), not through the coordinator.
+  (void)stack.actuator.emergency_stop("hardware button");
+  grpc::Status refused = stack.start("run");
+  EXPECT_EQ(refused.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+  EXPECT_NE(refused.error_message().find("actuator"), std::string::npos) << refused.error_message();
+  EXPECT_NE(refused.error_message().find("hardware button"), std::string::npos)
+      << refused.error_message();
+  v1::RunStatus status;
+  ASSERT_TRUE(stack.coordinator->reset("operator", &status).ok());
+  // A stop after the reset is not covered by it.
+  (void)stack.actuator.emergency_stop("pressed again");
+  refused = stack.start("run");
+  EXPECT_EQ(refused.error_code(), grpc::StatusCode::FAILED_PRECONDITION) << refused.error_message();
+  ASSERT_TRUE(stack.coordinator->reset("operator", &status).ok());
+  ASSERT_TRUE(stack.start("run").ok());
+  EXPECT_EQ(stack.finish().state(), v1::RUN_STATE_FINISHED);
+  fs::remove_all(dir);
+}
+
+TEST(EmergencyStopLatch, ResetIsRefusedWhileARunIsInProgress) {
+  const fs::path dir = temp_dir("busy");
+  CoLocated stack("busy", dir);
+  stack.load(20.0);
+  ASSERT_TRUE(stack.start("run").ok());
+  v1::RunStatus status;
+  EXPECT_EQ(stack.coordinator->reset("", &status).error_code(),
+            grpc::StatusCode::FAILED_PRECONDITION);
+  ASSERT_TRUE(stack.coordinator->stop(&status).ok());
+  EXPECT_EQ(stack.finish().state(), v1::RUN_STATE_STOPPED);
+  fs::remove_all(dir);
+}
+
+// ---- finding 2: a deactivated actuator fails the run, with the reason -------------------------
+
+TEST(ActuatorLoss, DeactivatingTheActuatorMidRunFailsTheRunNamingIt) {
+  const fs::path dir = temp_dir("deactivate");
+  CoLocated stack("deactivate", dir);
+  stack.load(8.0);
+  ASSERT_TRUE(stack.start("run", v1::CLOCK_MODE_REAL_TIME).ok());
+  std::this_thread::sleep_for(std::chrono::seconds(2));
+  // What another client did through Lifecycle.Deactivate.
+  ASSERT_EQ(stack.actuator.deactivate().state(), v1::LIFECYCLE_STATE_INACTIVE);
+  const auto t0 = Clock::now();
+  const v1::RunStatus status = stack.finish();
+  const double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+  EXPECT_EQ(status.state(), v1::RUN_STATE_FAILED) << status.message();
+  EXPECT_NE(status.message().find("actuator"), std::string::npos) << status.message();
+  EXPECT_LT(seconds, 4.0) << "the run went on after the actuator left";  // far from the 8 s
+  std::cout << "deactivated actuator: run failed " << seconds << " s later: " << status.message()
+            << "\n";
+  const auto summary = nlohmann::json::parse(slurp(dir / "run" / "summary.json"));
+  EXPECT_EQ(summary["distributed"]["state"], "failed");
+  fs::remove_all(dir);
+}
+
+TEST(ActuatorLoss, TheRigHoldsAndReportsASilentActuator) {
+  const fs::path dir = temp_dir("silent");
+  CoLocated stack("silent", dir);
+  stack.load(8.0);
+  ASSERT_TRUE(stack.start("run", v1::CLOCK_MODE_REAL_TIME).ok());
+  std::this_thread::sleep_for(std::chrono::seconds(2));
+  // The actuator's loop stops without a word (as if its process froze): only the rig can tell.
+  ASSERT_EQ(stack.actuator.deactivate().state(), v1::LIFECYCLE_STATE_INACTIVE);
+  const auto until = Clock::now() + std::chrono::seconds(2);
+  while (!stack.rig.actuator_silent() && Clock::now() < until) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  EXPECT_TRUE(stack.rig.actuator_silent());
+  EXPECT_EQ(stack.finish().state(), v1::RUN_STATE_FAILED);
+  fs::remove_all(dir);
+}
+
+// ---- finding 4: `hyloop up` and its services -------------------------------------------------
+
+// `hyloop up SCENARIO --mode realtime` as a child process, its output in `log`.
+struct Up {
+  pid_t pid = -1;
+  fs::path log;
+
+  Up(const fs::path& dir, double duration_s) : log(dir / "up.log") {
+    posix_spawn_file_actions_t a;
+    posix_spawn_file_actions_init(&a);
+    posix_spawn_file_actions_addopen(&a, STDOUT_FILENO, log.c_str(), O_WRONLY | O_CREAT, 0600);
+    posix_spawn_file_actions_adddup2(&a, STDOUT_FILENO, STDERR_FILENO);
+    const std::string exe = (kBin / "hyloop").string();
+    std::vector<std::string> args{exe,
+                                  "up",
+                                  (kSource / kScenario).string(),
+                                  "--out",
+                                  (dir / "run").string(),
+                                  "--mode",
+                                  "realtime",
+                                  "--set",
+                                  "timing.duration_s=" + std::to_string(duration_s)};
+    std::vector<char*> argv;
+    for (auto& s : args) argv.push_back(s.data());
+    argv.push_back(nullptr);
+    EXPECT_EQ(posix_spawn(&pid, exe.c_str(), &a, nullptr, argv.data(), environ), 0);
+    posix_spawn_file_actions_destroy(&a);
+  }
+  ~Up() {
+    if (pid > 0) {
+      kill(pid, SIGKILL);
+      waitpid(pid, nullptr, 0);
+    }
+  }
+  // Waits up to `timeout` for `up` to exit; its exit code, or -1 (still running) / 128+signal.
+  int wait(std::chrono::milliseconds timeout) {
+    const auto until = Clock::now() + timeout;
+    while (Clock::now() < until) {
+      int status = 0;
+      if (waitpid(pid, &status, WNOHANG) == pid) {
+        pid = -1;
+        return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return -1;
+  }
+};
+
+// name → pid of the processes whose parent is `parent` (from /proc).
+std::map<std::string, pid_t> children_of(pid_t parent) {
+  std::map<std::string, pid_t> found;
+  for (const auto& e : fs::directory_iterator("/proc")) {
+    const std::string name = e.path().filename();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream stat(e.path() / "stat");
+    std::string line;
+    if (!std::getline(stat, line)) continue;
+    // pid (comm) state ppid ...
+    const auto open = line.find('(');
+    const auto close = line.rfind(')');
+    if (open == std::string::npos || close == std::string::npos) continue;
+    std::istringstream rest(line.substr(close + 2));
+    char state = 0;
+    pid_t ppid = 0;
+    rest >> state >> ppid;
+    if (ppid != parent) continue;
+    // argv[0]'s file name (the comm field is cut at 15 characters).
+    std::ifstream cmdline(e.path() / "cmdline");
+    std::string argv0;
+    std::getline(cmdline, argv0, '\0');
+    found[fs::path(argv0).filename().string()] = std::stoi(name);
+  }
+  return found;
+}
+
+// Waits until `up` has started its six services; name → pid.
+std::map<std::string, pid_t> wait_for_services(pid_t up, std::chrono::seconds timeout) {
+  const auto until = Clock::now() + timeout;
+  std::map<std::string, pid_t> found;
+  while (Clock::now() < until) {
+    found = children_of(up);
+    if (found.size() >= 6) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return found;
+}
+
+bool alive(pid_t pid) {
+  // A zombie (exited, not reaped) counts as gone.
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  if (!std::getline(stat, line)) return false;
+  const auto close = line.rfind(')');
+  return close != std::string::npos && close + 2 < line.size() && line[close + 2] != 'Z';
+}
+
+// Waits until none of `pids` is alive; false on timeout.
+bool all_gone(const std::map<std::string, pid_t>& pids, std::chrono::milliseconds timeout) {
+  const auto until = Clock::now() + timeout;
+  for (;;) {
+    bool any = false;
+    for (const auto& [name, pid] : pids) any = any || alive(pid);
+    if (!any) return true;
+    if (Clock::now() > until) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+}
+
+void kill_all(const std::map<std::string, pid_t>& pids) {
+  for (const auto& [name, pid] : pids) kill(pid, SIGKILL);
+}
+
+// Waits until the run is under way (the log names it).
+bool wait_for_run(const Up& up, std::chrono::seconds timeout) {
+  const auto until = Clock::now() + timeout;
+  while (Clock::now() < until) {
+    if (slurp(up.log).find("hyloop up: run ") != std::string::npos) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return false;
+}
+
+TEST(UpSupervision, KillingTheCoordinatorStopsTheRigAndUpExitsNonZero) {
+  const fs::path dir = temp_dir("kill-coordinator");
+  Up up(dir, 30.0);
+  const auto services = wait_for_services(up.pid, std::chrono::seconds(20));
+  ASSERT_EQ(services.count("hyloop-coordinator"), 1U) << slurp(up.log);
+  ASSERT_TRUE(wait_for_run(up, std::chrono::seconds(20))) << slurp(up.log);
+  std::this_thread::sleep_for(std::chrono::seconds(2));
+  ASSERT_EQ(kill(services.at("hyloop-coordinator"), SIGKILL), 0);
+  const auto t0 = Clock::now();
+  const int code = up.wait(std::chrono::seconds(10));
+  const double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+  const std::string log = slurp(up.log);
+  EXPECT_NE(code, -1) << "`hyloop up` still running 10 s after its coordinator died\n" << log;
+  EXPECT_NE(code, 0) << log;
+  EXPECT_NE(log.find("coordinator was killed"), std::string::npos) << log;
+  // The actuator saw its coordinator go (or `up`, quicker, stopped it) and ramped the rig to
+  // rest through its safety layer.
+  const bool lost = log.find("emergency stop (coordinator lost") != std::string::npos;
+  EXPECT_TRUE(lost || log.find("actuator: stopped mid-run") != std::string::npos) << log;
+  EXPECT_EQ(log.find("NOT at rest"), std::string::npos) << log;
+  std::cout << "the actuator stopped on " << (lost ? "losing its coordinator" : "up's SIGTERM")
+            << "\n";
+  EXPECT_TRUE(all_gone(services, std::chrono::seconds(3))) << log;
+  std::cout << "up exited " << seconds << " s after the coordinator's SIGKILL (code " << code
+            << ")\n";
+  kill_all(services);
+  fs::remove_all(dir);
+}
+
+TEST(UpSupervision, KillingUpLeavesNoServiceBehind) {
+  const fs::path dir = temp_dir("kill-up");
+  Up up(dir, 30.0);
+  const auto services = wait_for_services(up.pid, std::chrono::seconds(20));
+  ASSERT_EQ(services.size(), 6U) << slurp(up.log);
+  ASSERT_TRUE(wait_for_run(up, std::chrono::seconds(20))) << slurp(up.log);
+  std::this_thread::sleep_for(std::chrono::seconds(1));
+  ASSERT_EQ(kill(up.pid, SIGKILL), 0);
+  EXPECT_EQ(up.wait(std::chrono::seconds(5)), 128 + SIGKILL);
+  const auto t0 = Clock::now();
+  EXPECT_TRUE(all_gone(services, std::chrono::seconds(5)))
+      << "services orphaned after `hyloop up` was killed";
+  std::cout << "services gone " << std::chrono::duration<double>(Clock::now() - t0).count()
+            << " s after `hyloop up` was killed\n";
+  kill_all(services);
+  fs::remove_all(dir);
+}
+
+TEST(UpSupervision, SigintStopsUpAndEveryServiceWithinTwoSeconds) {
+  for (const int sig : {SIGINT, SIGTERM}) {
+    const fs::path dir = temp_dir("sigint");
+    Up up(dir, 30.0);
+    const auto services = wait_for_services(up.pid, std::chrono::seconds(20));
+    ASSERT_EQ(services.size(), 6U) << slurp(up.log);
+    ASSERT_TRUE(wait_for_run(up, std::chrono::seconds(20))) << slurp(up.log);
+    std::this_thread::sleep_for(std::chrono::seconds(1));
+    ASSERT_EQ(kill(up.pid, sig), 0);
+    const auto t0 = Clock::now();
+    const int code = up.wait(std::chrono::seconds(10));
+    const double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+    EXPECT_NE(code, -1) << slurp(up.log);
+    EXPECT_NE(code, 0) << "an interrupted run is not a finished one\n" << slurp(up.log);
+    EXPECT_TRUE(all_gone(services, std::chrono::seconds(1))) << slurp(up.log);
+    // Generous bound (shared CI machines); the measured time goes to docs/reliability.md.
+    EXPECT_LT(seconds, 4.0) << slurp(up.log);
+    std::cout << "signal " << sig << ": up and its services gone after " << seconds << " s\n";
+    kill_all(services);
+    fs::remove_all(dir);
+  }
+}
+
+}  // namespace
