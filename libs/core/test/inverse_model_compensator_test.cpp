@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <numbers>
@@ -154,43 +155,61 @@ TEST(InverseModelCompensator, OnlineRlsConvergesFromAnOffInitialModel) {
 }
 
 TEST(InverseModelCompensator, ThreeParameterFirInverseIsStableAndClose) {
-  // p3 (n_c = 0): batch fit on an offline run, then adaptive in closed loop.
-  LtiSystem servo = make_servo();
-  servo.reset(0.0);
-  const std::vector<double> commands = offline_commands(2000, 12);
-  std::vector<double> measured;
-  for (double c : commands) {
-    measured.push_back(servo.step(c));
+  // p3 (n_c = 0): batch fit on an offline run, then adaptive in closed loop; over the random
+  // offline commands of seeds 1–20 (one seed is one draw).
+  double worst = 0.0;
+  double best = 1.0;
+  for (unsigned seed = 1; seed <= 20; ++seed) {
+    LtiSystem servo = make_servo();
+    servo.reset(0.0);
+    const std::vector<double> commands = offline_commands(2000, seed);
+    std::vector<double> measured;
+    for (double c : commands) {
+      measured.push_back(servo.step(c));
+    }
+    InverseModelCompensator comp(
+        InverseModelCompensatorConfig::preset(LoadingModelPreset::kThreeParameter));
+    comp.initialise_batch(commands, measured);
+    const LoopResult r = run_loop(comp, 20.0, 5.0);
+    EXPECT_LT(r.worst_after, 1e-4) << "seed " << seed;  // 0.1 mm
+    EXPECT_GT(r.worst_after, 1e-9) << "seed " << seed;  // not an exact inverse
+    worst = std::max(worst, r.worst_after);
+    best = std::min(best, r.worst_after);
   }
-  InverseModelCompensator comp(
-      InverseModelCompensatorConfig::preset(LoadingModelPreset::kThreeParameter));
-  comp.initialise_batch(commands, measured);
-  const LoopResult r = run_loop(comp, 20.0, 5.0);
-  std::printf("p3 adaptive: max |d_m - d| after 5 s = %.3e m (desired amplitude ~1.6e-2 m)\n",
-              r.worst_after);
-  EXPECT_LT(r.worst_after, 1e-4);  // 0.1 mm
-  EXPECT_GT(r.worst_after, 1e-9);  // not an exact inverse
+  std::printf(
+      "p3 adaptive, seeds 1-20: max |d_m - d| after 5 s = %.3e to %.3e m (desired amplitude "
+      "~1.6e-2 m)\n",
+      best, worst);
 }
 
 TEST(InverseModelCompensator, RidgeMakesAnOverParameterisedModelIdentifiable) {
-  // p7 on noise-free data of a second-order servo: ΦᵀΦ is singular; a tiny ridge fixes it.
-  LtiSystem servo = make_servo();
-  servo.reset(0.0);
-  const std::vector<double> commands = offline_commands(2000, 13);
-  std::vector<double> measured;
-  for (double c : commands) {
-    measured.push_back(servo.step(c));
+  // p7 on noise-free data of a second-order servo: ΦᵀΦ is singular; a tiny ridge fixes it. The
+  // rank test must see it on every random offline run (seeds 1–20), not on one rounding.
+  double worst = 0.0;
+  for (unsigned seed = 1; seed <= 20; ++seed) {
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    LtiSystem servo = make_servo();
+    servo.reset(0.0);
+    const std::vector<double> commands = offline_commands(2000, seed);
+    std::vector<double> measured;
+    for (double c : commands) {
+      measured.push_back(servo.step(c));
+    }
+    auto config = InverseModelCompensatorConfig::preset(LoadingModelPreset::kSevenParameter);
+    InverseModelCompensator plain(config);
+    EXPECT_THAT([&] { plain.initialise_batch(commands, measured); },
+                ::testing::ThrowsMessage<std::invalid_argument>(::testing::HasSubstr("rank 6")));
+    config.batch_ridge = 1e-9;
+    InverseModelCompensator ridge(config);
+    ridge.initialise_batch(commands, measured);
+    const LoadingModelRegression r =
+        InverseModelCompensator::regression(config, commands, measured);
+    const Eigen::VectorXd residual = r.targets - r.regressors * Eigen::VectorXd(ridge.parameters());
+    const double relative = residual.cwiseAbs().maxCoeff() / r.targets.cwiseAbs().maxCoeff();
+    EXPECT_LT(relative, 1e-6);
+    worst = std::max(worst, relative);
   }
-  auto config = InverseModelCompensatorConfig::preset(LoadingModelPreset::kSevenParameter);
-  InverseModelCompensator plain(config);
-  EXPECT_THAT([&] { plain.initialise_batch(commands, measured); },
-              ::testing::ThrowsMessage<std::invalid_argument>(::testing::HasSubstr("rank 6")));
-  config.batch_ridge = 1e-9;
-  InverseModelCompensator ridge(config);
-  ridge.initialise_batch(commands, measured);
-  const LoadingModelRegression r = InverseModelCompensator::regression(config, commands, measured);
-  const Eigen::VectorXd residual = r.targets - r.regressors * Eigen::VectorXd(ridge.parameters());
-  EXPECT_LT(residual.cwiseAbs().maxCoeff(), 1e-6 * r.targets.cwiseAbs().maxCoeff());
+  std::printf("p7 with ridge 1e-9, seeds 1-20: relative regression residual <= %.3e\n", worst);
 }
 
 TEST(InverseModelCompensator, CommandUsesTheDesiredDisplacementInPlaceOfTheMeasurement) {

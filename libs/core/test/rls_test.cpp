@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <Eigen/Dense>
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <limits>
@@ -57,15 +58,21 @@ TEST(Rls, ConvergesToTheParametersOfASimulatedArxSystem) {
   EXPECT_EQ(rls.count(RlsStatus::kAccepted), 400u);
   EXPECT_EQ(rls.rejected(), 0u);
 
-  // With white equation noise (σ = 0.05) the estimate is unbiased: within a few σ/√N.
-  const Arx noisy = simulate_arx(kTheta, 5000, 0.05, 2);
-  RecursiveLeastSquares rls2({.parameters = 4, .forgetting_factor = 1.0});
-  for (std::size_t k = 0; k < noisy.y.size(); ++k) {
-    rls2.update(noisy.phi[k], noisy.y[k]);
+  // With white equation noise (σ = 0.05) the estimate is unbiased: within a few σ/√N, in every
+  // one of the noise seeds 1–20.
+  double worst = 0.0;
+  for (unsigned seed = 1; seed <= 20; ++seed) {
+    const Arx noisy = simulate_arx(kTheta, 5000, 0.05, seed);
+    RecursiveLeastSquares rls2({.parameters = 4, .forgetting_factor = 1.0});
+    for (std::size_t k = 0; k < noisy.y.size(); ++k) {
+      rls2.update(noisy.phi[k], noisy.y[k]);
+    }
+    const double err2 = (rls2.parameters() - RlsVector(kTheta)).cwiseAbs().maxCoeff();
+    EXPECT_LT(err2, 5e-3) << "seed " << seed;
+    worst = std::max(worst, err2);
   }
-  const double err2 = (rls2.parameters() - RlsVector(kTheta)).cwiseAbs().maxCoeff();
-  std::printf("noisy ARX(2,2), sigma 0.05, 5000 samples: max |theta - true| = %.3e\n", err2);
-  EXPECT_LT(err2, 5e-3);
+  std::printf("noisy ARX(2,2), sigma 0.05, 5000 samples, seeds 1-20: max |theta - true| <= %.3e\n",
+              worst);
 }
 
 TEST(Rls, WithUnitForgettingItEqualsTheBatchFitOfAllData) {
@@ -122,8 +129,8 @@ TEST(Rls, BatchFitIsTheSameBitsWhateverTheCpuCacheSizes) {
 
 TEST(Rls, ForgettingTracksASlowlyChangingParameter) {
   // y(k) = a·y(k−1) + b(k)·u(k), a = 0.5, b(k) = 1 + 0.5 sin(2πk/2000).
-  auto run = [](double lambda) {
-    std::mt19937_64 rng(7);
+  auto run = [](double lambda, unsigned seed) {
+    std::mt19937_64 rng(seed);
     std::normal_distribution<double> u_dist(0.0, 1.0);
     RecursiveLeastSquares rls({.parameters = 2, .forgetting_factor = lambda});
     double y1 = 0.0;
@@ -142,14 +149,23 @@ TEST(Rls, ForgettingTracksASlowlyChangingParameter) {
     }
     return worst;
   };
-  const double tracked = run(0.95);
-  const double frozen = run(1.0);
-  std::printf("slowly varying b: max tracking error lambda 0.95 = %.3e, lambda 1 = %.3e\n", tracked,
-              frozen);
-  // Lag of a window of 1/(1 − λ) = 20 samples on a slope of at most 1.6e-3 a sample: ≈ 0.03.
-  EXPECT_LT(tracked, 0.06);
-  EXPECT_LT(10.0 * tracked, frozen);
-  EXPECT_GT(frozen, 0.3);
+  // Over the input seeds 1–20 (a random input is one draw).
+  double tracked_max = 0.0, frozen_min = 1e9, ratio_min = 1e9;
+  for (unsigned seed = 1; seed <= 20; ++seed) {
+    const double tracked = run(0.95, seed);
+    const double frozen = run(1.0, seed);
+    // Lag of a window of 1/(1 − λ) = 20 samples on a slope of at most 1.6e-3 a sample: ≈ 0.03.
+    EXPECT_LT(tracked, 0.06) << "seed " << seed;
+    EXPECT_LT(10.0 * tracked, frozen) << "seed " << seed;
+    EXPECT_GT(frozen, 0.3) << "seed " << seed;
+    tracked_max = std::max(tracked_max, tracked);
+    frozen_min = std::min(frozen_min, frozen);
+    ratio_min = std::min(ratio_min, frozen / tracked);
+  }
+  std::printf(
+      "slowly varying b, seeds 1-20: max tracking error lambda 0.95 <= %.3e, lambda 1 >= %.3e, "
+      "ratio >= %.1f\n",
+      tracked_max, frozen_min, ratio_min);
 }
 
 TEST(Rls, GuardKeepsTheModelOnNaN) {
