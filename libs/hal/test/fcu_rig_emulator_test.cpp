@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdint>
 #include <stdexcept>
 
 namespace {
@@ -64,25 +65,28 @@ TEST(FcuRigEmulator, TheValveSaturatesOutsideItsRangeAndSaysSo) {
 }
 
 TEST(FcuRigEmulator, NoiseIsReproducibleFromTheSeedAndHasItsStandardDeviation) {
-  FcuRigConfig c = paper_rig();
-  c.noise_std = 1e-3;
-  c.seed = 42;
-  FcuRigEmulator a(c), b(c);
-  const double w0 = 0.3 * c.fcu.flow_gain;
-  a.reset(w0);
-  b.reset(w0);
-  double sum2 = 0.0;
-  constexpr int kN = 20000;
-  for (int k = 0; k < kN; ++k) {
-    const double x = a.step(w0).x_m;
-    ASSERT_EQ(x, b.step(w0).x_m);
-    sum2 += (x - w0) * (x - w0);
+  // Every one of the seeds 1–20: RMS within 3 % of the set σ (6σ of its estimate at N = 20 000).
+  for (std::uint64_t seed = 1; seed <= 20; ++seed) {
+    FcuRigConfig c = paper_rig();
+    c.noise_std = 1e-3;
+    c.seed = seed;
+    FcuRigEmulator a(c), b(c);
+    const double w0 = 0.3 * c.fcu.flow_gain;
+    a.reset(w0);
+    b.reset(w0);
+    double sum2 = 0.0;
+    constexpr int kN = 20000;
+    for (int k = 0; k < kN; ++k) {
+      const double x = a.step(w0).x_m;
+      ASSERT_EQ(x, b.step(w0).x_m);
+      sum2 += (x - w0) * (x - w0);
+    }
+    EXPECT_NEAR(std::sqrt(sum2 / kN), 1e-3, 3e-5) << "seed " << seed;
+    a.reset(w0);  // reset restarts the generator
+    FcuRigEmulator fresh(c);
+    fresh.reset(w0);
+    EXPECT_EQ(a.step(w0).x_m, fresh.step(w0).x_m);
   }
-  EXPECT_NEAR(std::sqrt(sum2 / kN), 1e-3, 3e-5);
-  a.reset(w0);  // reset restarts the generator
-  FcuRigEmulator fresh(c);
-  fresh.reset(w0);
-  EXPECT_EQ(a.step(w0).x_m, fresh.step(w0).x_m);
 }
 
 TEST(FcuRigEmulator, RejectsADelayShorterThanAStep) {
