@@ -29,6 +29,7 @@
 #include "hyloop/transport/channel.hpp"
 #include "hyloop/transport/curve.hpp"
 #include "hyloop/transport/ipc_dir.hpp"
+#include "identification/identification_component.hpp"
 #include "rig_emulator/rig_emulator_component.hpp"
 #include "sensor/sensor_component.hpp"
 
@@ -116,13 +117,21 @@ const std::string& reference_samples() {
   return samples;
 }
 
-// The four loop services as components in this process, behind one coordinator.
+// Start.out_dir: a name under the coordinator's runs directory where it has one (CoordinatorOptions
+// ::runs_dir), else the absolute path.
+constexpr bool kHasRunsDir = requires(services::CoordinatorOptions o) { o.runs_dir; };
+
+// The loop services as components in this process, behind one coordinator writing run
+// directories in the parent of the `out` given to start().
 class Stack {
  public:
-  Stack(services::CoordinatorOptions options, const tp::LoopPlaneOptions& plane) {
+  Stack(services::CoordinatorOptions options, const tp::LoopPlaneOptions& plane,
+        const fs::path& runs_dir) {
+    if constexpr (kHasRunsDir) options.runs_dir = runs_dir;
     std::vector<std::unique_ptr<services::ServiceHandle>> handles;
-    for (runtime::LoopComponent* c :
-         std::initializer_list<runtime::LoopComponent*>{&rig_, &actuator_, &dynamics_, &sensor_}) {
+    // On the heap: the components are too large for a test's stack together.
+    for (runtime::LoopComponent* c : std::initializer_list<runtime::LoopComponent*>{
+             rig_.get(), actuator_.get(), dynamics_.get(), sensor_.get(), identification_.get()}) {
       c->set_context(&context_);
       c->set_loop_plane(plane);
       handles.push_back(services::make_local_service_handle(*c));
@@ -144,7 +153,7 @@ class Stack {
     const grpc::Status ls = coordinator_->load_scenario(load, &loaded);
     EXPECT_TRUE(ls.ok()) << ls.error_message();
     v1::StartRequest start;
-    start.set_out_dir(out.string());
+    start.set_out_dir(kHasRunsDir ? out.filename().string() : out.string());
     v1::RunStatus status;
     const grpc::Status st = coordinator_->start(start, &status);
     EXPECT_TRUE(st.ok()) << st.error_message();
@@ -161,10 +170,16 @@ class Stack {
 
  private:
   zmq::context_t context_;
-  services::RigEmulatorComponent rig_;
-  services::ActuatorComponent actuator_;
-  services::DynamicsComponent dynamics_;
-  services::SensorComponent sensor_;
+  std::unique_ptr<services::RigEmulatorComponent> rig_ =
+      std::make_unique<services::RigEmulatorComponent>();
+  std::unique_ptr<services::ActuatorComponent> actuator_ =
+      std::make_unique<services::ActuatorComponent>();
+  std::unique_ptr<services::DynamicsComponent> dynamics_ =
+      std::make_unique<services::DynamicsComponent>();
+  std::unique_ptr<services::SensorComponent> sensor_ =
+      std::make_unique<services::SensorComponent>();
+  std::unique_ptr<services::IdentificationComponent> identification_ =
+      std::make_unique<services::IdentificationComponent>();
   std::unique_ptr<services::Coordinator> coordinator_;
 };
 
@@ -240,7 +255,7 @@ TEST(LoopPlane, PlainTcpIsRefusedWithoutKeysUnlessInsecure) {
 TEST(LoopPlane, IpcRunDirectoryIsPrivateAndGoneAfterTheRun) {
   const fs::path dir = temp_dir("ipcrun");
   const fs::path ipc = dir / "ipc";
-  Stack stack({}, {.ipc_dir = ipc.string()});
+  Stack stack({}, {.ipc_dir = ipc.string()}, dir);
   std::atomic<bool> done{false};
   std::set<unsigned> run_dir_modes;
   std::set<std::string> sockets;
@@ -276,7 +291,7 @@ TEST(LoopPlane, IpcRunDirectoryIsPrivateAndGoneAfterTheRun) {
 TEST(LoopPlane, GarbageTelemetryIsCountedAsRejectedAndDisturbsNothing) {
   const fs::path dir = temp_dir("garbage");
   const fs::path ipc = dir / "ipc";
-  Stack stack({}, {.ipc_dir = ipc.string()});
+  Stack stack({}, {.ipc_dir = ipc.string()}, dir);
   const std::string run_id = stack.start(dir / "run");
   fs::path telemetry;
   for (int i = 0; i < 2000 && telemetry.empty(); ++i) {
@@ -327,17 +342,19 @@ TEST(LoopPlane, GarbageTelemetryIsCountedAsRejectedAndDisturbsNothing) {
   fs::remove_all(dir);
 }
 
-// A rogue ZeroMQ PULL on the dynamics' command port (finding 6: it took 210 commands and made
-// the run fail). With CURVE it is never a peer: it gets nothing, and the run gives the samples
-// of the in-process run.
-TEST(LoopPlane, RoguePullOnTheCommandPortGetsNothingAndMovesNothing) {
-  const fs::path dir = temp_dir("rogue");
+// A security directory with every service's CURVE key pair, as `hyloop certs` writes it.
+fs::path make_keys(const fs::path& dir) {
   const fs::path keys = dir / "security";
   fs::create_directories(keys);
   for (const char* name :
        {"coordinator", "rig-emulator", "actuator", "dynamics", "sensor", "identification"}) {
     tp::write_curve_key_pair(keys.string(), name, tp::make_curve_key_pair());
   }
+  return keys;
+}
+
+// Every loop channel on its own tcp port of 127.0.0.1.
+services::CoordinatorOptions tcp_options() {
   services::CoordinatorOptions options;
   const auto ep = [] { return "tcp://127.0.0.1:" + std::to_string(free_port()); };
   options.endpoints.set_rig_to_sensor(ep());
@@ -345,8 +362,36 @@ TEST(LoopPlane, RoguePullOnTheCommandPortGetsNothingAndMovesNothing) {
   options.endpoints.set_dynamics_to_actuator(ep());
   options.endpoints.set_actuator_to_rig(ep());
   options.endpoints.set_telemetry(ep());
+  return options;
+}
+
+// Identification runs put the identification service in the dynamics' slot: the actuator must
+// then expect the identification's CURVE key on dynamics_to_actuator (LoopEndpoints.
+// command_source), and the sensor accepts it on sensor_to_dynamics.
+TEST(LoopPlane, IdentificationRunsOverCurveWithTheCommandSourcesKey) {
+  const fs::path dir = temp_dir("ident");
+  const fs::path keys = make_keys(dir);
+  Stack stack(tcp_options(), {.ipc_dir = (dir / "ipc").string(), .security_dir = keys.string()},
+              dir);
+  v1::RunIdentificationRequest request;
+  request.set_scenario_yaml(
+      experiment::read_scenario_text((kSource / "scenarios/sits/identify.yaml").string()));
+  v1::RunIdentificationReply reply;
+  const grpc::Status st = stack.coordinator().run_identification(request, &reply);
+  ASSERT_TRUE(st.ok()) << st.error_message();
+  EXPECT_GT(reply.model().a_size(), 0);
+  fs::remove_all(dir);
+}
+
+// A rogue ZeroMQ PULL on the dynamics' command port (finding 6: it took 210 commands and made
+// the run fail). With CURVE it is never a peer: it gets nothing, and the run gives the samples
+// of the in-process run.
+TEST(LoopPlane, RoguePullOnTheCommandPortGetsNothingAndMovesNothing) {
+  const fs::path dir = temp_dir("rogue");
+  const fs::path keys = make_keys(dir);
+  const services::CoordinatorOptions options = tcp_options();
   const std::string commands = options.endpoints.dynamics_to_actuator();
-  Stack stack(options, {.ipc_dir = (dir / "ipc").string(), .security_dir = keys.string()});
+  Stack stack(options, {.ipc_dir = (dir / "ipc").string(), .security_dir = keys.string()}, dir);
   // Connected before the run (ZeroMQ reconnects until the port is bound), one without CURVE and
   // one with the server's public key but a key pair of its own.
   zmq::context_t rogue_ctx;
