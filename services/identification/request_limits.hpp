@@ -24,9 +24,11 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "hyloop/runtime/service_host.hpp"
+
 namespace hyloop::services {
 
-inline constexpr int kMaxRequestBytes = 4 * 1024 * 1024;  ///< gRPC max receive message size
+inline constexpr int kMaxRequestBytes = runtime::kMaxReceiveMessageBytes;  ///< per request
 inline constexpr std::size_t kMaxPolynomialDegree = 64;
 inline constexpr std::size_t kMaxRobotRoots = 16;
 inline constexpr std::uint32_t kMaxArxOrder = 64;     ///< na, nb, nk each

@@ -146,6 +146,7 @@ void ServiceHost::start(const std::string& address) {
   // listens on a second, random port) and another process of the same user could bind the
   // same port and take connections. One listener per service.
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
+  builder.SetMaxReceiveMessageSize(kMaxReceiveMessageBytes);
   int selected_port = 0;
   builder.AddListeningPort(address, credentials, &selected_port);
   builder.RegisterService(lifecycle_.get());

@@ -36,6 +36,10 @@ class Service;
 
 namespace hyloop::runtime {
 
+/// The largest gRPC request a service accepts (set explicitly on every server; issue 10: every
+/// RPC has a bounded cost, docs/scenarios.md "Request limits").
+inline constexpr int kMaxReceiveMessageBytes = 4 * 1024 * 1024;
+
 class ServiceHost {
  public:
   /// `component` must outlive the host.
