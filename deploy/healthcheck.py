@@ -85,10 +85,17 @@ def decode_response(data: bytes) -> int:
     return status
 
 
-def check(address: str, service: str, timeout: float) -> int:
+def check(address: str, service: str, timeout: float, ca_file: str = "") -> int:
     # The probe talks to a service beside it: never through an HTTP proxy from the environment.
+    # The health service needs no token; a TLS server needs the lab's CA (--ca).
     options = [("grpc.enable_http_proxy", 0)]
-    with grpc.insecure_channel(address, options=options) as channel:
+    if ca_file:
+        with open(ca_file, "rb") as f:
+            credentials = grpc.ssl_channel_credentials(root_certificates=f.read())
+        channel = grpc.secure_channel(address, credentials, options=options)
+    else:
+        channel = grpc.insecure_channel(address, options=options)
+    with channel:
         call = channel.unary_unary(
             METHOD,
             request_serializer=lambda b: b,
@@ -104,9 +111,12 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--service", default="", help="service name to ask about ('' = server)")
     parser.add_argument("--timeout", type=float, default=2.0, help="deadline in seconds")
     parser.add_argument("--quiet", action="store_true", help="print nothing")
+    parser.add_argument("--ca", default="",
+                        help="CA certificate of a TLS server (the security directory's ca.crt); "
+                             "without it: plaintext (a service started with --insecure)")
     args = parser.parse_args(argv)
     try:
-        status = check(args.address, args.service, args.timeout)
+        status = check(args.address, args.service, args.timeout, args.ca)
     except grpc.RpcError as e:
         if e.code() == grpc.StatusCode.NOT_FOUND:  # the server's answer for an unknown name
             if not args.quiet:

@@ -49,7 +49,9 @@ class StackTest(unittest.TestCase):
         exe = BIN_DIR / "hyloop"
         if not exe.is_file():
             raise RuntimeError(f"{exe} not built")
-        cls.proc = subprocess.Popen([str(exe), "up", "--serve"], stdout=subprocess.PIPE,
+        cls.tmp = Path(tempfile.mkdtemp(prefix="hyloop_client_test_"))
+        cls.proc = subprocess.Popen([str(exe), "up", "--serve", "--runs-dir", str(cls.tmp)],
+                                    stdout=subprocess.PIPE,
                                     text=True, cwd=REPO, start_new_session=True)
         lines: "queue.Queue[Optional[str]]" = queue.Queue()
         threading.Thread(target=_drain, args=(cls.proc.stdout, lines), daemon=True).start()
@@ -71,7 +73,6 @@ class StackTest(unittest.TestCase):
             if match:
                 address = match.group(1)
         cls.address = address
-        cls.tmp = Path(tempfile.mkdtemp(prefix="hyloop_client_test_"))
 
     @classmethod
     def tearDownClass(cls) -> None:
@@ -92,7 +93,8 @@ class StackTest(unittest.TestCase):
             self.assertEqual(loaded.kind, "sits")
             self.assertEqual(loaded.total_cycles, CYCLES)
             self.assertAlmostEqual(loaded.step_s, 0.002)
-            started = c.start(out, mode="lockstep")
+            started = c.start("run", mode="lockstep")  # in the stack's --runs-dir
+            self.assertEqual(Path(started.out_dir), out.resolve())
             self.assertEqual(state_name(started.state), "RUNNING")
             frames = []
             for frame in c.telemetry(decimation=10):
@@ -135,7 +137,7 @@ class StackTest(unittest.TestCase):
         with HyloopClient(self.address, security_dir=self.security_dir, role="observer") as c:
             self.assertNotEqual(c.status().state, control_pb2.RUN_STATE_RUNNING)
             with self.assertRaises(grpc.RpcError) as cm:
-                c.start(self.tmp / "observer-run")
+                c.start("observer-run")
             self.assertEqual(cm.exception.code(), grpc.StatusCode.PERMISSION_DENIED)
             self.assertIn("Experiment.Start needs the operator role", cm.exception.details())
 

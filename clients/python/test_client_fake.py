@@ -346,7 +346,7 @@ class TlsClientTest(unittest.TestCase):
 
     def test_security_options_are_required_and_checked(self) -> None:
         with self.assertRaises(ValueError):
-            HyloopClient(self.address, insecure=True)
+            HyloopClient(self.address)
         with self.assertRaises(ValueError):
             HyloopClient(self.address, insecure=True, security_dir=self.lab)
         with self.assertRaises(ValueError):

@@ -128,11 +128,14 @@ class HyloopClient:
         return self._stub.LoadScenario(request, timeout=self.timeout_s)
 
     def start(self, out_dir: Union[str, os.PathLike], mode: str = "lockstep") -> Any:
-        """Start the loaded scenario, writing out_dir; returns RunStatus (RUNNING)."""
+        """Start the loaded scenario; returns RunStatus (RUNNING, its out_dir the full path).
+
+        out_dir names the run directory inside the coordinator's --runs-dir (a relative name:
+        the coordinator refuses absolute paths and '..').
+        """
         if mode not in _MODES:
             raise ValueError(f"mode must be one of {sorted(_MODES)}, not {mode!r}")
-        request = control_pb2.StartRequest(
-            out_dir=os.path.abspath(os.fspath(out_dir)), mode=_MODES[mode])
+        request = control_pb2.StartRequest(out_dir=os.fspath(out_dir), mode=_MODES[mode])
         return self._stub.Start(request, timeout=self.timeout_s)
 
     def status(self) -> Any:
