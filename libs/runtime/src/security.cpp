@@ -340,8 +340,18 @@ ServerSecurity load_server_security(const fs::path& dir, const std::string& name
   s.ca_pem = read_security_file(dir / "ca.crt");
   s.cert_pem = read_security_file(dir / (name + ".crt"));
   s.key_pem = read_security_file(dir / (name + ".key"), true);
+  // A role whose token file is absent cannot call this server (least privilege: a service host
+  // may hold only tokens/coordinator); at least one token must be there.
+  bool any = false;
   for (const Role r : kRoles) {
-    s.tokens[static_cast<std::size_t>(r)] = read_token_file(token_path(dir, r));
+    const fs::path path = token_path(dir, r);
+    if (!fs::exists(path)) continue;
+    s.tokens[static_cast<std::size_t>(r)] = read_token_file(path);
+    any = true;
+  }
+  if (!any) {
+    throw std::invalid_argument("security dir " + dir.string() +
+                                " has no token in tokens/ (observer, operator, coordinator)");
   }
   return s;
 }

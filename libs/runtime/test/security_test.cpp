@@ -221,6 +221,23 @@ TEST(Certs, LoadersRefuseReadableSecretsAndMalformedTokens) {
   fs::remove_all(dir);
 }
 
+TEST(Certs, AServerWithoutATokenFileGivesThatRoleNoAccess) {
+  const fs::path dir = TestSecurityDirs::get().lab.parent_path() / "least";
+  CertsOptions o;
+  o.out = dir;
+  o.names = {"fake"};
+  create_security_dir(o);
+  fs::remove(token_path(dir, Role::kOperator));
+  fs::remove(token_path(dir, Role::kObserver));
+  const ServerSecurity s = load_server_security(dir, "fake");
+  EXPECT_TRUE(s.tokens[static_cast<std::size_t>(Role::kOperator)].empty());
+  EXPECT_TRUE(s.tokens[static_cast<std::size_t>(Role::kObserver)].empty());
+  EXPECT_EQ(s.tokens[static_cast<std::size_t>(Role::kCoordinator)].size(), 64U);
+  fs::remove(token_path(dir, Role::kCoordinator));
+  EXPECT_THROW((void)load_server_security(dir, "fake"), std::invalid_argument);
+  fs::remove_all(dir);
+}
+
 TEST(Roles, ParseAndPrint) {
   for (const Role r : kRoles) EXPECT_EQ(parse_role(to_string(r)), r);
   EXPECT_THROW((void)parse_role("admin"), std::invalid_argument);

@@ -74,7 +74,9 @@ struct ServerSecurity {
   std::string key_pem;
   std::array<std::string, kRoles.size()> tokens;  ///< indexed by Role
 };
-/// Loads `name`'s certificate and key and the tokens from `dir`.
+/// Loads `name`'s certificate and key and the tokens from `dir`. A missing token file leaves
+/// that role without access to this server (a host may hold only the tokens it needs); no token
+/// at all is an error.
 [[nodiscard]] ServerSecurity load_server_security(const std::filesystem::path& dir,
                                                   const std::string& name);
 
