@@ -42,9 +42,13 @@ def http(url, timeout=5):
         return r.read().decode()
 
 
+SECURITY = {"dir": ""}  # `hyloop certs` output: TLS and tokens of the control plane
+
+
 def start(bindir, name, extra=()):
     return Service(bindir, name, "127.0.0.1:0",
-                   ("--metrics-address", "127.0.0.1:%d" % PORTS[name], *extra))
+                   ("--metrics-address", "127.0.0.1:%d" % PORTS[name],
+                    "--security-dir", SECURITY["dir"], *extra))
 
 
 def contract_metrics(source):
@@ -77,10 +81,23 @@ def main():
     services, prom = [], None
     report = {"problems": []}
     try:
+        SECURITY["dir"] = os.path.join(work, "security")
+        subprocess.run([os.path.join(a.bin, "hyloop"), "certs", "--out", SECURITY["dir"]],
+                       check=True, capture_output=True)
+
+        def operator_channel(address):
+            with open(os.path.join(SECURITY["dir"], "ca.crt"), "rb") as f:
+                ca = f.read()
+            with open(os.path.join(SECURITY["dir"], "tokens", "operator")) as f:
+                token = f.read().strip()
+            return grpc.secure_channel(address, grpc.composite_channel_credentials(
+                grpc.ssl_channel_credentials(root_certificates=ca),
+                grpc.access_token_call_credentials(token)))
+
         for name in SERVICES[:-1]:
             services.append(start(a.bin, name))
         spec = ",".join("%s=%s" % (s.name, s.address) for s in services)
-        services.append(start(a.bin, "coordinator", ("--services", spec)))
+        services.append(start(a.bin, "coordinator", ("--services", spec, "--runs-dir", work)))
         coordinator = services[-1].address
 
         # promtool check metrics on every service's exposition.
@@ -105,14 +122,14 @@ def main():
                 time.sleep(0.2)
         time.sleep(2)  # a first scrape before anything runs
 
-        client = HyloopClient(coordinator)
+        client = HyloopClient(coordinator, security_dir=SECURITY["dir"])
         sits = os.path.join(a.source, "scenarios/sits/table1_scvg.yaml")
         rht = os.path.join(a.source, "scenarios/rht/p4_noise.yaml")
         fcu = os.path.join(a.source, "scenarios/fcu/polynomial.yaml")
 
         def run(name, scenario, overrides, mode="realtime", action=None):
             client.load_scenario(scenario, overrides)
-            client.start(os.path.join(work, name), mode)
+            client.start(name, mode)  # a run directory in the coordinator's --runs-dir
             if action:
                 action()
             st = client.wait(300)
@@ -129,14 +146,15 @@ def main():
         run("sits_rate_limited", sits, ["timing.duration_s=3", "metrics.window_s=2",
                                         "safety.rate_limit_mps=0.005",
                                         "rig.faults.corrupt_message_every=100"])
-        ident = control_pb2_grpc.IdentificationStub(grpc.insecure_channel(services[4].address))
+        ident = control_pb2_grpc.IdentificationStub(operator_channel(services[4].address))
         ident.StartOnlineRls(control_pb2.OnlineRlsRequest(parameters=4, forgetting_factor=0.99))
-        coord_ident = control_pb2_grpc.IdentificationStub(grpc.insecure_channel(coordinator))
+        coord_ident = control_pb2_grpc.IdentificationStub(operator_channel(coordinator))
         coord_ident.RunIdentification(control_pb2.RunIdentificationRequest(
             scenario_yaml=open(os.path.join(a.source, "scenarios/sits/identify.yaml")).read()),
             timeout=120)
         run("sits_estop", sits, ["timing.duration_s=20", "metrics.window_s=5"],
             action=lambda: (time.sleep(2), client.estop("metrics test")))
+        client.reset("metrics test: the e-stop was intended")  # it latches until reset
         time.sleep(3)  # scrapes of the healthy stack
 
         def query(expr):
