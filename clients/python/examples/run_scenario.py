@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Run a scenario through a coordinator, print some telemetry and the summary's metrics.
 
-    python3 run_scenario.py 127.0.0.1:50051 scenarios/sits/table1_scvg.yaml /tmp/run1
+    python3 run_scenario.py 127.0.0.1:50051 scenarios/sits/table1_scvg.yaml run1 --security-dir DIR
 """
 
 from __future__ import annotations
@@ -22,7 +22,12 @@ def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("address", help="coordinator host:port")
     p.add_argument("scenario", help="scenario YAML file")
-    p.add_argument("out", help="run directory to write (must not exist)")
+    p.add_argument("out", help="run directory to write: a name in the coordinator's --runs-dir")
+    p.add_argument("--security-dir", help="the lab's security directory (ca.crt, tokens/)")
+    p.add_argument("--role", default="operator", help="token of --security-dir to use")
+    p.add_argument("--ca", help="CA certificate (with --token-file)")
+    p.add_argument("--token-file", help="token file (with --ca)")
+    p.add_argument("--insecure", action="store_true", help="plaintext (a stack run --insecure)")
     p.add_argument("--set", action="append", default=[], dest="overrides",
                    help="override a field: dotted.path=value (repeatable)")
     p.add_argument("--mode", choices=("lockstep", "realtime"), default="lockstep")
@@ -30,7 +35,9 @@ def main() -> int:
     p.add_argument("--timeout", type=float, default=600.0, help="seconds to wait for the end")
     args = p.parse_args()
 
-    with HyloopClient(args.address) as client:
+    with HyloopClient(args.address, security_dir=args.security_dir, role=args.role,
+                      ca_file=args.ca, token_file=args.token_file,
+                      insecure=args.insecure) as client:
         loaded = client.load_scenario(args.scenario, args.overrides)
         print(f"loaded {loaded.name} ({loaded.kind}): {loaded.total_cycles} cycles "
               f"of {loaded.step_s} s")
