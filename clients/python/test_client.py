@@ -141,6 +141,19 @@ class StackTest(unittest.TestCase):
             self.assertEqual(cm.exception.code(), grpc.StatusCode.PERMISSION_DENIED)
             self.assertIn("Experiment.Start needs the operator role", cm.exception.details())
 
+    def test_2_ctl_takes_the_security_dir_or_refuses(self) -> None:
+        ctl = [str(BIN_DIR / "hyloop"), "ctl", self.address, "status"]
+        r = subprocess.run([*ctl, "--security-dir", str(self.security_dir), "--role", "observer"],
+                           capture_output=True, text=True, timeout=60)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("state:", r.stdout)
+        r = subprocess.run(ctl, capture_output=True, text=True, timeout=60)
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("give one of --security-dir DIR, --ca FILE --token-file FILE, or --insecure",
+                      r.stderr)
+        r = subprocess.run([*ctl, "--insecure"], capture_output=True, text=True, timeout=60)
+        self.assertNotEqual(r.returncode, 0, "a plaintext client must be refused")
+
     def test_3_sigterm_stops_the_stack(self) -> None:
         self.proc.send_signal(signal.SIGTERM)
         try:
