@@ -769,12 +769,15 @@ void Coordinator::run(std::string out_dir) noexcept {
     // A fault: the run fails with `why`; an emergency stop fans out (the actuator ramps the rig
     // to rest; every service latches it until an operator's reset), then what was sent before
     // the fault is drained into the recording.
+    std::string unreachable;  // a service that stopped answering: not called again this run
     const auto fail = [&](const std::string& why) {
       final_state = v1::RUN_STATE_FAILED;
       message = why;
       ok = false;
       for (const char* name : {"actuator", "dynamics", "sensor", "rig-emulator"}) {
-        if (ServiceHandle* s = find_service(name)) (void)s->emergency_stop("run failed: " + why);
+        if (ServiceHandle* s = find_service(name); s != nullptr && unreachable != name) {
+          (void)s->emergency_stop("run failed: " + why);
+        }
       }
       const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(500);
       while (std::chrono::steady_clock::now() < until) {
@@ -877,6 +880,7 @@ void Coordinator::run(std::string out_dir) noexcept {
         for (std::size_t i = 0; i < services_.size(); ++i) {
           const ServiceHandle& s = *services_[i];
           if (std::string fault = service_fault(s, states[i], in_loop(s)); !fault.empty()) {
+            if (!states[i]) unreachable = s.name();
             fail(fault);
             break;
           }
@@ -894,7 +898,10 @@ void Coordinator::run(std::string out_dir) noexcept {
     // A service that does not answer (dead, or stopped: its Deactivate would wait out the
     // deadline) is skipped.
     for (const char* name : {"actuator", "dynamics", "sensor", "rig-emulator"}) {
-      if (ServiceHandle* s = find_service(name); s != nullptr && s->state()) (void)s->deactivate();
+      if (ServiceHandle* s = find_service(name);
+          s != nullptr && name != unreachable && s->state()) {
+        (void)s->deactivate();
+      }
     }
     const nlohmann::json extra = distributed_summary(final_state, message);
     recording_->journal().event("end", std::string(state_name(final_state)) + ": " + message);

@@ -22,6 +22,9 @@
 #include "coordinator/coordinator_component.hpp"
 #include "dynamics/dynamics_component.hpp"
 #include "hyloop/experiment/yaml_fields.hpp"
+#include "hyloop/runtime/loop_component.hpp"
+#include "hyloop/runtime/peer_watch.hpp"
+#include "hyloop/transport/channel.hpp"
 #include "rig_emulator/rig_emulator_component.hpp"
 #include "sensor/sensor_component.hpp"
 
@@ -227,6 +230,74 @@ TEST(ActuatorLoss, TheRigHoldsAndReportsASilentActuator) {
   }
   EXPECT_TRUE(stack.rig.actuator_silent());
   EXPECT_EQ(stack.finish().state(), v1::RUN_STATE_FAILED);
+  fs::remove_all(dir);
+}
+
+// ---- finding 4: a lost coordinator, seen on the telemetry connection --------------------------
+
+// A ZeroMQ PULL peer in another process (python3-zmq): what a coordinator's telemetry end is.
+struct PeerProcess {
+  pid_t pid = -1;
+  explicit PeerProcess(const std::string& endpoint) {
+    const std::string code =
+        "import zmq, time\nc = zmq.Context()\ns = c.socket(zmq.PULL)\n"
+        "s.bind('" +
+        endpoint + "')\ntime.sleep(120)\n";
+    std::vector<std::string> args{"/usr/bin/python3", "-c", code};
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    EXPECT_EQ(posix_spawn(&pid, argv[0], nullptr, nullptr, argv.data(), environ), 0);
+  }
+  ~PeerProcess() {
+    if (pid > 0) {
+      kill(pid, SIGKILL);
+      kill(pid, SIGCONT);
+      waitpid(pid, nullptr, 0);
+    }
+  }
+};
+
+// Seconds until `watch` reports the loss (or `limit`).
+double seconds_to_loss(const runtime::PeerWatch& watch, std::chrono::seconds limit) {
+  const auto t0 = Clock::now();
+  while (!watch.lost() && Clock::now() - t0 < limit) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+TEST(PeerWatch, AStoppedPeerIsLostAfterTheHeartbeatTimeoutAKilledOneAtOnce) {
+  const fs::path dir = temp_dir("peer");
+  for (const int sig : {SIGSTOP, SIGKILL}) {
+    const std::string endpoint = "ipc://" + (dir / ("telemetry-" + std::to_string(sig))).string();
+    PeerProcess peer(endpoint);
+    zmq::context_t context;
+    transport::ChannelConfig config;
+    config.endpoint = endpoint;
+    config.pattern = transport::Pattern::kPush;
+    config.role = transport::Role::kConnect;
+    config.heartbeat_ivl_ms = static_cast<int>(runtime::kSupervisionHeartbeat.count());
+    config.heartbeat_timeout_ms = static_cast<int>(runtime::kSupervisionTimeout.count());
+    transport::Channel channel(context, config);
+    std::string why;
+    runtime::PeerWatch watch(context, channel.socket(), [&why](const std::string& w) { why = w; });
+    const auto until = Clock::now() + std::chrono::seconds(20);
+    while (!watch.connected() && Clock::now() < until) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    ASSERT_TRUE(watch.connected()) << "the peer never answered";
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));  // heartbeats flow meanwhile
+    EXPECT_FALSE(watch.lost());
+    ASSERT_EQ(kill(peer.pid, sig), 0);
+    const double seconds = seconds_to_loss(watch, std::chrono::seconds(10));
+    EXPECT_TRUE(watch.lost()) << (sig == SIGSTOP ? "stopped" : "killed") << " peer not noticed";
+    EXPECT_NE(why.find(endpoint), std::string::npos) << why;
+    // Generous bounds; the measured times go to docs/reliability.md.
+    EXPECT_LT(seconds, sig == SIGSTOP ? 5.0 : 2.0);
+    std::cout << (sig == SIGSTOP ? "stopped" : "killed") << " peer lost after " << seconds * 1e3
+              << " ms\n";
+  }
   fs::remove_all(dir);
 }
 
