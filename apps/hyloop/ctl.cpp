@@ -149,8 +149,8 @@ class Ctl {
     }
     if (!o_.scenario.empty()) load_scenario();
     v1::StartRequest request;
-    // The coordinator usually runs on this machine with another working directory.
-    request.set_out_dir(std::filesystem::absolute(o_.out).lexically_normal().string());
+    // A name in the coordinator's --runs-dir (it refuses paths: shared_contracts, Run directories).
+    request.set_out_dir(o_.out);
     request.set_mode(o_.mode == "realtime" ? v1::CLOCK_MODE_REAL_TIME : v1::CLOCK_MODE_LOCKSTEP);
     grpc::ClientContext ctx;
     set_unary_deadline(ctx);
@@ -348,7 +348,8 @@ CLI::App* add_ctl_subcommand(CLI::App& app, CtlOptions& options) {
                   "scenario YAML file (load; start loads it first when given)");
   ctl->add_option("--set", options.overrides, "override a field: dotted.path=value (repeatable)")
       ->allow_extra_args(false);
-  ctl->add_option("--out", options.out, "run directory to write (start)");
+  ctl->add_option("--out", options.out,
+                  "run directory to write (start): a name in the coordinator's --runs-dir");
   ctl->add_option("--mode", options.mode, "clock mode (start)")
       ->check(CLI::IsMember({"lockstep", "realtime"}))
       ->capture_default_str();

@@ -36,6 +36,7 @@ class FakeExperiment(control_pb2_grpc.ExperimentServicer):
         self.runs: List[control_pb2.RunInfo] = []
         self.summaries: Dict[str, str] = {}
         self.stop_reason = ""
+        self.runs_dir = Path.cwd()  # as the coordinator's --runs-dir: out_dir names a run in it
 
     # -- RPCs -------------------------------------------------------------------------------
     def LoadScenario(self, request, context):
@@ -61,17 +62,18 @@ class FakeExperiment(control_pb2_grpc.ExperimentServicer):
                 context.abort(grpc.StatusCode.FAILED_PRECONDITION, "no scenario loaded")
             if self.status.state == control_pb2.RUN_STATE_RUNNING:
                 context.abort(grpc.StatusCode.FAILED_PRECONDITION, "a run is in progress")
-            if os.path.exists(request.out_dir):
-                context.abort(grpc.StatusCode.ALREADY_EXISTS, f"{request.out_dir} exists")
+            out_dir = str(self.runs_dir / request.out_dir)  # the full path, as the coordinator
+            if os.path.exists(out_dir):
+                context.abort(grpc.StatusCode.ALREADY_EXISTS, f"{out_dir} exists")
             run_id = f"run-{len(self.runs) + 1}"
             self.status = control_pb2.RunStatus(
                 state=control_pb2.RUN_STATE_RUNNING, run_id=run_id, scenario="fake",
-                total_cycles=self.total, out_dir=request.out_dir,
+                total_cycles=self.total, out_dir=out_dir,
                 services=[control_pb2.ServiceStatus(
                     name="sensor", address="127.0.0.1:1",
                     state=control_pb2.LIFECYCLE_STATE_ACTIVE, healthy=True)])
             self.runs.append(control_pb2.RunInfo(run_id=run_id, scenario="fake",
-                                                 out_dir=request.out_dir,
+                                                 out_dir=out_dir,
                                                  state=control_pb2.RUN_STATE_RUNNING))
             self.stop_reason = ""
             status = control_pb2.RunStatus()
@@ -187,6 +189,7 @@ class FakeServerCase(unittest.TestCase):
         self.server.start()
         self.address = f"127.0.0.1:{port}"
         self.tmp = Path(tempfile.mkdtemp(prefix="hyloop_client_fake_"))
+        self.fake.runs_dir = self.tmp
 
     def tearDown(self) -> None:
         self.server.stop(grace=None).wait()

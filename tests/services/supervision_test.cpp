@@ -9,6 +9,8 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -190,6 +192,85 @@ TEST(EmergencyStopLatch, ResetIsRefusedWhileARunIsInProgress) {
             grpc::StatusCode::FAILED_PRECONDITION);
   ASSERT_TRUE(stack.coordinator->stop(&status).ok());
   EXPECT_EQ(stack.finish().state(), v1::RUN_STATE_STOPPED);
+  fs::remove_all(dir);
+}
+
+// Finding 8 as it was seen: `hyloop ctl estop`, then `hyloop ctl start` ran to the end.
+struct Served {
+  pid_t pid = -1;
+  std::string address;
+  std::string security_dir;
+  explicit Served(const fs::path& runs_dir) {
+    int fds[2];
+    EXPECT_EQ(pipe(fds), 0);
+    posix_spawn_file_actions_t a;
+    posix_spawn_file_actions_init(&a);
+    posix_spawn_file_actions_adddup2(&a, fds[1], STDOUT_FILENO);
+    posix_spawn_file_actions_addclose(&a, fds[0]);
+    const std::string exe = (kBin / "hyloop").string();
+    std::vector<std::string> args{exe, "up", "--serve", "--runs-dir", runs_dir.string()};
+    std::vector<char*> argv;
+    for (auto& x : args) argv.push_back(x.data());
+    argv.push_back(nullptr);
+    EXPECT_EQ(posix_spawn(&pid, exe.c_str(), &a, nullptr, argv.data(), environ), 0);
+    posix_spawn_file_actions_destroy(&a);
+    close(fds[1]);
+    FILE* out = fdopen(fds[0], "r");
+    char line[1024];
+    while (std::fgets(line, sizeof line, out) != nullptr) {
+      std::istringstream in(line);
+      std::string name, what, value;
+      in >> name >> what;
+      if (name == "hyloop-security-dir") security_dir = what;
+      if (name == "hyloop-coordinator" && what == "grpc") {
+        in >> address;
+        break;
+      }
+    }
+    std::fclose(out);
+  }
+  ~Served() {
+    if (pid > 0) {
+      kill(pid, SIGTERM);
+      waitpid(pid, nullptr, 0);
+    }
+  }
+  // `hyloop ctl ADDRESS ARGS` as the operator; its exit code, its output in `output`.
+  int ctl(const std::string& args, std::string* output) const {
+    const fs::path log = fs::temp_directory_path() / ("hyloop-ctl-" + std::to_string(getpid()));
+    const std::string cmd = (kBin / "hyloop").string() + " ctl " + address + " " + args +
+                            " --security-dir " + security_dir + " --role operator > " +
+                            log.string() + " 2>&1";
+    const int rc = std::system(cmd.c_str());
+    *output = slurp(log);
+    fs::remove(log);
+    return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+  }
+};
+
+TEST(EmergencyStopLatch, CtlEstopThenCtlStartIsRefusedUntilCtlReset) {
+  const fs::path dir = temp_dir("ctl");
+  Served stack(dir);
+  ASSERT_FALSE(stack.address.empty());
+  const std::string start =
+      "start --scenario " + (kSource / kScenario).string() + " --set timing.duration_s=6 --out ";
+  std::string out;
+  ASSERT_EQ(stack.ctl("estop --reason 'from ctl'", &out), 0) << out;
+  EXPECT_NE(stack.ctl(start + "run1", &out), 0) << out;
+  EXPECT_NE(out.find("emergency stop latched (from ctl)"), std::string::npos) << out;
+  EXPECT_NE(out.find("reset"), std::string::npos) << out;
+  EXPECT_FALSE(fs::exists(dir / "run1"));
+  ASSERT_EQ(stack.ctl("status", &out), 0) << out;
+  EXPECT_NE(out.find("EMERGENCY STOP"), std::string::npos) << out;
+  ASSERT_EQ(stack.ctl("reset --reason 'rig checked'", &out), 0) << out;
+  ASSERT_EQ(stack.ctl(start + "run2", &out), 0) << out;
+  const auto until = Clock::now() + std::chrono::seconds(120);
+  while (Clock::now() < until) {
+    ASSERT_EQ(stack.ctl("status", &out), 0) << out;
+    if (out.find("FINISHED") != std::string::npos) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+  EXPECT_NE(out.find("FINISHED"), std::string::npos) << out;
   fs::remove_all(dir);
 }
 
