@@ -3,6 +3,7 @@
 #include <grpcpp/grpcpp.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -197,8 +198,9 @@ class LocalSecurityDir {
   }
   void create() {
     const char* tmp = std::getenv("TMPDIR");
-    std::string pattern =
-        std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") + "/hyloop-up-XXXXXX";
+    const fs::path base = tmp != nullptr && *tmp != '\0' ? tmp : "/tmp";
+    remove_stale(base);
+    std::string pattern = (base / ("hyloop-up-" + std::to_string(getpid()) + "-XXXXXX")).string();
     if (mkdtemp(pattern.data()) == nullptr) {
       throw std::runtime_error("cannot create a private directory " + pattern + ": " +
                                std::strerror(errno));
@@ -210,6 +212,29 @@ class LocalSecurityDir {
     runtime::create_security_dir(certs);
   }
   [[nodiscard]] fs::path dir() const { return root_ / "security"; }
+
+  // The directories of earlier `up`s that were killed (SIGKILL leaves them): ours, not a
+  // symlink, and their pid gone.
+  static void remove_stale(const fs::path& base) {
+    std::error_code ec;
+    for (const auto& entry : fs::directory_iterator(base, ec)) {
+      const std::string name = entry.path().filename().string();
+      if (name.rfind("hyloop-up-", 0) != 0) continue;
+      const auto dash = name.find('-', 10);
+      if (dash == std::string::npos) continue;
+      const std::string pid_text = name.substr(10, dash - 10);
+      if (pid_text.empty() || pid_text.find_first_not_of("0123456789") != std::string::npos ||
+          pid_text.size() > 9) {
+        continue;
+      }
+      struct stat st {};
+      if (lstat(entry.path().c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != geteuid()) {
+        continue;
+      }
+      if (kill(static_cast<pid_t>(std::stol(pid_text)), 0) == 0 || errno != ESRCH) continue;
+      fs::remove_all(entry.path(), ec);
+    }
+  }
   [[nodiscard]] std::vector<std::string> args() const { return {"--security-dir", dir()}; }
 
  private:
