@@ -10,7 +10,12 @@
 namespace hyloop::experiment {
 
 core::GroundMotion load_rht_ground_motion(const RhtScenario& s) {
-  const DataFile file = read_data_file(s.ground_motion.file, s.data, "ground_motion.file");
+  DataFile file;
+  try {
+    file = read_data_file(s.ground_motion.file, s.data, "ground_motion.file");
+  } catch (const ScenarioError& e) {
+    throw ScenarioError(s.origin + ": " + e.what());
+  }
   try {
     core::GroundMotion m = core::parse_ground_motion(
         file.text, core::parse_ground_motion_format(s.ground_motion.format),
