@@ -162,6 +162,19 @@ TEST_F(DataFiles, TheCommandLineKeepsPathsRelativeToTheScenario) {
   EXPECT_NE(remote_error("local.txt").find("no such file"), std::string::npos);
 }
 
+TEST_F(DataFiles, ALoopServiceConfiguredWithAScenarioTextReadsOnlyNames) {
+  // What the dynamics service does with the scenario its Configure carries (loop_parts.cpp).
+  const RhtScenario s = parse_rht_scenario(rht_text(secret_.string()), "configure", {});
+  try {
+    const RhtDynamics dynamics(s);
+    FAIL() << "the dynamics opened " << secret_;
+  } catch (const ScenarioError& e) {
+    EXPECT_NE(std::string(e.what()).find("not a data file name"), std::string::npos) << e.what();
+  }
+  EXPECT_NO_THROW(
+      (void)RhtDynamics(parse_rht_scenario(rht_text("records/quake.txt"), "configure", {})));
+}
+
 TEST(DataDirOptions, AreTakenOutOfArgvAndMustBeDirectories) {
   const auto saved = server_data_directories();
   std::string a0 = "svc", a1 = "--data-dir", a2 = kSource.string() + "/data", a3 = "--x",
