@@ -27,6 +27,8 @@ cleanup() {
   rm -rf "$work"
 }
 trap cleanup EXIT
+# The control plane is TLS with tokens (docs/security.md): a lab directory for this stack.
+"$bin/hyloop" certs --out "$work/security" >/dev/null
 
 declare -A grpc metrics
 # start NAME [ARGS...]: starts hyloop-NAME and reads its address lines.
@@ -34,7 +36,7 @@ start() {
   local name=$1
   shift
   "$bin/hyloop-$name" --grpc-address 127.0.0.1:0 --metrics-address 127.0.0.1:0 \
-    --log-level warn "$@" >"$work/$name.out" 2>"$work/$name.err" &
+    --log-level warn --security-dir "$work/security" "$@" >"$work/$name.out" 2>"$work/$name.err" &
   pids+=($!)
   for _ in $(seq 1 300); do
     if grep -q "^hyloop-$name metrics " "$work/$name.out"; then
@@ -63,15 +65,18 @@ loop_services=(rig-emulator sensor actuator dynamics identification)
 for s in "${loop_services[@]}"; do start "$s"; done
 spec=""
 for s in "${loop_services[@]}"; do spec+="${spec:+,}$s=${grpc[$s]}"; done
-start coordinator --services "$spec"
+start coordinator --services "$spec" --runs-dir "$work"
 
 # A short real-time run: every loop metric gets values.
 run_dir="$work/run"
-"$bin/hyloop" ctl "${grpc[coordinator]}" start --scenario "$source_dir/scenarios/sits/table1_scvg.yaml" \
-  --set timing.duration_s=4 --set metrics.window_s=2 --out "$run_dir" --mode realtime >/dev/null
+"$bin/hyloop" ctl "${grpc[coordinator]}" start --security-dir "$work/security" \
+  --scenario "$source_dir/scenarios/sits/table1_scvg.yaml" \
+  --set timing.duration_s=4 --set metrics.window_s=2 --out "$(basename "$run_dir")" \
+  --mode realtime >/dev/null
 state=""
 for _ in $(seq 1 120); do
-  state=$("$bin/hyloop" ctl "${grpc[coordinator]}" status | head -1 | awk '{print tolower($NF)}')
+  state=$("$bin/hyloop" ctl "${grpc[coordinator]}" status --security-dir "$work/security" \
+    --role observer | head -1 | awk '{print tolower($NF)}')
   case "$state" in finished | stopped | estopped | failed) break ;; esac
   sleep 0.5
 done

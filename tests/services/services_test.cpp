@@ -158,6 +158,7 @@ TEST(Lockstep, CoLocatedComponentsGiveTheInProcessSamplesBitForBit) {
   }
   services::CoordinatorOptions options;
   options.endpoint_prefix = "inproc://test";
+  options.runs_dir = dir;  // Start.out_dir names a run directory in it
   services::Coordinator coordinator(std::move(handles), context, options);
   v1::LoadScenarioRequest load;
   load.set_scenario_yaml(experiment::read_scenario_text((kSource / scenario).string()));
@@ -166,7 +167,7 @@ TEST(Lockstep, CoLocatedComponentsGiveTheInProcessSamplesBitForBit) {
   ASSERT_TRUE(coordinator.load_scenario(load, &loaded).ok());
   EXPECT_EQ(loaded.total_cycles(), 10000U);
   v1::StartRequest start;
-  start.set_out_dir((dir / "up").string());
+  start.set_out_dir("up");
   v1::RunStatus status;
   ASSERT_TRUE(coordinator.start(start, &status).ok());
   ASSERT_TRUE(coordinator.wait(std::chrono::minutes(2)));
@@ -314,7 +315,8 @@ struct Stack {
   std::map<std::string, pid_t> pids;
   FILE* out = nullptr;
 
-  Stack() {
+  // `runs_dir`: the coordinator's --runs-dir (run directories are names in it).
+  explicit Stack(const fs::path& runs_dir = fs::temp_directory_path()) {
     int fds[2];
     EXPECT_EQ(pipe(fds), 0);
     posix_spawn_file_actions_t a;
@@ -322,7 +324,7 @@ struct Stack {
     posix_spawn_file_actions_adddup2(&a, fds[1], STDOUT_FILENO);
     posix_spawn_file_actions_addclose(&a, fds[0]);
     const std::string exe = (kBin / "hyloop").string();
-    std::vector<std::string> args{exe, "up", "--serve"};
+    std::vector<std::string> args{exe, "up", "--serve", "--runs-dir", runs_dir.string()};
     std::vector<char*> argv;
     for (auto& s : args) argv.push_back(s.data());
     argv.push_back(nullptr);
@@ -390,7 +392,7 @@ v1::RunStatus start_real_time(v1::Experiment::Stub& stub, const fs::path& out, d
   EXPECT_TRUE(
       call([&](grpc::ClientContext* c) { return stub.LoadScenario(c, load, &loaded); }).ok());
   v1::StartRequest start;
-  start.set_out_dir(out.string());
+  start.set_out_dir(out.filename().string());  // the Stack's runs dir is out's parent
   start.set_mode(v1::CLOCK_MODE_REAL_TIME);
   v1::RunStatus status;
   EXPECT_TRUE(call([&](grpc::ClientContext* c) { return stub.Start(c, start, &status); }).ok());
@@ -404,7 +406,7 @@ std::size_t csv_rows(const fs::path& p) {
 
 TEST(Stack, KillingTheDynamicsStopsTheRigSafelyAndKeepsEverySample) {
   const fs::path dir = temp_dir("kill");
-  Stack stack;
+  Stack stack(dir);
   ASSERT_FALSE(stack.address.empty());
   ASSERT_EQ(stack.pids.count("hyloop-dynamics"), 1U);
   auto stub = experiment_stub(stack);
@@ -434,7 +436,7 @@ TEST(Stack, KillingTheDynamicsStopsTheRigSafelyAndKeepsEverySample) {
 // stays ACTIVE and the run finishes normally.
 TEST(Stack, DeactivatingTheActuatorFromAnyoneButTheCoordinatorIsRefused) {
   const fs::path dir = temp_dir("deactivate");
-  Stack stack;
+  Stack stack(dir);
   ASSERT_FALSE(stack.address.empty());
   ASSERT_FALSE(stack.security_dir.empty());
   auto stub = experiment_stub(stack);
@@ -485,13 +487,19 @@ TEST(Stack, DeactivatingTheActuatorFromAnyoneButTheCoordinatorIsRefused) {
               }).ok());
   EXPECT_EQ(reply.state(), v1::LIFECYCLE_STATE_ACTIVE) << reply.message();
   const v1::RunStatus end = wait_terminal(*stub, std::chrono::seconds(30));
-  EXPECT_EQ(end.state(), v1::RUN_STATE_FINISHED) << end.message();
+  // The attack leaves the run alone. On a loaded 2-vCPU VM a real-time run can still end by
+  // the actuator's watchdog (a late command, nothing to do with this test); a deactivated
+  // actuator would end it naming the deactivation.
+  EXPECT_EQ(end.message().find("deactivat"), std::string::npos) << end.message();
+  if (end.state() != v1::RUN_STATE_FINISHED) {
+    EXPECT_NE(end.message().find("watchdog"), std::string::npos) << end.message();
+  }
   fs::remove_all(dir);
 }
 
 TEST(Stack, EmergencyStopStopsTheActuatorAndIsMeasured) {
   const fs::path dir = temp_dir("estop");
-  Stack stack;
+  Stack stack(dir);
   ASSERT_FALSE(stack.address.empty());
   auto stub = experiment_stub(stack);
   start_real_time(*stub, dir / "run", 30.0);

@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 #include <hyloop/v1/control.grpc.pb.h>
 
+#include <algorithm>
 #include <chrono>
 #include <string>
 #include <vector>
@@ -58,6 +59,13 @@ TEST(RoleTable, CoversEveryRpcOfControlProto) {
   }
   EXPECT_EQ(rpc_roles("/grpc.health.v1.Health/Check"), kPublicRpc);
   EXPECT_FALSE(rpc_roles("/hyloop.v1.Experiment/Nonexistent").has_value());
+  // And no rule for an RPC that does not exist (a misspelt rule would leave the real one
+  // refused to everyone).
+  for (const RpcRule& rule : rpc_rules()) {
+    if (rule.method.rfind("/hyloop.", 0) != 0) continue;
+    EXPECT_NE(std::find(methods.begin(), methods.end(), rule.method), methods.end())
+        << rule.method << " is in the role table but not in control.proto";
+  }
 }
 
 TEST(RoleTable, GivesEachRoleWhatTheContractSays) {
