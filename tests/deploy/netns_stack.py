@@ -96,7 +96,9 @@ def run(bindir, address, scenario, out, mode, overrides):
     sets = []
     for o in overrides:
         sets += ["--set", o]
-    r = ctl(bindir, address, "start", "--scenario", scenario, "--out", out, "--mode", mode, *sets)
+    # --out names a run directory in the coordinator's --runs-dir (the work directory).
+    r = ctl(bindir, address, "start", "--scenario", scenario, "--out", os.path.basename(out),
+            "--mode", mode, *sets)
     if r.returncode != 0:
         raise RuntimeError("start failed: " + r.stdout + r.stderr)
     deadline = time.time() + 900
@@ -148,7 +150,8 @@ def main():
             "rig_to_sensor=tcp://%s:5601" % r, "sensor_to_dynamics=tcp://%s:5602" % r,
             "dynamics_to_actuator=tcp://%s:5603" % m, "actuator_to_rig=tcp://%s:5604" % r,
             "telemetry=tcp://%s:5605" % c])
-        coordinator = start(a.bin, "coordinator", ("--services", spec, "--endpoints", endpoints))
+        coordinator = start(a.bin, "coordinator",
+                            ("--services", spec, "--endpoints", endpoints, "--runs-dir", work))
         services.append(coordinator)
         print("stack: " + ", ".join("%s@%s" % (s.name, s.address) for s in services))
 
