@@ -141,6 +141,15 @@ class StackTest(unittest.TestCase):
             self.assertEqual(cm.exception.code(), grpc.StatusCode.PERMISSION_DENIED)
             self.assertIn("Experiment.Start needs the operator role", cm.exception.details())
 
+    def test_2_a_private_security_directory(self) -> None:
+        # In a private (0700) temporary directory of this user, keys and tokens 0600.
+        for d in (self.security_dir.parent, self.security_dir, self.security_dir / "tokens"):
+            st = d.stat()
+            self.assertEqual(st.st_mode & 0o777, 0o700, d)
+            self.assertEqual(st.st_uid, os.geteuid(), d)
+        for f in ("coordinator.key", "tokens/operator", "curve/actuator.secret"):
+            self.assertEqual((self.security_dir / f).stat().st_mode & 0o777, 0o600, f)
+
     def test_2_ctl_takes_the_security_dir_or_refuses(self) -> None:
         ctl = [str(BIN_DIR / "hyloop"), "ctl", self.address, "status"]
         r = subprocess.run([*ctl, "--security-dir", str(self.security_dir), "--role", "observer"],
@@ -161,6 +170,9 @@ class StackTest(unittest.TestCase):
         except subprocess.TimeoutExpired:
             self.fail("`hyloop up --serve` still running 15 s after SIGTERM")
         self.assertEqual(code, 0)
+        # `up` removes its private security directory (keys and tokens) when it ends.
+        self.assertFalse(self.security_dir.exists(), self.security_dir)
+        self.assertFalse(self.security_dir.parent.exists(), self.security_dir.parent)
 
 
 if __name__ == "__main__":
