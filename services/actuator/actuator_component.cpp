@@ -85,6 +85,9 @@ void ActuatorComponent::configure_loop(const v1::ConfigureRequest& request) {
                        "estop_latency[ns]"});
   estop_request_ns_ = 0;
   estop_latency_ = 0;
+  cycles_run_ = 0;
+  estop_request_cycles_ = 0;
+  estop_reaction_cycles_ = 0;
   trip_ns_ = 0;
   time_to_rest_ = 0;
   // The gauges of the kind's command quantity; the others read NaN.
@@ -108,12 +111,18 @@ void ActuatorComponent::release_loop() noexcept {
 }
 
 void ActuatorComponent::on_emergency_stop(std::string_view /*reason*/) noexcept {
-  std::int64_t expected = 0;
-  estop_request_ns_.compare_exchange_strong(expected, tp::monotonic_now_ns());
+  note_stop_request();
   if (stage_) {
     stage_->safety().emergency_stop();
   }
   estop_.set(1.0);
+}
+
+void ActuatorComponent::note_stop_request() noexcept {
+  std::int64_t expected = 0;
+  if (estop_request_ns_.compare_exchange_strong(expected, tp::monotonic_now_ns())) {
+    estop_request_cycles_ = cycles_run_.load(std::memory_order_relaxed);
+  }
 }
 
 bool ActuatorComponent::cycle(std::uint64_t c, const v1::ActuatorCommand* command) noexcept {
@@ -140,8 +149,10 @@ bool ActuatorComponent::cycle(std::uint64_t c, const v1::ActuatorCommand* comman
   if (command != nullptr || lockstep() || o.watchdog || o.estopped) {
     (void)to_rig_->send(out_, c, t, lockstep(), runtime::kLosslessSendTimeout);
   }
+  cycles_run_.store(cycles_run_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
   if (o.estopped && estop_latency_.load() == 0 && estop_request_ns_.load() != 0) {
     estop_latency_.store(std::max<std::int64_t>(1, tp::monotonic_now_ns() - estop_request_ns_));
+    estop_reaction_cycles_ = cycles_run_.load(std::memory_order_relaxed) - estop_request_cycles_;
   }
   if (o.watchdog && trip_ns_ == 0) trip_ns_ = now;
   const std::array<double, 6> values = {latency,
@@ -226,8 +237,7 @@ void ActuatorComponent::run_loop() noexcept {
     // actuator off): the rig goes to rest through the safety layer's ramp before the loop ends
     // (its latch is the safety layer's own, gone with the next configure), for at most
     // kStopRampLimit.
-    std::int64_t expected = 0;
-    estop_request_ns_.compare_exchange_strong(expected, tp::monotonic_now_ns());
+    note_stop_request();
     const std::string latched = latched_emergency_stop();
     stage_->safety().emergency_stop();
     const auto period = std::chrono::nanoseconds(static_cast<std::int64_t>(step * 1e9));
@@ -248,9 +258,9 @@ void ActuatorComponent::report_stop(std::uint64_t c, const std::string& cause, b
   // After the last cycle: the numbers of docs/reliability.md.
   const bool rest = stage_->safety().at_rest();
   runtime::logger()->warn(
-      "actuator: {} at cycle {}: first stopping command {} us after the request, rig at rest "
-      "{} ms after the {}{}",
-      cause, c, static_cast<double>(estop_latency_.load()) * 1e-3,
+      "actuator: {} at cycle {}: first stopping command {} us ({} loop cycles) after the "
+      "request, rig at rest {} ms after the {}{}",
+      cause, c, static_cast<double>(estop_latency_.load()) * 1e-3, estop_reaction_cycles_.load(),
       static_cast<double>(time_to_rest_.load()) * 1e-6, requested ? "request" : "trip",
       rest ? "" : " (NOT at rest: the ramp was cut short)");
   set_message("actuator: " + cause + (rest ? ", rig at rest" : ", ramp to rest cut short"));

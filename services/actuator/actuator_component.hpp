@@ -61,6 +61,8 @@ class ActuatorComponent final : public runtime::LoopComponent {
   /// watchdog trip or an e-stop (nothing more to send).
   bool cycle(std::uint64_t c, const v1::ActuatorCommand* command) noexcept;
 
+  /// Notes the time (and loop cycle) of the first stop request of the run. Any thread.
+  void note_stop_request() noexcept;
   /// Logs (warn) and reports why the loop ended with the rig stopped: `cause`, the first
   /// stopping command and the time to rest after the request (`requested`) or the trip. Once,
   /// after the last cycle.
@@ -93,6 +95,11 @@ class ActuatorComponent final : public runtime::LoopComponent {
   std::chrono::milliseconds wall_timeout_{1000};
   std::atomic<std::int64_t> estop_request_ns_{0};
   std::atomic<std::int64_t> estop_latency_{0};
+  // Loop cycles run, and at the stop request (any thread); the cycles between the request and
+  // the first stopping command (wall time includes the OS scheduling; cycles do not).
+  std::atomic<std::uint64_t> cycles_run_{0};
+  std::atomic<std::uint64_t> estop_request_cycles_{0};
+  std::atomic<std::uint64_t> estop_reaction_cycles_{0};
   std::int64_t trip_ns_ = 0;  // loop thread: when the watchdog tripped (0: not)
   std::atomic<std::int64_t> time_to_rest_{0};
 };
