@@ -21,6 +21,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 from service_process import Service
@@ -90,6 +91,28 @@ def ctl(bindir, address, *args, timeout=600):
     return subprocess.run([*enter("ctl"), os.path.join(bindir, "hyloop"),
                            "ctl", address, "--security-dir", SECURITY["dir"], *args],
                           capture_output=True, text=True, timeout=timeout)
+
+
+def tcp_connect(host, ip, port):
+    """errno of a plain TCP connect from `host`'s namespace to ip:port (0: connected)."""
+    code = ("import socket,sys; s=socket.socket(); s.settimeout(2); "
+            "sys.stdout.write(str(s.connect_ex((sys.argv[1], int(sys.argv[2])))))")
+    r = subprocess.run([*enter(host), sys.executable, "-c", code, ip, str(port)],
+                       capture_output=True, text=True)
+    return int(r.stdout or "-1")
+
+
+def probe_exact_bind(result):
+    """While the real-time run holds its channels: rig_to_sensor is bound on the rig host's
+    address 10.77.0.1 only, so the rig host's other address (its end of the rig-ctl link,
+    10.77.2.1) refuses the same port."""
+    deadline = time.time() + 60
+    while time.time() < deadline:
+        if tcp_connect("ctl", HOSTS["rig"], 5601) == 0:
+            result["bound_address"] = 0
+            result["other_address"] = tcp_connect("ctl", "10.77.2.1", 5601)
+            return
+        time.sleep(0.1)
 
 
 def run(bindir, address, scenario, out, mode, overrides):
@@ -170,6 +193,9 @@ def main():
         # 2. Real time across hosts: latency and misses.
         rt = os.path.join(work, "realtime")
         d = a.realtime_seconds
+        probe = {}
+        prober = threading.Thread(target=probe_exact_bind, args=(probe,))
+        prober.start()
         state, status = run(a.bin, coordinator.address, scenario, rt, "realtime",
                             ["timing.duration_s=%g" % d, "metrics.window_s=%g" % min(5.0, d)])
         summary = json.load(open(os.path.join(rt, "summary.json")))["distributed"]
@@ -181,7 +207,15 @@ def main():
         flowed = (summary.get("latency_sample_to_command") or {}).get("n", 0) > 0
         if not flowed:
             print("real time over 3 hosts: no command reached the actuator")
-        ok = same and state == "finished" and flowed
+        prober.join()
+        # 111: ECONNREFUSED (before issue 10 every channel listened on every address).
+        exact = probe.get("bound_address") == 0 and probe.get("other_address") == 111
+        print("exact bind: rig_to_sensor at %s:5601 %s, at 10.77.2.1:5601 %s" %
+              (HOSTS["rig"], "connects" if probe.get("bound_address") == 0 else "not seen",
+               "refused" if probe.get("other_address") == 111 else
+               "errno %s" % probe.get("other_address")))
+        result["exact_bind"] = probe
+        ok = same and state == "finished" and flowed and exact
     finally:
         for s in reversed(services):
             s.stop()
