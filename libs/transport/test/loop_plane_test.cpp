@@ -392,6 +392,35 @@ TEST_F(Curve, APeerWithoutAKeyCannotSendToABinder) {
   EXPECT_TRUE(rx.receive(buf, 3000ms).has_value());
 }
 
+// A rogue that squats the command port first (binds it before the dynamics) cannot move the
+// actuator: the actuator's CURVE client completes a handshake only with the dynamics' key.
+TEST_F(Curve, ACommandPortSquatterWithoutTheBindersKeyDeliversNothing) {
+  zmq::context_t rogue_ctx;
+  zmq::socket_t plain_push(rogue_ctx, zmq::socket_type::push);
+  plain_push.set(zmq::sockopt::linger, 0);
+  plain_push.bind("tcp://127.0.0.1:*");
+  const std::string plain_ep = plain_push.get(zmq::sockopt::last_endpoint);
+  zmq::socket_t curve_push(rogue_ctx, zmq::socket_type::push);
+  curve_push.set(zmq::sockopt::linger, 0);
+  curve_push.set(zmq::sockopt::curve_server, 1);
+  curve_push.set(zmq::sockopt::curve_secretkey, make_curve_key_pair().second);
+  curve_push.bind("tcp://127.0.0.1:*");
+  const std::string curve_ep = curve_push.get(zmq::sockopt::last_endpoint);
+  Channel via_plain(
+      ctx_, end("dynamics_to_actuator", "actuator", Role::kConnect, plain_ep, Pattern::kPull));
+  Channel via_curve(
+      ctx_, end("dynamics_to_actuator", "actuator", Role::kConnect, curve_ep, Pattern::kPull));
+  for (int i = 0; i < 100; ++i) {
+    (void)plain_push.send(zmq::str_buffer("move"), zmq::send_flags::dontwait);
+    (void)curve_push.send(zmq::str_buffer("move"), zmq::send_flags::dontwait);
+    std::this_thread::sleep_for(5ms);
+  }
+  std::array<std::byte, 16> buf{};
+  EXPECT_FALSE(via_plain.receive(buf, 200ms).has_value());
+  EXPECT_FALSE(via_curve.receive(buf, 200ms).has_value());
+  EXPECT_EQ(via_plain.received() + via_curve.received(), 0U);
+}
+
 TEST(ChannelSecurity, PlainTcpIsRefusedUnlessAllowed) {
   zmq::context_t ctx;
   try {
