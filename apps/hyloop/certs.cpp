@@ -23,10 +23,27 @@ CLI::App* add_certs_subcommand(CLI::App& app, CertsCliOptions& options) {
   certs->add_option("--days", options.days, "validity of the certificates (1..3650)")
       ->capture_default_str();
   certs->add_flag("--force", options.force, "replace the files of an existing directory");
+  certs
+      ->add_option("--rotate-token", options.rotate_token,
+                   "only replace DIR/tokens/ROLE of an existing directory by a new token "
+                   "(restart the services that hold it)")
+      ->check(CLI::IsMember({"observer", "operator", "coordinator"}));
   return certs;
 }
 
 int run_certs(const CertsCliOptions& options) {
+  if (!options.rotate_token.empty()) {
+    try {
+      const auto path =
+          runtime::rotate_token(options.out, runtime::parse_role(options.rotate_token));
+      std::cout << "new token: " << path.string()
+                << " (copy it where the old one was; restart the services that read it)\n";
+      return 0;
+    } catch (const std::exception& e) {
+      std::cerr << e.what() << "\n";
+      return 1;
+    }
+  }
   runtime::CertsOptions o;
   o.out = options.out;
   o.hosts = options.hosts;

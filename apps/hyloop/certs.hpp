@@ -16,6 +16,7 @@ struct CertsCliOptions {
   std::vector<std::string> hosts;
   int days = 365;
   bool force = false;
+  std::string rotate_token;  ///< a role: replace only DIR/tokens/<role>
 };
 
 // Declares the "certs" subcommand of `app`, writing into `options`.

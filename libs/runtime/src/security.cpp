@@ -294,6 +294,19 @@ void create_security_dir(const CertsOptions& o) {
   for (const Role r : kRoles) write_file(token_path(o.out, r), random_token() + "\n", 0600);
 }
 
+fs::path rotate_token(const fs::path& dir, Role role) {
+  if (!fs::is_directory(dir / "tokens")) {
+    throw std::invalid_argument("hyloop certs: " + dir.string() +
+                                " has no tokens/ directory (not a security directory?)");
+  }
+  // A new file renamed over the old one: a reader sees the old token or the new one.
+  const fs::path path = token_path(dir, role);
+  const fs::path next = path.string() + ".new";
+  write_file(next, random_token() + "\n", 0600);
+  fs::rename(next, path);
+  return path;
+}
+
 fs::path token_path(const fs::path& dir, Role role) {
   return dir / "tokens" / std::string(to_string(role));
 }

@@ -238,6 +238,28 @@ TEST(Certs, AServerWithoutATokenFileGivesThatRoleNoAccess) {
   fs::remove_all(dir);
 }
 
+TEST(Certs, RotatingATokenReplacesThatTokenOnly) {
+  const fs::path dir = TestSecurityDirs::get().lab.parent_path() / "rotate";
+  CertsOptions o;
+  o.out = dir;
+  o.names = {"fake"};
+  create_security_dir(o);
+  const ServerSecurity before = load_server_security(dir, "fake");
+  EXPECT_EQ(rotate_token(dir, Role::kOperator), token_path(dir, Role::kOperator));
+  const ServerSecurity after = load_server_security(dir, "fake");
+  const auto op = static_cast<std::size_t>(Role::kOperator);
+  EXPECT_NE(after.tokens[op], before.tokens[op]);
+  EXPECT_EQ(after.tokens[op].size(), 64U);
+  for (const Role r : {Role::kObserver, Role::kCoordinator}) {
+    EXPECT_EQ(after.tokens[static_cast<std::size_t>(r)],
+              before.tokens[static_cast<std::size_t>(r)]);
+  }
+  EXPECT_EQ(after.cert_pem, before.cert_pem);
+  EXPECT_EQ(mode_of(token_path(dir, Role::kOperator)), 0600U);
+  EXPECT_THROW((void)rotate_token(dir / "nonexistent", Role::kOperator), std::invalid_argument);
+  fs::remove_all(dir);
+}
+
 TEST(Roles, ParseAndPrint) {
   for (const Role r : kRoles) EXPECT_EQ(parse_role(to_string(r)), r);
   EXPECT_THROW((void)parse_role("admin"), std::invalid_argument);

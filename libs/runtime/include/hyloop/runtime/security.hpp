@@ -55,6 +55,10 @@ struct CertsOptions {
 /// and the value), std::runtime_error for I/O or crypto failures.
 void create_security_dir(const CertsOptions& options);
 
+/// Replaces dir/tokens/<role> by a fresh token (the rest of the directory untouched); returns
+/// its path. Services read tokens when they start: restart those that hold it.
+std::filesystem::path rotate_token(const std::filesystem::path& dir, Role role);
+
 /// The token of `role` under `dir` (dir/tokens/<role>).
 [[nodiscard]] std::filesystem::path token_path(const std::filesystem::path& dir, Role role);
 
