@@ -140,6 +140,12 @@ void Coordinator::set_state_locked(v1::RunState state) {
 void Coordinator::record_row(const std::vector<double>& row) {
   recorder_->record_cycle(row);
   cycles_recorded_.add();
+  // A run that can no longer be recorded (a full disk, an I/O error) is stopped: the end of the
+  // run says why (RunRecording::complete throws the journal's error).
+  if (!recording_failed_ && recording_ && !recording_->journal().error().empty()) {
+    recording_failed_ = true;
+    stop_.store(true);
+  }
 }
 
 Coordinator::~Coordinator() {
@@ -301,6 +307,7 @@ grpc::Status Coordinator::start(const v1::StartRequest& request, v1::RunStatus* 
                            mode_ == v1::CLOCK_MODE_REAL_TIME ? "real_time" : "lockstep"),
         false);
     recorder_->set_row_observer(&recording_->journal());
+    recording_failed_ = false;
   } catch (const ex::RunDirectoryError& e) {
     const int err = e.error_number();
     return {err == EEXIST                    ? grpc::StatusCode::ALREADY_EXISTS

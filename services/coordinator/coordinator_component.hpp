@@ -168,6 +168,7 @@ class Coordinator {
   // The run directory being recorded (INCOMPLETE and the journal until the run's end).
   std::filesystem::path runs_dir_;
   std::unique_ptr<experiment::RunRecording> recording_;
+  bool recording_failed_ = false;            // run thread: the journal failed, the run was stopped
   std::vector<std::string> record_columns_;  // recorder_->record_columns()
   v1::RunStatus status_;
   v1::ClockMode mode_ = v1::CLOCK_MODE_LOCKSTEP;

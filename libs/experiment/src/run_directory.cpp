@@ -377,7 +377,10 @@ RecoveryResult recover_run_directory(const fs::path& dir) {
                             0);
   }
   if (!fs::exists(journal_file, ec)) {
-    throw RunDirectoryError(dir.string() + ": no " + kJournalFile + ": nothing to recover from", 0);
+    throw RunDirectoryError(dir.string() + ": no " + kJournalFile +
+                                ": nothing was recorded (the recorder was killed while creating "
+                                "the directory); remove it, or replace it with --force",
+                            0);
   }
   const int fd = lock_marker(marker);
   if (fd < 0) {
@@ -391,7 +394,14 @@ RecoveryResult recover_run_directory(const fs::path& dir) {
       if (fd >= 0) ::close(fd);
     }
   } unlock{fd};
-  const JournalContents journal = read_journal(journal_file);
+  JournalContents journal;
+  try {
+    journal = read_journal(journal_file);
+  } catch (const JournalError& e) {
+    throw RunDirectoryError(std::string("cannot recover ") + dir.string() + ": " + e.what() +
+                                " (remove the directory, or replace it with --force)",
+                            0);
+  }
   const JournalHeader& h = journal.header;
   std::unique_ptr<Experiment> experiment =
       make_experiment_from_text(h.scenario_yaml, journal_file.string(), {});

@@ -166,6 +166,8 @@ RunJournal::RunJournal(const fs::path& file, JournalHeader header)
     sqlite3_close(db_);
     throw;
   }
+  staged_.reserve(kInitialRows * columns_);
+  writing_.reserve(kInitialRows * columns_);
   thread_ = std::thread([this] { committer(); });
 }
 
@@ -196,6 +198,7 @@ void RunJournal::on_row(std::span<const double> row) noexcept {
   try {
     staged_.insert(staged_.end(), row.begin(), row.end());
     ++rows_staged_;
+    if (staged_.size() == kCommitRows * columns_) wake_.notify_one();
   } catch (...) {
     fail(file_.string() + ": out of memory staging a row");
   }
@@ -213,7 +216,8 @@ void RunJournal::event(std::string_view kind, std::string_view text) noexcept {
 void RunJournal::committer() noexcept {
   std::unique_lock<std::mutex> lock(mutex_);
   while (!stopping_) {
-    wake_.wait_for(lock, kCommitPeriod, [this] { return stopping_; });
+    wake_.wait_for(lock, kCommitPeriod,
+                   [this] { return stopping_ || staged_.size() >= kCommitRows * columns_; });
     if (stopping_) break;
     lock.unlock();
     {
@@ -225,7 +229,10 @@ void RunJournal::committer() noexcept {
 }
 
 void RunJournal::write_staged() {
-  std::vector<double> values;
+  // writing_ keeps its capacity from one commit to the next: on_row() stops allocating once the
+  // rows of a commit period fit.
+  std::vector<double>& values = writing_;
+  values.clear();
   std::vector<JournalEvent> events;
   std::uint64_t first = 0;
   {
@@ -364,6 +371,15 @@ JournalContents read_journal(const fs::path& file) {
   sqlite3_busy_timeout(db, 2000);
   JournalContents c;
   std::map<std::string, std::string> meta;
+  {
+    const Statement s(
+        db, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'meta'", file);
+    if (sqlite3_step(s.get()) != SQLITE_ROW || sqlite3_column_int(s.get(), 0) == 0) {
+      throw JournalError(file.string() +
+                         ": no header (its writer was killed while creating it): nothing was "
+                         "recorded");
+    }
+  }
   {
     const Statement s(db, "SELECT key, value FROM meta", file);
     int step = 0;

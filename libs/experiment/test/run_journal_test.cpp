@@ -365,3 +365,42 @@ TEST(Recording, AFailedWriteIsAClearErrorAndTheDirectoryStaysIncomplete) {
 
 }  // namespace
 }  // namespace hyloop::experiment
+
+namespace hyloop::experiment {
+namespace {
+
+// Measured, not asserted (docs/reliability.md): the producer's cost per row and how fast the
+// committer drains rows of the SITS width (21 values) into the journal.
+TEST(RunJournal, CostPerRowIsMeasured) {
+  const fs::path dir = temp_dir("cost");
+  constexpr std::size_t kRows = 200000;
+  RunJournal j(dir / "j.sqlite", test_header(21));
+  std::vector<double> row(21, 0.25);
+  // The first half grows the staging buffers; the second half is timed (a steady run reuses
+  // them from one commit period to the next).
+  const auto t0 = std::chrono::steady_clock::now();
+  for (std::size_t i = 0; i < kRows / 2; ++i) {
+    row[0] = static_cast<double>(i);
+    j.on_row(row);
+  }
+  j.commit();
+  const auto t1 = std::chrono::steady_clock::now();
+  for (std::size_t i = kRows / 2; i < kRows; ++i) {
+    row[0] = static_cast<double>(i);
+    j.on_row(row);
+  }
+  const auto t2 = std::chrono::steady_clock::now();
+  j.close();
+  const auto t3 = std::chrono::steady_clock::now();
+  const double produce = std::chrono::duration<double>(t2 - t1).count();
+  const double total = std::chrono::duration<double>(t3 - t0).count();
+  std::cout << "on_row: " << produce / (kRows / 2) * 1e9 << " ns per row; " << kRows
+            << " rows committed and checkpointed in " << total << " s ("
+            << static_cast<double>(kRows) / total << " rows/s); longest commit "
+            << j.longest_commit_s() * 1e3 << " ms over " << j.commits() << " commits\n";
+  EXPECT_EQ(read_journal(dir / "j.sqlite").rows, kRows);
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace hyloop::experiment

@@ -19,10 +19,11 @@
 //
 // Threading: on_row() and event() only copy into a staging buffer under a mutex (no SQLite
 // call, no I/O); a committer thread writes the staged rows in one transaction every
-// kCommitPeriod (so a commit is never more than 2·kCommitPeriod = 0.5 s apart while rows
-// arrive). Not RT-safe (the staging buffer grows), but cheap: see docs/reliability.md.
-// Errors (disk full, I/O) are latched; commit()/close() throw JournalError naming the file and
-// the SQLite message, and rows after an error are dropped (counted).
+// kCommitPeriod, or as soon as kCommitRows are staged (so a commit is never more than
+// 2·kCommitPeriod = 0.5 s apart while rows arrive at up to the committer's rate). Not RT-safe (the
+// staging buffer grows), but cheap: see docs/reliability.md. Errors (disk full, I/O) are latched;
+// commit()/close() throw JournalError naming the file and the SQLite message, and rows after an
+// error are dropped (counted).
 
 #include <chrono>
 #include <condition_variable>
@@ -75,6 +76,8 @@ struct JournalEvent {
 class RunJournal final : public RowObserver {
  public:
   static constexpr std::chrono::milliseconds kCommitPeriod{250};
+  /// A commit also starts as soon as this many rows are staged (a run faster than real time).
+  static constexpr std::size_t kCommitRows = 8192;
 
   /// Creates `file` (which must not exist) and commits the header. @throws JournalError.
   RunJournal(const std::filesystem::path& file, JournalHeader header);
@@ -129,6 +132,8 @@ class RunJournal final : public RowObserver {
   bool stopping_ = false;
 
   std::mutex db_mutex_;  // the connection (committer thread, commit(), close())
+  static constexpr std::size_t kInitialRows = 4096;
+  std::vector<double> writing_;  // the rows being written (under db_mutex_)
   bool closed_ = false;
   std::thread thread_;
 };
