@@ -8,7 +8,7 @@
 //
 // What runs, in the coordinator's order: make_experiment_from_text (server data policy: data
 // files only by name from the project's data/), loop_plan of the resolved scenario, the rig and
-// dynamics parts the services build from it, a few hundred cycles, the summary.
+// dynamics parts the services build from it, 100 cycles, the summary.
 // Invariants: the only exception is ScenarioError, or std::invalid_argument from loop_plan/
 // make_*_part for a kind without services (their documented contract); the resolved scenario
 // (what LoadScenario stores and a run journal keeps) reads back to the same resolved scenario;
@@ -32,7 +32,7 @@ namespace {
 namespace ex = hyloop::experiment;
 
 constexpr std::string_view kOverridesMarker = "\n#--set\n";
-constexpr int kMaxCycles = 300;
+constexpr int kMaxCycles = 100;
 constexpr std::size_t kMaxMessageChars = 1024;
 
 void split(std::string_view input, std::string& text, std::vector<std::string>& overrides) {

@@ -81,6 +81,16 @@ std::span<const std::byte> Encoder::serialize(const google::protobuf::MessageLit
 // ---------------------------------------------------------------------------------------------
 // Validator
 
+namespace {
+// now − sent > max_age without overflow: a send time off the wire may be any int64 (found by
+// tests/fuzz codec: INT64_MIN overflowed the subtraction and passed as fresh).
+bool older_than(std::int64_t now_ns, std::int64_t sent_ns, std::int64_t max_age_ns) noexcept {
+  return now_ns > sent_ns &&
+         static_cast<std::uint64_t>(now_ns) - static_cast<std::uint64_t>(sent_ns) >
+             static_cast<std::uint64_t>(max_age_ns);
+}
+}  // namespace
+
 Validator::Validator(ValidatorConfig config)
     : config_(std::move(config)), expected_(config_.first_cycle) {
   if (config_.run_id.empty()) {
@@ -114,7 +124,7 @@ Verdict Validator::check(const v1::Header& header, std::int64_t now_ns) noexcept
       v = Verdict::kAhead;
     }
   } else if (config_.max_age.count() > 0 &&
-             now_ns - header.send_time_ns() > config_.max_age.count()) {
+             older_than(now_ns, header.send_time_ns(), config_.max_age.count())) {
     v = Verdict::kStale;
   }
   counters_.add(v);
