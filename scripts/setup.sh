@@ -21,6 +21,8 @@ packages=(
   iproute2
   # OpenSSL 3: `hyloop certs` (lab CA, TLS certificates) and constant-time token checks.
   libssl-dev
+  # SQLite 3: the run journal (crash-safe recording, libs/experiment run_journal.hpp).
+  libsqlite3-dev
   # scripts/fuzz.sh: clang 14 and its runtime libraries (libFuzzer, ASan, UBSan:
   # libclang_rt.fuzzer-x86_64.a is in libclang-rt-14-dev).
   clang libclang-rt-14-dev
