@@ -218,6 +218,33 @@ TEST(HyloopRun, KilledAtAnyInstantLeavesACompleteOrARecoverableDirectoryNeverAPa
   fs::remove_all(dir);
 }
 
+TEST(HyloopReport, OnAnIncompleteDirectorySaysSoAndRecoversItFirst) {
+  const fs::path dir = temp_dir("report");
+  const fs::path out = dir / "run";
+  Process run({(bin_dir() / "hyloop").string(), "run",
+               (kSource / "scenarios/sits/table1_scvg.yaml").string(), "--out", out.string(),
+               "--set", "timing.duration_s=600", "--set", "outputs.decimation=10"},
+              dir / "run.out", dir / "run.err");
+  // Until the journal holds rows, then the kill.
+  const auto until = std::chrono::steady_clock::now() + 30s;
+  while (journal_rows(out) == 0 && std::chrono::steady_clock::now() < until) {
+    std::this_thread::sleep_for(20ms);
+  }
+  run.kill_now();
+  ASSERT_TRUE(experiment::is_incomplete(out));
+  const std::string cmd = (bin_dir() / "hyloop").string() + " report " + out.string() +
+                          " > /dev/null 2> " + (dir / "report.err").string();
+  EXPECT_EQ(run_command(cmd), 0) << slurp(dir / "report.err");
+  const std::string err = slurp(dir / "report.err");
+  EXPECT_NE(err.find("is incomplete"), std::string::npos) << err;
+  EXPECT_FALSE(experiment::is_incomplete(out));
+  EXPECT_TRUE(fs::exists(out / "plots" / "overview.png"));
+  const auto summary = nlohmann::json::parse(slurp(out / "summary.json"));
+  EXPECT_EQ(summary["incomplete"], true);
+  EXPECT_GT(summary["cycles_recovered"].get<std::size_t>(), 0U);
+  fs::remove_all(dir);
+}
+
 // --- finding 4: the coordinator killed under hyloop up -------------------------------------
 
 // `hyloop up` of the SITS scenario into `out`; SIGKILL of its coordinator once the journal holds
