@@ -39,8 +39,8 @@ void balance(Eigen::MatrixXd& m) {
           r += std::abs(m(i, j));
         }
       }
-      if (c == 0.0 || r == 0.0) {
-        continue;
+      if (c == 0.0 || r == 0.0 || !std::isfinite(c) || !std::isfinite(r)) {
+        continue;  // (an infinite sum never scales down: the loops below would not end)
       }
       const double s = c + r;
       double f = 1.0;
@@ -207,8 +207,17 @@ std::vector<std::complex<double>> Polynomial::roots() const {
       companion(i, i - 1) = 1.0;
     }
     companion(i, n - 1) = -coeffs_[zeros + static_cast<std::size_t>(i)] / lead;
+    if (!std::isfinite(companion(i, n - 1))) {
+      throw std::invalid_argument("Polynomial::roots: c" + std::to_string(zeros + i) + "/c" +
+                                  std::to_string(coeffs_.size() - 1) +
+                                  " is not finite (coefficients out of range)");
+    }
   }
-  balance(companion);
+  Eigen::MatrixXd balanced = companion;
+  balance(balanced);
+  if (balanced.allFinite()) {  // balancing widely spread coefficients can overflow
+    companion = balanced;
+  }
   Eigen::EigenSolver<Eigen::MatrixXd> solver(companion, false);
   if (solver.info() != Eigen::Success) {
     throw std::runtime_error("Polynomial::roots: the eigenvalue iteration did not converge for " +

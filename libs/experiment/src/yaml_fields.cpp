@@ -88,6 +88,9 @@ void apply_override(YAML::Node& root, const std::string& assignment, const std::
     }
     keys.push_back(part);
   }
+  if (root.IsScalar() || root.IsSequence()) {  // (yaml-cpp's operator[] would throw BadSubscript)
+    throw ScenarioError(origin + ": --set " + excerpt(path) + ": the scenario is not a mapping");
+  }
   // yaml-cpp nodes are handles: walk with fresh handles and assign at the leaf.
   std::vector<YAML::Node> chain{root};
   for (std::size_t i = 0; i + 1 < keys.size(); ++i) {

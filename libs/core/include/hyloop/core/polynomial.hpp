@@ -69,7 +69,8 @@ class Polynomial {
   /// (Eigen::EigenSolver), each refined by Newton steps that are kept only if they reduce |p|.
   /// Exact zero roots (c0 = c1 = … = 0) are returned exactly. Complex roots come in exact
   /// conjugate pairs; real roots have a zero imaginary part. Empty for a constant.
-  /// @throws std::invalid_argument for the zero polynomial (every s is a root).
+  /// @throws std::invalid_argument for the zero polynomial (every s is a root), or when a
+  /// coefficient over the leading one is not finite (overflow).
   [[nodiscard]] std::vector<std::complex<double>> roots() const;
 
   /// JSON array of the ascending coefficients, shortest round-trip decimal form, e.g.
