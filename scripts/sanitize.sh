@@ -34,8 +34,17 @@ built=$(date +%s)
 
 # Tests that cannot run under the sanitizers (each with its reason):
 exclude=(
-  # style check, no compiled code of ours runs
+  # A style check: runs no compiled code (the normal CI stage runs it).
   '^clang_format$'
+  # Asserts real-time deadlines ("rig at rest within 2 control periods of detection") in 2 ms
+  # loops; ASan+UBSan make every cycle 2-3x slower, so it measures the sanitizers, not hyloop.
+  '^fault_matrix$'
+  # Three network namespaces and a real-time run whose latency it measures (see above).
+  '^netns_stack$'
+  # Asserts which supervisor reports first in a 2 ms real-time loop (the actuator's 1-cycle
+  # watchdog before the rig's 500 ms timeout); the actuator then misses ~20 deadlines and the
+  # rig's report wins (3 of 3 runs here, 0 sanitizer reports; passes in the normal build).
+  '^Stack\.KillingTheDynamicsStopsTheRigSafelyAndKeepsEverySample$'
 )
 exclude_regex=$(IFS='|'; echo "${exclude[*]}")
 label_args=()
