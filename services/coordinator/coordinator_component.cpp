@@ -37,16 +37,6 @@ bool terminal(v1::RunState s) {
          s == v1::RUN_STATE_FAILED;
 }
 
-std::string make_run_id(const std::string& name) {
-  static std::atomic<int> counter{0};
-  const std::time_t now = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&now, &tm);
-  char stamp[32];
-  std::strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%SZ", &tm);
-  return name + "-" + stamp + "-" + std::to_string(getpid()) + "-" + std::to_string(++counter);
-}
-
 nlohmann::json percentiles(std::vector<std::int64_t> v) {
   nlohmann::json j;
   j["n"] = v.size();
@@ -298,7 +288,7 @@ grpc::Status Coordinator::start(const v1::StartRequest& request, v1::RunStatus* 
   } catch (const std::exception& e) {
     return {grpc::StatusCode::INTERNAL, e.what()};
   }
-  const std::string run_id = make_run_id(scenario_name_);
+  const std::string run_id = ex::make_run_id(scenario_name_);
   const std::filesystem::path out_dir = runs_dir_ / request.out_dir();
   try {
     recording_ = std::make_unique<ex::RunRecording>(
@@ -1018,7 +1008,7 @@ grpc::Status Coordinator::run_identification(const v1::RunIdentificationRequest&
     }
   }
   if (grpc::Status latched = check_not_latched(); !latched.ok()) return latched;
-  const std::string run_id = make_run_id(s.name + "-identify");
+  const std::string run_id = ex::make_run_id(s.name + "-identify");
   std::unique_ptr<tp::IpcRunDir> ipc_run_dir;  // removed when this call returns
   v1::LoopEndpoints endpoints;
   std::unique_ptr<tp::Channel> telemetry_channel;
