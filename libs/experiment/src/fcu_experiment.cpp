@@ -244,6 +244,17 @@ void validate(const FcuScenario& s) {
     require(c.steps_ahead >= 1 && c.steps_ahead <= 100000, "compensator.steps_ahead", c.steps_ahead,
             "must be in [1, 100000] (P = 0 predicts nothing)");
   }
+  // The derived values are written into the resolved scenario: they must read back.
+  if (!c.steps_ahead_given) {
+    require(s.resolved_steps_ahead() <= 100000, "compensator.steps_ahead", s.resolved_steps_ahead(),
+            "derived as round(total transfer delay / step): must be <= 100000 (give steps_ahead "
+            "or shorten the transfer delays)");
+  }
+  if (!c.delay_given) {
+    require(s.resolved_compensator_delay() / dt <= 1e6, "compensator.delay_s",
+            s.resolved_compensator_delay(),
+            "derived as the total transfer delay: must be at most 1e6 steps (give delay_s)");
+  }
   if (c.delay_given) {
     require(c.delay >= dt && c.delay / dt <= 1e6, "compensator.delay_s", c.delay,
             "must be at least one step (timing.step_s = " + format_value(dt) +
