@@ -29,6 +29,8 @@ packages=(
   # `hyloop export` and `outputs.format: hdf5` (HDF5 C API, MATLAB .mat via matio); the
   # export tests read the files back with h5py and scipy.io.loadmat.
   libhdf5-dev libmatio-dev python3-h5py python3-scipy
+  # `pip install ./clients/python` into a venv (--system-site-packages, offline; the docs test).
+  python3-venv python3-setuptools python3-wheel
 )
 
 missing=()
