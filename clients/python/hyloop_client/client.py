@@ -12,24 +12,32 @@ from typing import Any, Dict, Iterator, List, Optional, Sequence, Union
 import grpc
 
 
-def _stubs_dir() -> Path:
-    """Folder of the generated stubs: $HYLOOP_PYTHON_STUBS or <repo>/build/python."""
+def _stubs_dir() -> Optional[Path]:
+    """Folder of the generated stubs: $HYLOOP_PYTHON_STUBS, else None when the stubs are
+    installed (pip install ./clients/python), else <repo>/build/python (the build's target
+    hyloop_python_stubs, for a checkout used in place)."""
     env = os.environ.get("HYLOOP_PYTHON_STUBS")
     if env:
         return Path(env)
+    try:
+        import importlib.util
+        if importlib.util.find_spec("hyloop.v1.control_pb2") is not None:
+            return None
+    except ImportError:
+        pass
     return Path(__file__).resolve().parents[3] / "build" / "python"
 
 
 STUBS_DIR = _stubs_dir()
-if str(STUBS_DIR) not in sys.path:
+if STUBS_DIR is not None and str(STUBS_DIR) not in sys.path:
     sys.path.insert(0, str(STUBS_DIR))
 
 try:
     from hyloop.v1 import control_pb2, control_pb2_grpc  # noqa: E402
 except ImportError as e:  # pragma: no cover - depends on the build
     raise ImportError(
-        f"hyloop_client: no generated stubs in {STUBS_DIR} (build the target "
-        "hyloop_python_stubs or set HYLOOP_PYTHON_STUBS)") from e
+        f"hyloop_client: no generated stubs in {STUBS_DIR} (pip install ./clients/python, "
+        "build the target hyloop_python_stubs, or set HYLOOP_PYTHON_STUBS)") from e
 
 TERMINAL_STATES = frozenset({
     control_pb2.RUN_STATE_FINISHED,

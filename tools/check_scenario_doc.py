@@ -1,0 +1,153 @@
+#!/usr/bin/env python3
+"""docs/scenarios.md documents every field the scenario parsers accept, and only those.
+
+The accepted fields come from the parsers themselves, through the hyloop tool:
+  1. the resolved scenario (`hyloop validate FILE --print`) of every shipped scenario: its leaf
+     paths (a list of mappings contributes `path[].key`);
+  2. for every mapping in it, the parser's own list of the keys it reads there: an unknown key
+     `--set PATH.zz_doc_probe=1` is refused with "unknown field (allowed here: a, b, ...)", which
+     also names fields a resolved scenario leaves out (e.g. rig.robot.num/den unless custom).
+The documented fields are the backticked names in the first column of the tables headed
+"| field |" under each "## Kind `KIND`" heading of docs/scenarios.md; a row may abbreviate "`a.b.c`, `d`, `e`" for
+a.b.c, a.b.d, a.b.e.
+
+    check_scenario_doc.py --hyloop build/bin/hyloop [--doc docs/scenarios.md] [--scenarios DIR]
+Exit 0 when every accepted field of every kind is documented in that kind's section and every
+documented field is accepted; else 1, listing the differences.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Dict, Iterable, List, Set
+
+import yaml
+
+PROBE = "zz_doc_probe"
+ALLOWED = re.compile(r"unknown field \(allowed here: (?P<keys>[^)]*)\)")
+KIND_HEADING = re.compile(r"^##\s+Kind\s+`(?P<kind>[a-z0-9_]+)`")
+TICKED = re.compile(r"`([^`]+)`")
+
+
+def leaf_paths(node: object, prefix: str = "") -> Iterable[str]:
+    if isinstance(node, dict):
+        for k, v in node.items():
+            yield from leaf_paths(v, f"{prefix}.{k}" if prefix else str(k))
+    elif isinstance(node, list) and node and all(isinstance(x, dict) for x in node):
+        for item in node:
+            yield from leaf_paths(item, prefix + "[]")
+    else:
+        yield prefix
+
+
+def mapping_paths(node: object, prefix: str = "") -> Iterable[str]:
+    if isinstance(node, dict):
+        yield prefix
+        for k, v in node.items():
+            yield from mapping_paths(v, f"{prefix}.{k}" if prefix else str(k))
+
+
+def accepted_fields(hyloop: str, scenarios: List[Path]) -> Dict[str, Set[str]]:
+    """kind -> every dotted path its parser accepts, as seen on the shipped scenarios."""
+    fields: Dict[str, Set[str]] = {}
+    probed: Set[tuple] = set()
+    with tempfile.TemporaryDirectory() as tmp:
+        for n, scenario in enumerate(scenarios):
+            out = subprocess.run([hyloop, "validate", str(scenario), "--print"], check=True,
+                                 capture_output=True, text=True).stdout
+            doc = yaml.safe_load(out)
+            kind = doc["kind"]
+            paths = fields.setdefault(kind, set())
+            paths.update(leaf_paths(doc))
+            resolved = Path(tmp) / f"{n}.yaml"  # every key present: probes see mappings only
+            resolved.write_text(out)
+            for m in mapping_paths(doc):
+                if (kind, m) in probed:
+                    continue
+                probed.add((kind, m))
+                probe = f"{m}.{PROBE}=1" if m else f"{PROBE}=1"
+                r = subprocess.run([hyloop, "validate", str(resolved), "--set", probe],
+                                   capture_output=True, text=True)
+                hit = ALLOWED.search(r.stderr + r.stdout)
+                if r.returncode == 0 or not hit:
+                    raise SystemExit(f"{scenario}: probing {m or 'the top level'} gave no list of "
+                                     f"allowed fields: {(r.stderr + r.stdout).strip()}")
+                for key in hit.group("keys").split(", "):
+                    path = f"{m}.{key}" if m else key
+                    # a key that holds a mapping is covered by its own leaves
+                    if not any(p.startswith(path + ".") or p.startswith(path + "[]")
+                               for p in paths):
+                        paths.add(path)
+    return fields
+
+
+def documented_fields(doc: Path) -> Dict[str, Set[str]]:
+    """kind -> the fields named in the first column of its section's tables."""
+    out: Dict[str, Set[str]] = {}
+    kind = None
+    in_fields = False  # inside a table whose first header cell is "field"
+    for line in doc.read_text(encoding="utf-8").splitlines():
+        if line.startswith("## "):
+            m = KIND_HEADING.match(line)
+            kind = m.group("kind") if m else None
+            continue
+        if not line.startswith("|"):
+            in_fields = False
+            continue
+        cells = line.split("|")
+        if len(cells) < 3:
+            continue
+        if cells[1].strip() == "field":
+            in_fields = True
+            continue
+        if kind is None or not in_fields:
+            continue
+        names = TICKED.findall(cells[1])
+        if not names:
+            continue
+        first = names[0]
+        parent = first.rsplit(".", 1)[0] if "." in first else ""
+        for i, name in enumerate(names):
+            name = name.split(":")[0].strip()  # `kind: sits` names the field kind
+            if i > 0 and "." not in name and parent:
+                name = f"{parent}.{name}"
+            out.setdefault(kind, set()).add(name)
+    return out
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    root = Path(__file__).resolve().parents[1]
+    p.add_argument("--hyloop", required=True)
+    p.add_argument("--doc", type=Path, default=root / "docs" / "scenarios.md")
+    p.add_argument("--scenarios", type=Path, default=root / "scenarios")
+    a = p.parse_args()
+
+    scenarios = sorted(a.scenarios.rglob("*.yaml"))
+    accepted = accepted_fields(a.hyloop, scenarios)
+    documented = documented_fields(a.doc)
+    bad = False
+    for kind in sorted(accepted):
+        have = documented.get(kind, set())
+        missing = sorted(accepted[kind] - have)
+        stale = sorted(have - accepted[kind])
+        print(f"{kind}: {len(accepted[kind])} fields accepted, {len(have)} documented")
+        for f in missing:
+            print(f"  MISSING from {a.doc.name} (## Kind `{kind}`): {f}")
+        for f in stale:
+            print(f"  documented but not accepted by the parser: {f}")
+        bad |= bool(missing or stale)
+    for kind in sorted(set(documented) - set(accepted)):
+        print(f"{kind}: documented, but no shipped scenario has this kind")
+        bad = True
+    print(f"{len(scenarios)} shipped scenarios; {'FAILED' if bad else 'ok'}")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
