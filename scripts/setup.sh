@@ -30,7 +30,7 @@ packages=(
   # export tests read the files back with h5py and scipy.io.loadmat.
   libhdf5-dev libmatio-dev python3-h5py python3-scipy
   # `pip install ./clients/python` into a venv (--system-site-packages, offline; the docs test).
-  python3-venv python3-setuptools python3-wheel
+  python3-venv python3-pip python3-setuptools python3-wheel
   # tools/check_scenario_doc.py reads resolved scenarios (the docs test).
   python3-yaml
 )

@@ -121,7 +121,7 @@ def script(blocks: Sequence[Block]) -> str:
             continue
         where = f"{b.path}:{b.line}"
         out.append(f"__block={shlex.quote(where)}")
-        out.append(f"echo {shlex.quote('check_docs: ---- ' + where)} >&2")
+        out.append(f"echo \"{'check_docs: ---- ' + where} (at ${{SECONDS}} s)\" >&2")
         if b.lang == "python":
             tag = "HYLOOP_DOCS_PYTHON_EOF"
             out.append(f"python3 - <<'{tag}'\n{b.text}{tag}")
