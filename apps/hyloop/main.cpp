@@ -17,6 +17,7 @@
 #include "hyloop/experiment/experiment.hpp"
 #include "hyloop/experiment/jobs.hpp"
 #include "hyloop/experiment/run_directory.hpp"
+#include "hyloop/experiment/run_export.hpp"
 #include "hyloop/experiment/scenario.hpp"
 #include "hyloop/experiment/sits_runner.hpp"
 #include "up.hpp"
@@ -60,7 +61,7 @@ int run_in_process(const std::string& scenario_path, const std::vector<std::stri
       out, journal_header(*experiment, make_run_id(name), "hyloop run", "in_process"), true);
   nlohmann::json summary;
   try {
-    experiment->set_row_observer(&recording->journal());
+    experiment->set_row_observer(&recording->observer());
     const bool progress = show_progress(experiment->progress_mode());
     experiment->run([&](double t, double duration) {
       if (progress) {
@@ -232,6 +233,14 @@ int main(int argc, char** argv) {
   report->add_option("dir", report_dir, "run directory")->required();
   report->add_option("--out", out, "directory for the plots (default DIR/plots)");
 
+  auto* export_cmd = app.add_subcommand(
+      "export", "write a run directory as HDF5 or MATLAB (.mat), units and metadata included");
+  std::string export_dir;
+  std::string export_format;
+  export_cmd->add_option("dir", export_dir, "run directory")->required();
+  export_cmd->add_option("--format", export_format, "hdf5 or mat")->required();
+  export_cmd->add_option("--out", out, "file to write (replaced if it exists)")->required();
+
   auto* compare = app.add_subcommand("compare", "set runs' metrics side by side, with plots");
   std::vector<std::string> compare_dirs;
   compare->add_option("dirs", compare_dirs, "run directories")->required()->expected(2, 16);
@@ -302,6 +311,11 @@ int main(int argc, char** argv) {
         args.push_back(out);
       }
       return run_python(share_dir(argv[0]) / "report.py", args);
+    }
+    if (*export_cmd) {
+      export_run(export_dir, parse_export_format(export_format), out);
+      std::cerr << "hyloop export: " << out << " (" << export_format << ")\n";
+      return 0;
     }
     if (*compare) {
       std::vector<std::string> args{"--compare"};

@@ -296,7 +296,7 @@ grpc::Status Coordinator::start(const v1::StartRequest& request, v1::RunStatus* 
         ex::journal_header(*recorder_, run_id, "hyloop-coordinator",
                            mode_ == v1::CLOCK_MODE_REAL_TIME ? "real_time" : "lockstep"),
         false);
-    recorder_->set_row_observer(&recording_->journal());
+    recorder_->set_row_observer(&recording_->observer());
     recording_failed_ = false;
   } catch (const ex::RunDirectoryError& e) {
     const int err = e.error_number();

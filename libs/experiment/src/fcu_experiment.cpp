@@ -7,6 +7,7 @@
 #include <numbers>
 #include <stdexcept>
 
+#include "hyloop/experiment/run_export.hpp"
 #include "hyloop/experiment/scenario.hpp"
 #include "hyloop/experiment/yaml_fields.hpp"
 
@@ -124,6 +125,7 @@ void parse_into(const YAML::Node& root, const std::string& origin, FcuScenario& 
   out.boolean("samples", s.outputs.samples);
   out.integer("decimation", s.outputs.decimation);
   out.string("progress", s.outputs.progress);
+  out.string("format", s.outputs.format);
   out.finish();
 
   top.finish();
@@ -318,6 +320,7 @@ void validate(const FcuScenario& s) {
           s.metrics.delay_window, "must be > 2·delay_search_s");
   require(s.outputs.decimation >= 1, "outputs.decimation", s.outputs.decimation, "must be >= 1");
   require_progress_mode("outputs.progress", s.outputs.progress);
+  require_output_format("outputs.format", s.outputs.format);
 }
 
 FcuScenario parse_fcu_scenario(const std::string& yaml_text, const std::string& origin,
@@ -411,6 +414,7 @@ std::string to_yaml(const FcuScenario& s) {
   kv("samples", s.outputs.samples);
   kv("decimation", s.outputs.decimation);
   kv("progress", s.outputs.progress);
+  kv("format", s.outputs.format);
   e << YAML::EndMap;
   e << YAML::EndMap;
   return std::string(e.c_str()) + "\n";

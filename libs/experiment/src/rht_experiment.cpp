@@ -10,6 +10,7 @@
 
 #include "hyloop/core/tracking_metrics.hpp"
 #include "hyloop/experiment/run_directory.hpp"
+#include "hyloop/experiment/run_export.hpp"
 #include "hyloop/experiment/yaml_fields.hpp"
 
 namespace hyloop::experiment {
@@ -88,6 +89,7 @@ RhtScenario parse_rht_scenario(const std::string& text, const std::string& path,
   MapReader out = top.child("outputs");
   out.boolean("samples", s.outputs.samples);
   out.string("progress", s.outputs.progress);
+  out.string("format", s.outputs.format);
   out.finish();
   top.finish();
 
@@ -150,6 +152,7 @@ RhtScenario parse_rht_scenario(const std::string& text, const std::string& path,
     require(s.metrics.oscillation_threshold > 0.0 && s.metrics.oscillation_threshold <= 1.0,
             "metrics.oscillation_threshold", s.metrics.oscillation_threshold, "must be in (0, 1]");
     require_progress_mode("outputs.progress", s.outputs.progress);
+    require_output_format("outputs.format", s.outputs.format);
   });
   return s;
 }
@@ -197,7 +200,8 @@ std::string to_yaml(const RhtScenario& s) {
     << s.metrics.oscillation_threshold << YAML::EndMap;
   e << YAML::Key << "outputs" << YAML::Value << YAML::BeginMap << YAML::Key << "samples"
     << YAML::Value << s.outputs.samples << YAML::Key << "progress" << YAML::Value
-    << s.outputs.progress << YAML::EndMap << YAML::EndMap;
+    << s.outputs.progress << YAML::Key << "format" << YAML::Value << s.outputs.format
+    << YAML::EndMap << YAML::EndMap;
   return std::string(e.c_str()) + "\n";
 }
 

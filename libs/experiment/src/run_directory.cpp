@@ -16,6 +16,8 @@
 #include <stdexcept>
 #include <vector>
 
+#include "hyloop/experiment/run_export.hpp"
+
 namespace hyloop::experiment {
 namespace fs = std::filesystem;
 
@@ -116,6 +118,16 @@ nlohmann::json write_files(const Experiment& experiment, const fs::path& dir,
   write_file(dir / "summary.json", summary.dump(2) + "\n");
   sync_path(dir);
   return summary;
+}
+
+/// Finishes run.h5 (outputs.format: hdf5) after the other files of `dir` were written.
+void finish_hdf5(Hdf5Recorder& hdf5, const fs::path& dir) {
+  try {
+    hdf5.finish(dir);
+  } catch (const std::exception& e) {
+    throw RunDirectoryError(std::string("recording ") + kRunHdf5File + " failed: " + e.what(), 0);
+  }
+  sync_path(dir);
 }
 
 /// Removes INCOMPLETE and makes that durable.
@@ -319,10 +331,22 @@ RunRecording::RunRecording(const fs::path& dir, JournalHeader header, bool creat
       done += static_cast<std::size_t>(n);
     }
     if (::fsync(marker_fd_) != 0) fail("writing " + marker.string() + " (fsync)", errno);
+    const bool hdf5 = header.output_format == "hdf5";
+    const std::vector<std::string> columns = header.columns;
     journal_ = std::make_unique<RunJournal>(dir / kJournalFile, std::move(header));
+    if (hdf5) {
+      try {
+        hdf5_ = std::make_unique<Hdf5Recorder>(dir / kRunHdf5File, columns);
+      } catch (const std::runtime_error& e) {
+        throw RunDirectoryError(e.what(), 0);
+      }
+    }
+    observer_.journal = journal_.get();
+    observer_.hdf5 = hdf5_.get();
     sync_path(dir);
     if (created) sync_path(dir.has_parent_path() ? dir.parent_path() : fs::path("."));
   } catch (...) {
+    hdf5_.reset();
     journal_.reset();
     if (marker_fd_ >= 0) ::close(marker_fd_);
     marker_fd_ = -1;
@@ -330,12 +354,14 @@ RunRecording::RunRecording(const fs::path& dir, JournalHeader header, bool creat
     for (const char* name : {kIncompleteMarker, kJournalFile}) fs::remove(dir / name, ec);
     fs::remove(dir / (std::string(kJournalFile) + "-wal"), ec);
     fs::remove(dir / (std::string(kJournalFile) + "-shm"), ec);
+    fs::remove(dir / kRunHdf5File, ec);
     if (created) fs::remove(dir, ec);
     throw;
   }
 }
 
 RunRecording::~RunRecording() {
+  hdf5_.reset();
   journal_.reset();
   if (marker_fd_ >= 0) ::close(marker_fd_);
 }
@@ -348,6 +374,7 @@ nlohmann::json RunRecording::complete(const Experiment& experiment, const nlohma
     throw RunDirectoryError(std::string("recording the journal failed: ") + e.what(), 0);
   }
   nlohmann::json summary = write_files(experiment, dir_, extra);
+  if (hdf5_) finish_hdf5(*hdf5_, dir_);
   remove_marker(dir_);
   ::close(marker_fd_);
   marker_fd_ = -1;
@@ -411,6 +438,17 @@ RecoveryResult recover_run_directory(const fs::path& dir) {
                                 "); it was written by " + h.git_revision,
                             0);
   }
+  // outputs.format: hdf5: run.h5 is rewritten from the journal through the same recorder (the
+  // file a killed writer left may not be readable).
+  std::unique_ptr<Hdf5Recorder> hdf5;
+  if (experiment->output_format() == "hdf5") {
+    try {
+      hdf5 = std::make_unique<Hdf5Recorder>(dir / kRunHdf5File, h.columns);
+    } catch (const std::runtime_error& e) {
+      throw RunDirectoryError(e.what(), 0);
+    }
+    experiment->set_row_observer(hdf5.get());
+  }
   std::size_t next_event = 0;
   std::string end;
   std::size_t replayed = 0;
@@ -428,6 +466,7 @@ RecoveryResult recover_run_directory(const fs::path& dir) {
     ++replayed;
   }
   apply_events(journal.rows);
+  experiment->set_row_observer(nullptr);
   RecoveryResult result;
   result.cycles = replayed;
   result.reason =
@@ -453,6 +492,7 @@ RecoveryResult recover_run_directory(const fs::path& dir) {
                             {"message", result.reason}};
   }
   result.summary = write_files(*experiment, dir, extra);
+  if (hdf5) finish_hdf5(*hdf5, dir);
   remove_marker(dir);
   return result;
 }

@@ -101,6 +101,7 @@ JournalHeader journal_header(const Experiment& experiment, std::string run_id, s
   h.git_revision = git_revision();
   h.scenario_yaml = experiment.resolved_yaml();
   h.columns = experiment.record_columns();
+  h.output_format = experiment.output_format();
   try {
     find_seeds(YAML::Load(h.scenario_yaml), "", h.seeds);
   } catch (const YAML::Exception&) {

@@ -9,6 +9,7 @@
 #include <set>
 #include <sstream>
 
+#include "hyloop/experiment/run_export.hpp"
 #include "hyloop/experiment/yaml_fields.hpp"
 
 namespace hyloop::experiment {
@@ -120,6 +121,7 @@ void parse_into(const YAML::Node& root, const std::string& origin, SitsScenario&
   out.boolean("samples", s.outputs.samples);
   out.integer("decimation", s.outputs.decimation);
   out.string("progress", s.outputs.progress);
+  out.string("format", s.outputs.format);
   out.finish();
 
   MapReader metrics = top.child("metrics");
@@ -255,6 +257,7 @@ void validate(const SitsScenario& s) {
 
   require(s.outputs.decimation >= 1, "outputs.decimation", s.outputs.decimation, "must be >= 1");
   require_progress_mode("outputs.progress", s.outputs.progress);
+  require_output_format("outputs.format", s.outputs.format);
   require(s.metrics.window > 0.0 && s.metrics.window <= s.timing.duration, "metrics.window_s",
           s.metrics.window, "must be in (0, timing.duration_s]");
   require(s.metrics.diverged_energy_ratio > 1.0, "metrics.diverged_energy_ratio",
@@ -364,6 +367,7 @@ std::string to_yaml(const SitsScenario& s) {
   e << YAML::Key << "samples" << YAML::Value << s.outputs.samples;
   e << YAML::Key << "decimation" << YAML::Value << s.outputs.decimation;
   e << YAML::Key << "progress" << YAML::Value << s.outputs.progress;
+  e << YAML::Key << "format" << YAML::Value << s.outputs.format;
   e << YAML::EndMap;
   e << YAML::Key << "metrics" << YAML::Value << YAML::BeginMap;
   e << YAML::Key << "window_s" << YAML::Value << s.metrics.window;

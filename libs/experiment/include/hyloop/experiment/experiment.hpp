@@ -89,6 +89,8 @@ class Experiment {
   virtual void record_stop(std::string_view /*reason*/) {}
   /// Whether progress should be shown ("auto": when stderr is a terminal).
   [[nodiscard]] virtual std::string progress_mode() const { return "auto"; }
+  /// outputs.format: "csv", or "hdf5" (run.h5 recorded while the run runs, hdf5_recorder.hpp).
+  [[nodiscard]] virtual std::string output_format() const { return "csv"; }
 
   /// Runs to the end; `progress(t, duration)` about once a second of wall time.
   void run(const std::function<void(double, double)>& progress = {});

@@ -129,6 +129,7 @@ struct FcuScenario {
     bool samples = true;
     int decimation = 1;
     std::string progress = "auto";  ///< auto | on | off
+    std::string format = "csv";     ///< csv | hdf5 (run_export.hpp)
   } outputs;
 
   [[nodiscard]] std::int64_t steps() const;  ///< duration / step
@@ -200,6 +201,7 @@ class FcuExperiment final : public Experiment {
   [[nodiscard]] nlohmann::json summary() const override;
   [[nodiscard]] std::string resolved_yaml() const override { return to_yaml(scenario_); }
   [[nodiscard]] std::string progress_mode() const override { return scenario_.outputs.progress; }
+  [[nodiscard]] std::string output_format() const override { return scenario_.outputs.format; }
   [[nodiscard]] std::vector<std::string> record_columns() const override {
     return fcu_record_columns();
   }

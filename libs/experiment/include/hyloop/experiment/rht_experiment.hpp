@@ -104,6 +104,7 @@ struct RhtScenario {
   struct Outputs {
     bool samples = true;
     std::string progress = "auto";
+    std::string format = "csv";  ///< csv | hdf5 (run_export.hpp)
   } outputs;
 };
 
@@ -142,6 +143,7 @@ class RhtExperiment final : public Experiment {
   [[nodiscard]] std::string resolved_yaml() const override { return to_yaml(scenario_); }
   void write_extra_files(const std::filesystem::path& dir) const override;
   [[nodiscard]] std::string progress_mode() const override { return scenario_.outputs.progress; }
+  [[nodiscard]] std::string output_format() const override { return scenario_.outputs.format; }
 
   [[nodiscard]] const std::vector<double>& initial_parameters() const {
     return dynamics_.initial_parameters();

@@ -13,6 +13,8 @@
 // (`hyloop summary --recover DIR`) replays the journal through the same Experiment recorder and
 // writes the files with "incomplete": true in summary.json. Every write is checked: a full disk
 // or an I/O error throws RunDirectoryError naming the file and the system's message.
+// With outputs.format: hdf5 the rows also go to run.h5 as they arrive (hdf5_recorder.hpp);
+// complete() and recovery finish it after the other files, before INCOMPLETE goes.
 
 #include <filesystem>
 #include <memory>
@@ -21,6 +23,7 @@
 #include <string>
 
 #include "hyloop/experiment/experiment.hpp"
+#include "hyloop/experiment/hdf5_recorder.hpp"
 #include "hyloop/experiment/run_journal.hpp"
 
 namespace hyloop::experiment {
@@ -77,6 +80,11 @@ class RunRecording {
   RunRecording& operator=(const RunRecording&) = delete;
 
   [[nodiscard]] RunJournal& journal() noexcept { return *journal_; }
+  /// What the experiment's rows go to (set_row_observer): the journal, and run.h5 when the
+  /// header's output_format is "hdf5". RT-safe as the journal's on_row().
+  [[nodiscard]] RowObserver& observer() noexcept { return observer_; }
+  /// run.h5's recorder (nullptr unless output_format is "hdf5").
+  [[nodiscard]] const Hdf5Recorder* hdf5() const noexcept { return hdf5_.get(); }
   [[nodiscard]] const std::filesystem::path& dir() const noexcept { return dir_; }
 
   /// Closes the journal (a failed journal write throws here), writes samples.csv, the extra
@@ -90,6 +98,16 @@ class RunRecording {
   std::filesystem::path dir_;
   int marker_fd_ = -1;
   std::unique_ptr<RunJournal> journal_;
+  std::unique_ptr<Hdf5Recorder> hdf5_;
+  class Observers final : public RowObserver {
+   public:
+    void on_row(std::span<const double> row) noexcept override {
+      if (journal != nullptr) journal->on_row(row);
+      if (hdf5 != nullptr) hdf5->on_row(row);
+    }
+    RowObserver* journal = nullptr;
+    RowObserver* hdf5 = nullptr;
+  } observer_;
 };
 
 /// Writes a complete run directory `out` in one go, after a run recorded elsewhere (tests,

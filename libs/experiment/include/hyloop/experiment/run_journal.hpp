@@ -61,6 +61,7 @@ struct JournalHeader {
   std::vector<std::string> columns;  // Experiment::record_columns()
   nlohmann::json seeds = nlohmann::json::object();  // every `seed` field of the scenario, by path
   std::string created_utc;                          // filled by the journal
+  std::string output_format = "csv";  // Experiment::output_format() (not stored in the journal)
 };
 
 /// The header of `experiment` (columns, resolved scenario, seeds, the git revision).

@@ -117,6 +117,7 @@ struct SitsScenario {
     bool samples = true;
     int decimation = 1;
     std::string progress = "auto";  ///< auto | on | off
+    std::string format = "csv";     ///< csv | hdf5 (run_export.hpp)
   } outputs;
 
   struct Metrics {

@@ -52,6 +52,7 @@ class SitsRunner final : public Experiment {
   /// cycles.csv: the per-cycle metrics.
   void write_extra_files(const std::filesystem::path& dir) const override;
   [[nodiscard]] std::string progress_mode() const override { return scenario_.outputs.progress; }
+  [[nodiscard]] std::string output_format() const override { return scenario_.outputs.format; }
 
   [[nodiscard]] bool finished() const noexcept { return cycle_ >= total_steps_ || stopped(); }
   [[nodiscard]] bool stopped() const noexcept { return stop_reason_ != StopReason::kNone; }
