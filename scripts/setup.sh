@@ -35,6 +35,19 @@ packages=(
   python3-yaml
 )
 
+# --with-docker (opt-in; CI uses it): a Docker engine, and debootstrap for the offline base image
+# of the compose test (ctest compose_stack, skipped without them). Not by default: a lab may run
+# Docker's own docker-ce, which conflicts with Debian's docker.io (kept when dockerd exists).
+for arg in "$@"; do
+  case "$arg" in
+    --with-docker)
+      packages+=(debootstrap iptables)
+      command -v dockerd >/dev/null || packages+=(docker.io) ;;
+    -h|--help) echo "usage: scripts/setup.sh [--with-docker]"; exit 0 ;;
+    *) echo "setup: unknown argument '$arg' (allowed: --with-docker)" >&2; exit 2 ;;
+  esac
+done
+
 missing=()
 for p in "${packages[@]}"; do
   status=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
