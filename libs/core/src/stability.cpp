@@ -82,6 +82,10 @@ SitsCharacteristic sits_characteristic(const SitsLoopParameters& p, const ZeroPo
   require_nonnegative("b_tc", p.b_tc);
   require_nonnegative("tau_s", p.tau_s);
   require_nonnegative("t_c", p.t_c);
+  if (!std::isfinite(p.k_x)) {
+    throw std::invalid_argument("sits_characteristic: k_x = " + str(p.k_x) +
+                                " N/m; allowed: finite");
+  }
   Polynomial zeros = Polynomial::constant(1.0);
   Polynomial poles = Polynomial::constant(1.0);
   double k_r = 1.0;
@@ -101,6 +105,9 @@ SitsCharacteristic sits_characteristic(const SitsLoopParameters& p, const ZeroPo
   const Polynomial contact({p.k_tc, p.b_tc});                        // K_tc + B_tc·s
   SitsCharacteristic c;
   c.p0 = p.m_e * s * s * hold * pade_den * poles + 2.0 * k_r * zeros * pade_num * contact;
+  if (p.k_x != 0.0) {
+    c.p0 = c.p0 + (-2.0 * p.k_x * k_r) * pade_den * zeros;
+  }
   c.p1 = -2.0 * k_r * s * pade_den * zeros;
   return c;
 }

@@ -8,12 +8,15 @@
 //   P(s) = m_e·s²·(2 + T_c·s)·(2 + τ_s·s)·Π(s − p_i)
 //        + 2·K_R·Π(s − z_j)·(2 − τ_s·s)·(K_tc + B_tc·s)
 //        − 2·K_h·K_R·s·(2 + τ_s·s)·Π(s − z_j)
-//      = P0(s) + K_h·P1(s)
+//        − 2·K_x·K_R·(2 + τ_s·s)·Π(s − z_j)
+//      = P0(s) + K_h·P1(s)            (the K_x term, a fixed parameter, is part of P0)
 //
 // from G_d = 1/(m_e s²), G_f = −(K_tc + B_tc s), G_s = (2 − τ_s s)/(2 + τ_s s) (first-order Padé
 // of the force delay τ_s), G_c = 2/(2 + T_c s) (the hold of the control cycle T_c) and the robot
 // G_R = K_R·Π(s − z_j)/Π(s − p_i) (Eq. 32). Switching a delay off (or setting τ_s = 0, T_c = 0)
-// turns its factors into the constant 2; bypassing the robot makes G_R = 1.
+// turns its factors into the constant 2; bypassing the robot makes G_R = 1. K_x (N/m) is the
+// phase (stiffness) correction F′ = F_m + K_h·v̂_R + K_x·X_R of phase_correction.hpp; 0: none.
+// This is the rational part only: the exact sampled loop is in sampled_loop_stability.hpp.
 //
 // Routh array (Eq. 38): rows s^n … s^0; row 0 = [a_n, a_(n−2), …], row 1 = [a_(n−1), a_(n−3), …],
 //   r_i[j] = (r_(i−1)[0]·r_(i−2)[j+1] − r_(i−2)[0]·r_(i−1)[j+1]) / r_(i−1)[0].
@@ -48,6 +51,7 @@ struct SitsLoopParameters {
   bool force_delay = true;    // false: G_s = 1 (as τ_s = 0)
   bool control_cycle = true;  // false: G_c = 1 (as T_c = 0)
   bool robot = true;          // false: G_R = 1 (robot bypassed)
+  double k_x = 0.0;           // stiffness (phase) correction K_x, N/m, finite
 };
 
 /// P(s) = P0(s) + K_h·P1(s).
@@ -59,8 +63,8 @@ struct SitsCharacteristic {
 
 /// P0 and P1 of the header comment for any number of robot zeros and poles.
 /// @throws std::invalid_argument naming the parameter: m_e not finite and > 0, k_tc, b_tc, tau_s
-///         or t_c negative or not finite, robot.gain zero or not finite, or a complex robot zero
-///         or pole without its conjugate.
+///         or t_c negative or not finite, k_x not finite, robot.gain zero or not finite, or a
+///         complex robot zero or pole without its conjugate.
 SitsCharacteristic sits_characteristic(const SitsLoopParameters& p, const ZeroPoleGain& robot);
 
 /// P0 + K_h·P1 (Eq. 34 with the hold erratum).
