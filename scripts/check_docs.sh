@@ -16,4 +16,4 @@ fi
 [ -x "$build/bin/hyloop" ] || { echo "check_docs: no $build/bin/hyloop (build first)" >&2; exit 2; }
 scratch="$build/check_docs"
 exec /usr/bin/python3 "$root/tools/doc_blocks.py" run --source "$root" --build "$build" \
-  --scratch "$scratch" --timeout "${CHECK_DOCS_TIMEOUT:-120}" "$@"
+  --scratch "$scratch" --timeout "${CHECK_DOCS_TIMEOUT:-120}" --jobs "${CHECK_DOCS_JOBS:-2}" "$@"

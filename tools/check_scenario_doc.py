@@ -58,8 +58,12 @@ def accepted_fields(hyloop: str, scenarios: List[Path]) -> Dict[str, Set[str]]:
     probed: Set[tuple] = set()
     with tempfile.TemporaryDirectory() as tmp:
         for n, scenario in enumerate(scenarios):
-            out = subprocess.run([hyloop, "validate", str(scenario), "--print"], check=True,
-                                 capture_output=True, text=True).stdout
+            r = subprocess.run([hyloop, "validate", str(scenario), "--print"],
+                               capture_output=True, text=True)
+            if r.returncode != 0:
+                raise SystemExit(f"{scenario}: hyloop validate --print failed (exit "
+                                 f"{r.returncode}; is the build current?): {r.stderr.strip()}")
+            out = r.stdout
             doc = yaml.safe_load(out)
             kind = doc["kind"]
             paths = fields.setdefault(kind, set())

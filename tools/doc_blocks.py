@@ -21,12 +21,14 @@ starts are killed with the session's process group at the end.
 
     doc_blocks.py report FILE...                     what is runnable and what is not, and why
     doc_blocks.py script FILE                        the bash script run for FILE
-    doc_blocks.py run --source DIR --build DIR --scratch DIR [--timeout S] [--strict] FILE...
+    doc_blocks.py run --source DIR --build DIR --scratch DIR [--timeout S] [--jobs N] [--strict]
+                      FILE...                        (--timeout: per file; --jobs: files at once)
 """
 
 from __future__ import annotations
 
 import argparse
+import concurrent.futures
 import os
 import re
 import shlex
@@ -188,12 +190,12 @@ def group_alive(pgid: int) -> bool:
 
 
 def run_file(doc: Path, display: str, source: Path, build: Path, scratch: Path,
-             timeout: float) -> bool:
+             timeout: float) -> "tuple[bool, str]":
+    """Runs the file's session; returns (passed, its output)."""
     blocks = parse(doc, display)
     marked = [b for b in blocks if b.runnable]
     if not marked:
-        print(f"check_docs: {display}: no runnable blocks", flush=True)
-        return True
+        return True, f"check_docs: {display}: no runnable blocks\n"
     make_scratch(source, build, scratch)
     (scratch / ".check_docs.sh").write_text(script(blocks))
     env = dict(os.environ)
@@ -201,19 +203,24 @@ def run_file(doc: Path, display: str, source: Path, build: Path, scratch: Path,
     env.pop("HYLOOP_PYTHON_STUBS", None)  # the docs must say how the stubs are found
     env.pop("VIRTUAL_ENV", None)
     start = time.monotonic()
-    print(f"check_docs: {display}: {len(marked)} runnable blocks in {scratch}", flush=True)
-    proc = subprocess.Popen(["bash", ".check_docs.sh"], cwd=scratch, env=env,
-                            start_new_session=True)
-    try:
-        rc = proc.wait(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        print(f"check_docs: {display}: FAILED: still running after {timeout:.0f} s", flush=True)
-        rc = -1
-    finally:
-        stop_group(proc)
+    log = scratch / ".check_docs.log"
+    with open(log, "wb") as out:
+        proc = subprocess.Popen(["bash", ".check_docs.sh"], cwd=scratch, env=env,
+                                stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
+                                start_new_session=True)
+        verdict = ""
+        try:
+            rc = proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            verdict = f"check_docs: {display}: FAILED: still running after {timeout:.0f} s\n"
+            rc = -1
+        finally:
+            stop_group(proc)
     took = time.monotonic() - start
-    print(f"check_docs: {display}: {'ok' if rc == 0 else 'FAILED'} ({took:.1f} s)", flush=True)
-    return rc == 0
+    text = (f"check_docs: {display}: {len(marked)} runnable blocks in {scratch}\n" +
+            log.read_text(errors="replace") + verdict +
+            f"check_docs: {display}: {'ok' if rc == 0 else 'FAILED'} ({took:.1f} s)\n")
+    return rc == 0, text
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
@@ -231,6 +238,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     x.add_argument("--scratch", type=Path, required=True, help="scratch directory (replaced)")
     x.add_argument("--timeout", type=float, default=120.0, help="seconds per file")
     x.add_argument("--strict", action="store_true", help="fail if a reason is missing")
+    x.add_argument("--jobs", type=int, default=2, help="files run at once (default 2)")
     a = p.parse_args(argv)
 
     if a.cmd == "script":
@@ -239,6 +247,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     source = getattr(a, "source", None)
     failed = False
     missing = 0
+    jobs = []
     for f in a.files:
         display = os.path.relpath(f, source) if source else str(f)
         blocks = parse(f, display)
@@ -247,7 +256,14 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         missing += sum(1 for b in blocks if not b.runnable and not b.reason)
         if a.cmd == "run":
             slug = re.sub(r"[^A-Za-z0-9]+", "_", display)
-            failed |= not run_file(f, display, a.source, a.build, a.scratch / slug, a.timeout)
+            jobs.append((f, display, a.source, a.build, a.scratch / slug, a.timeout))
+    sys.stdout.flush()
+    if jobs:  # the files' sessions are independent (own scratch directory, free ports)
+        with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, a.jobs)) as pool:
+            for ok, text in pool.map(lambda j: run_file(*j), jobs):
+                sys.stdout.write(text)
+                sys.stdout.flush()
+                failed |= not ok
     if missing and a.strict:
         print(f"check_docs: {missing} not-runnable blocks give no reason "
               "(add <!-- not-runnable: REASON --> before the fence)")

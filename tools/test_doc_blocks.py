@@ -88,7 +88,7 @@ class DocBlocksTest(unittest.TestCase):
     def test_a_failing_marked_command_fails_and_names_its_block(self) -> None:
         r = self.run_doc("a\n\n```sh runnable\ntrue\n```\n\n```sh runnable\nfalse\necho after\n```\n")
         self.assertEqual(r.returncode, 1)
-        self.assertIn("FAILED (exit 1) in the block at doc.md:7", r.stderr)
+        self.assertIn("FAILED (exit 1) in the block at doc.md:7", r.stdout)
         self.assertNotIn("after", r.stdout)
 
     def test_a_failing_command_inside_a_pipeline_fails(self) -> None:
@@ -98,7 +98,7 @@ class DocBlocksTest(unittest.TestCase):
     def test_a_failing_python_block_fails(self) -> None:
         r = self.run_doc("```python runnable\nraise SystemExit(3)\n```\n")
         self.assertEqual(r.returncode, 1)
-        self.assertIn("FAILED (exit 3)", r.stderr)
+        self.assertIn("FAILED (exit 3)", r.stdout)
 
     def test_background_jobs_are_killed_at_the_end(self) -> None:
         r = self.run_doc("```sh runnable\nsleep 300 &\necho $! > pid\n```\n")
@@ -117,6 +117,19 @@ class DocBlocksTest(unittest.TestCase):
         r = self.run_doc("```sh runnable\nhyloop\nbuild/bin/hyloop\n```\n")
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertEqual(r.stdout.count("fake-hyloop"), 2)
+
+    def test_one_failing_file_fails_the_run_of_several(self) -> None:
+        good = self.source / "good.md"
+        good.write_text("```sh runnable\ntrue\n```\n")
+        bad = self.source / "bad.md"
+        bad.write_text("```sh runnable\nexit 4\n```\n")
+        r = subprocess.run(
+            [sys.executable, str(Path(doc_blocks.__file__)), "run", "--source", str(self.source),
+             "--build", str(self.build), "--scratch", str(self.dir / "scratch"), "--jobs", "2",
+             str(good), str(bad)], capture_output=True, text=True)
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("check_docs: good.md: ok", r.stdout)
+        self.assertIn("check_docs: bad.md: FAILED", r.stdout)
 
     def test_strict_fails_on_a_missing_reason(self) -> None:
         doc = self.write(DOC)
