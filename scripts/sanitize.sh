@@ -45,6 +45,9 @@ exclude=(
   # watchdog before the rig's 500 ms timeout); the actuator then misses ~20 deadlines and the
   # rig's report wins (3 of 3 runs here, 0 sanitizer reports; passes in the normal build).
   '^Stack\.KillingTheDynamicsStopsTheRigSafelyAndKeepsEverySample$'
+  # Runs the docs' commands (~60-90 s of runs, stacks, plots, a pip install): a docs check,
+  # no new code under test; the normal CI stage runs it.
+  '^docs_runnable$'
 )
 exclude_regex=$(IFS='|'; echo "${exclude[*]}")
 label_args=()
