@@ -56,6 +56,7 @@ INFERRED = [
                 r"scripts/sanitize\.sh|scripts/fuzz\.sh|apt-get)\b"),
      "sets up, builds or runs the whole suite (CI runs these itself)"),
     (re.compile(r"\bprometheus\b|\bpromtool\b"), "starts or checks a Prometheus server"),
+    (re.compile(r"\b[a-z_]+_bench\b"), "a benchmark (minutes; its results are in bench/results)"),
     (re.compile(r"\bsystemctl\b|/etc/"), "changes the host's configuration"),
 ]
 
