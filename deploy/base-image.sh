@@ -66,6 +66,12 @@ if [[ ! -s "$tarball" ]]; then
   mv "$tarball.tmp" "$tarball"
   rm -rf "$root"
 fi
-echo "base-image: docker import $tarball $name"
-"$docker" import --change 'CMD ["/bin/bash"]' "$tarball" "$name" >/dev/null
+# Imported once per tarball: a new import would be a new image and invalidate every build cache
+# layer above it. The label names the tarball's size and modification time.
+key=$(stat -c %s-%Y "$tarball")
+if [[ "$("$docker" image inspect -f '{{index .Config.Labels "org.hyloop.rootfs"}}' "$name" 2>/dev/null)" != "$key" ]]; then
+  echo "base-image: docker import $tarball $name"
+  "$docker" import --change 'CMD ["/bin/bash"]' --change "LABEL org.hyloop.rootfs=$key" \
+    "$tarball" "$name" >/dev/null
+fi
 echo "$name"

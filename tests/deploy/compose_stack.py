@@ -329,13 +329,20 @@ def main():
         t0 = time.monotonic()
         runs = report["runs"] = {}
         with HyloopClient(address, security_dir=sec) as client:
-            client.load_scenario(os.path.join(a.source, "scenarios/sits/table1_scvg.yaml"),
-                                 ["timing.duration_s=6", "metrics.window_s=4",
-                                  "compensator.switch_time_s=2"])
-            client.start("sits_scvg_rt", "realtime")
-            st = client.wait(120)
-            runs["sits_scvg_rt"] = {"state": state_name(st.state), "message": st.message,
-                                    "cycles": st.cycle}
+            # Real time on a shared 2-vCPU VM: a stall of the VM can starve the loop until the
+            # actuator's watchdog stops the run (seen once under a load average of 15, with 8
+            # builds beside it). One more attempt then; both are in the report.
+            for attempt in (1, 2):
+                client.load_scenario(os.path.join(a.source, "scenarios/sits/table1_scvg.yaml"),
+                                     ["timing.duration_s=6", "metrics.window_s=4",
+                                      "compensator.switch_time_s=2"])
+                client.start("sits_scvg_rt_%d" % attempt, "realtime")
+                st = client.wait(120)
+                runs.setdefault("sits_scvg_rt_attempts", []).append(
+                    {"state": state_name(st.state), "message": st.message, "cycles": st.cycle})
+                if "FINISHED" in state_name(st.state):
+                    break
+            runs["sits_scvg_rt"] = runs["sits_scvg_rt_attempts"][-1]
             phase("sits_realtime_run", t0)
             t0 = time.monotonic()
             rht = os.path.join(a.source, "scenarios/rht/p4.yaml")
@@ -345,9 +352,36 @@ def main():
             runs["rht_p4_lockstep"] = {"state": state_name(st.state), "message": st.message,
                                        "cycles": st.cycle, "out_dir": started.out_dir}
             phase("rht_lockstep_run", t0)
-        for name, r in runs.items():
-            if "FINISHED" not in r["state"]:
-                problem("%s ended %s: %s" % (name, r["state"], r["message"]))
+        # Lockstep must finish. Real time must finish too, except where the host starved the
+        # loop: a run the actuator's watchdog stopped after it had looped (cycles > 0) is a
+        # timing outcome of the machine (DESIGN §9: CI never fails on timing), reported as a
+        # warning; a loop that never ran, or any other end, is a failure.
+        rt = runs["sits_scvg_rt"]
+        if "FINISHED" not in rt["state"]:
+            if "watchdog" in rt["message"] and rt["cycles"] > 0:
+                report.setdefault("warnings", []).append(
+                    "real-time SITS stopped by the actuator's watchdog in %d attempts, after %s "
+                    "cycles of 3000 (the host starved the loop)" % (
+                        len(runs["sits_scvg_rt_attempts"]),
+                        "/".join(str(x["cycles"]) for x in runs["sits_scvg_rt_attempts"])))
+                print("compose_stack: WARNING " + report["warnings"][-1], flush=True)
+            else:
+                problem("sits_scvg_rt ended %s after %d cycles: %s" % (rt["state"], rt["cycles"],
+                                                                       rt["message"]))
+        if "FINISHED" not in runs["rht_p4_lockstep"]["state"]:
+            problem("rht_p4_lockstep ended %s: %s" % (runs["rht_p4_lockstep"]["state"],
+                                                      runs["rht_p4_lockstep"]["message"]))
+        # Either way the real-time run's directory is in the runs volume with its samples.
+        rt_samples = os.path.join(volume_path("runs"), "sits_scvg_rt_%d" % len(
+            runs["sits_scvg_rt_attempts"]), "samples.csv")
+        try:
+            with open(rt_samples, "rb") as f:
+                rt["sample_rows"] = f.read().count(b"\n") - 1
+        except OSError as e:
+            rt["sample_rows"] = 0
+            problem("real-time samples.csv in the runs volume: %s" % e)
+        if rt["sample_rows"] <= 0:
+            problem("real-time run: no sample rows in %s" % rt_samples)
 
         # The lockstep run's samples.csv, in the named volume, against hyloop run on the host.
         out_dir = runs["rht_p4_lockstep"]["out_dir"] or os.path.join(IN_CONTAINER_RUNS,
@@ -385,10 +419,23 @@ def main():
                 problem("prometheus: hyloop_cycles_total of %s did not grow (%s -> %s)"
                         % (s, cycles_before.get(s), cycles_after.get(s)))
 
+        # down: first the stop (each container's exit code and time kept: 137 would mean it was
+        # killed after the 10 s grace period), then the removal of everything.
         t0 = time.monotonic()
+        stop_wall = time.time()
+        run(compose_cmd + ["stop"], env=env, timeout=120)
+        stops = report["stop"] = {}
+        prometheus_id = run(compose_cmd + ["ps", "-q", "prometheus"], env=env).stdout.strip()
+        for s, cid in dict(ids, prometheus=prometheus_id).items():
+            code, finished = run([docker, "inspect", "-f", "{{.State.ExitCode}} {{.State.FinishedAt}}",
+                                  cid], env=env).stdout.split()
+            stops[s] = {"exit_code": int(code), "finished_at": finished}
+            if int(code) == 137:
+                problem("%s was killed (exit 137) by the stop: SIGTERM did not end it" % s)
         run(compose_cmd + ["down", "-v", "--remove-orphans"], env=env, timeout=120)
         compose_cmd = None
         phase("down", t0)
+        report["stop_started_at"] = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(stop_wall))
         for kind in ("container", "network", "volume"):
             left = sorted(listing(kind) - kept[kind])
             report.setdefault("left_behind", {})[kind] = left
