@@ -13,7 +13,7 @@ its commands (Docker, Kubernetes, the three-host lab, ...). A not-runnable block
 listed as "no reason given" and fails `--strict`.
 
 The marked blocks of one file run in order in ONE bash session (variables, `cd` and an activated
-venv carry over, as in a reader's terminal) with `set -eo pipefail`, in a fresh scratch directory
+venv carry over, as in a reader's terminal) with `set -eo pipefail` (a line `! cmd` must fail), in a fresh scratch directory
 that holds the checkout's top-level entries as symbolic links (scenarios/, data/, proto/, ...),
 `build` as a link to the build under test, and a copy of clients/python (pip builds in place).
 A failing command fails the check, naming the file and the block's line. Background jobs a block
@@ -129,9 +129,26 @@ def script(blocks: Sequence[Block]) -> str:
             tag = "HYLOOP_DOCS_PYTHON_EOF"
             out.append(f"python3 - <<'{tag}'\n{b.text}{tag}")
         else:
-            out.append(b.text.rstrip("\n"))
+            out.append(expect_failures(b.text.rstrip("\n"), where))
     out.append("echo check_docs: ok >&2")
     return "\n".join(out) + "\n"
+
+
+def expect_failures(text: str, where: str) -> str:
+    """`! cmd` documents a command that must fail, but bash's errexit ignores a `!` pipeline
+    whatever its status: after each such command (with its continuation lines) check that it
+    did fail."""
+    out: List[str] = []
+    pending = False
+    for line in text.split("\n"):
+        if not pending and line.lstrip().startswith("! "):
+            pending = True
+        out.append(line)
+        if pending and not line.rstrip().endswith("\\"):
+            out.append(f"[ $? -eq 0 ] || {{ echo \"check_docs: a command at {where} was expected "
+                       "to fail and succeeded\" >&2; false; }")
+            pending = False
+    return "\n".join(out)
 
 
 def report(blocks: Sequence[Block]) -> List[str]:

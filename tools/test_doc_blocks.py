@@ -95,6 +95,14 @@ class DocBlocksTest(unittest.TestCase):
         r = self.run_doc("```sh runnable\nfalse | cat\n```\n")
         self.assertEqual(r.returncode, 1)
 
+    def test_a_command_marked_to_fail_must_fail(self) -> None:
+        r = self.run_doc("```sh runnable\n! false   # refused\n! test 1 = \\\n    2\n```\n")
+        self.assertEqual(r.returncode, 0, r.stdout)
+        r = self.run_doc("```sh runnable\n! true   # refused?\necho after\n```\n")
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("expected to fail and succeeded", r.stdout)
+        self.assertNotIn("after", r.stdout.split("expected to fail")[1])
+
     def test_a_failing_python_block_fails(self) -> None:
         r = self.run_doc("```python runnable\nraise SystemExit(3)\n```\n")
         self.assertEqual(r.returncode, 1)
