@@ -482,7 +482,6 @@ bool FcuExperiment::step() noexcept {
 }
 
 void FcuExperiment::record_row(std::span<const double> row) noexcept {
-  observe_row(row);
   const std::int64_t k = cycle_;
   const double x_c = row[col(FcuColumn::kXc)];
   const double x_m = row[col(FcuColumn::kXm)];
@@ -499,6 +498,11 @@ void FcuExperiment::record_row(std::span<const double> row) noexcept {
   history_count_ = std::min(history_count_ + 1, command_history_.size());
   std::copy_n(row.begin(), kFcuColumns, row_.begin());
   row_[col(FcuColumn::kTrackingIndicator)] = ti_.update(x_c, x_m);
+  // The observers (journal, run.h5) get the row with the tracking indicator the recorder derives,
+  // as samples.csv has it (a replay recomputes it from x_c and x_m).
+  if (row.data() != record_.data()) std::copy(row.begin(), row.end(), record_.begin());
+  record_[col(FcuColumn::kTrackingIndicator)] = row_[col(FcuColumn::kTrackingIndicator)];
+  observe_row(record_);
   if (scenario_.outputs.samples && k % decimation_ == 0) samples_.append(row_);
   cycle_ = k + 1;
 }
