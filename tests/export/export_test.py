@@ -28,7 +28,9 @@ SOURCE = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file_
 
 RUNS = {
     # name: (scenario, overrides); short runs, every kind.
-    "sits": ("scenarios/sits/table1_scvg.yaml", ["timing.duration_s=8"]),
+    # A description outside ASCII: the metadata keeps UTF-8 text as written.
+    "sits": ("scenarios/sits/table1_scvg.yaml",
+             ["timing.duration_s=8", "description=Température τ ≥ 2 ms"]),
     "rht": ("scenarios/rht/p4.yaml", []),
     "fcu": ("scenarios/fcu/polynomial.yaml", ["timing.duration_s=5"]),
 }
