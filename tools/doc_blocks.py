@@ -5,7 +5,8 @@ A block a reader is meant to copy, and that runs on one machine without hardware
 its fence's info string:
 
     ```sh runnable           a shell block, run by bash
-    ```python runnable       a Python block, run by `python3 -` (the venv's, once activated)
+    ```python runnable       a Python block, run by /usr/bin/python3 (the venv's python3 once
+                             a block has activated one)
 
 Every other sh/bash/shell/console block is "not runnable" and the report gives the reason: an
 HTML comment on the line before the fence, `<!-- not-runnable: REASON -->`, or one inferred from
@@ -127,7 +128,10 @@ def script(blocks: Sequence[Block]) -> str:
         out.append(f"echo \"{'check_docs: ---- ' + where} (at ${{SECONDS}} s)\" >&2")
         if b.lang == "python":
             tag = "HYLOOP_DOCS_PYTHON_EOF"
-            out.append(f"python3 - <<'{tag}'\n{b.text}{tag}")
+            # the venv's python3 once one is activated, else Debian's (DESIGN.md §5: another
+            # python3 on PATH may not see Debian's modules)
+            out.append('if [ -n "$VIRTUAL_ENV" ]; then __py=python3; else __py=/usr/bin/python3; fi')
+            out.append(f"\"$__py\" - <<'{tag}'\n{b.text}{tag}")
         else:
             out.append(expect_failures(b.text.rstrip("\n"), where))
     out.append("echo check_docs: ok >&2")
