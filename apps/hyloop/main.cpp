@@ -212,11 +212,16 @@ int main(int argc, char** argv) {
 
   auto* tune = app.add_subcommand("tune", "search compensator gains and the SCVG switch time");
   TuneOptions tune_options;
-  tune->add_option("scenario", scenario_path, "SCVG scenario YAML file")->required();
+  tune->add_option("scenario", scenario_path,
+                   "scenario YAML file: tunes its compensator.type (fgc, lgc or scvg), with its "
+                   "phase correction when compensator.phase_correction.enabled")
+      ->required();
   tune->add_option("--set", overrides, "override a field: dotted.path=value");
   tune->add_option("--out", out, "write the candidate table (JSON) here");
   tune->add_option("--jobs", tune_options.jobs, "parallel runs (default: the machine's cores)");
-  tune->add_option("--switch-times", tune_options.switch_times, "t_eps candidates in s");
+  tune->add_option("--switch-times", tune_options.switch_times,
+                   "SCVG t_eps candidates in s, each < timing.duration_s (default 26/60, 36/60 "
+                   "and 46/60 of the run)");
   tune->add_option("--top", tune_options.top, "rows of the table to print");
 
   auto* summary_cmd = app.add_subcommand(
@@ -233,6 +238,8 @@ int main(int argc, char** argv) {
   report->add_option("dir", report_dir, "run directory")->required();
   report->add_option("--out", out, "directory for the plots (default DIR/plots)");
 
+  tune->add_flag("--coarse", tune_options.coarse,
+                 "a 5x5(x7) grid and the middle t_eps only: about 20x fewer runs");
   auto* export_cmd = app.add_subcommand(
       "export", "write a run directory as HDF5 or MATLAB (.mat), units and metadata included");
   std::string export_dir;

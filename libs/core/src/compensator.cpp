@@ -49,6 +49,11 @@ Compensator::Compensator(const CompensatorConfig& config, double step)
   check("k_eps1", config.k_eps1);
   check("k_eps2", config.k_eps2);
   check("switch_time", config.switch_time);
+  try {
+    validate(config.phase_correction);
+  } catch (const std::invalid_argument& e) {
+    throw std::invalid_argument(std::string("phase_correction.") + e.what());
+  }
   if (config.switch_time < 0.0) {
     throw std::invalid_argument("switch_time = " + std::to_string(config.switch_time) +
                                 ": must be >= 0 s");

@@ -325,6 +325,7 @@ struct Outcome {
   bool diverged = true;
   double e_f = 0.0, e_v = 0.0, e_r = 0.0, amplitude = 0.0;
   double kh_min = 0.0, kh_max = 0.0;
+  double kx_final = 0.0;  // K_x at the end of the run, N/m (0 without the phase correction)
   double cost = std::numeric_limits<double>::infinity();
   bool stable = false;
 };
@@ -352,6 +353,7 @@ Outcome evaluate(const SitsScenario& base, core::CompensatorKind kind, const Gai
   o.amplitude = w.amplitude_ratio;
   o.kh_min = runner.k_h_min();
   o.kh_max = runner.k_h_max();
+  o.kx_final = runner.last_row()[col(SitsColumn::kKx)];
   // Dimensionless cost: the window's velocity and force errors relative to the twin's peaks,
   // plus the per-cycle ratios' distance from 1.
   double v_ref = 0.0;
@@ -407,6 +409,7 @@ json outcome_json(const Outcome& o) {
           {"routh_stable", o.stable},
           {"k_h_min", o.kh_min},
           {"k_h_max", o.kh_max},
+          {"k_x_final_n_per_m", o.kx_final},
           {"e_F_peak_N", o.e_f},
           {"e_V_peak_mps", o.e_v},
           {"e_R", num(o.e_r)},
@@ -416,10 +419,42 @@ json outcome_json(const Outcome& o) {
 
 }  // namespace
 
+namespace {
+
+// t_ε candidates: the given ones, each inside (0, duration); none given: 26/60, 36/60 and 46/60
+// of the run (26, 36 and 46 s for the paper's 60 s).
+std::vector<double> switch_times_for(const SitsScenario& s, const std::vector<double>& given) {
+  const double duration = s.timing.duration;
+  if (given.empty()) {
+    std::vector<double> out;
+    for (double f : {26.0, 36.0, 46.0}) out.push_back(std::round(f / 60.0 * duration * 1e3) / 1e3);
+    return out;
+  }
+  for (double ts : given) {
+    if (!std::isfinite(ts) || ts <= 0.0 || ts >= duration) {
+      throw std::runtime_error("tune: --switch-times " + format_number(ts) +
+                               " s: must lie in (0, timing.duration_s = " +
+                               format_number(duration) + " s); a later switch never happens");
+    }
+  }
+  return given;
+}
+
+}  // namespace
+
 json tune_compensator(const SitsScenario& base, const TuneOptions& options, std::ostream& log) {
+  const core::CompensatorKind kind = base.compensator.kind;
+  if (kind == core::CompensatorKind::kNone) {
+    throw std::runtime_error(
+        "tune: compensator.type is none: no gain to tune (set fgc, lgc or scvg)");
+  }
   const int jobs = options.jobs > 0
                        ? options.jobs
                        : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  const bool corrected = base.compensator.phase_correction.enabled;
+  log << "tune: " << core::to_string(kind)
+      << (corrected ? " with the phase correction (K_x estimated online in every run)" : "")
+      << "\n";
   // The stable K_h set of the linearised loop with the identified G_R.
   const core::SitsLoopParameters p = loop_parameters(base);
   const core::ZeroPoleGain robot = robot_model(base, true);
@@ -429,15 +464,14 @@ json tune_compensator(const SitsScenario& base, const TuneOptions& options, std:
   log << "tune: stable K_h intervals (Routh, identified G_R):";
   for (const auto& i : intervals) log << " (" << i.lower << ", " << i.upper << ")";
   log << "\n";
-  const auto mark = [&](Outcome& o) {
+  // Every outcome is marked the same way: routh_stable means its whole K_h range lies inside.
+  const auto run = [&](core::CompensatorKind k, const Gains& g) {
+    Outcome o = evaluate(base, k, g);
     o.stable = inside(intervals, o.kh_min, o.kh_max);
     if (!o.stable || o.diverged) o.cost = std::numeric_limits<double>::infinity();
-  };
-  const auto fgc = [&](const Gains& g) {
-    Outcome o = evaluate(base, core::CompensatorKind::kFixedGain, g);
-    mark(o);
     return o;
   };
+  const auto by_cost = [](const Outcome& a, const Outcome& b) { return a.cost < b.cost; };
 
   // 1. FGC: the best fixed gain, coarse then refined, within [-1000, 1000] ∩ stable set.
   double lo = std::max(-1000.0, intervals.front().lower);
@@ -447,11 +481,10 @@ json tune_compensator(const SitsScenario& base, const TuneOptions& options, std:
   for (int pass = 0; pass < 4; ++pass) {
     std::vector<Gains> grid;
     for (int i = 0; i <= 40; ++i) grid.push_back({lo + (hi - lo) * i / 40.0, 0.0, 0.0, 0.0});
-    const auto results = parallel_map(grid, jobs, fgc);
+    const auto results = parallel_map(
+        grid, jobs, [&](const Gains& g) { return run(core::CompensatorKind::kFixedGain, g); });
     fgc_runs += static_cast<int>(grid.size());
-    const auto it =
-        std::min_element(results.begin(), results.end(),
-                         [](const Outcome& a, const Outcome& b) { return a.cost < b.cost; });
+    const auto it = std::min_element(results.begin(), results.end(), by_cost);
     if (!std::isfinite(it->cost))
       throw std::runtime_error("tune: no fixed gain gives a stable run");
     if (it->cost < best_fgc.cost) best_fgc = *it;
@@ -461,43 +494,70 @@ json tune_compensator(const SitsScenario& base, const TuneOptions& options, std:
   }
   log << "tune: FGC best fixed gain K = " << best_fgc.gains.k0 << " N*s/m (" << fgc_runs
       << " runs)\n";
+  json j;
+  j["compensator"] = std::string(core::to_string(kind));
+  j["phase_correction"] = corrected;
+  j["stable_k_h_intervals"] = intervals_json(intervals);
+  j["fgc_best_fixed_gain"] = outcome_json(best_fgc);
+  if (kind == core::CompensatorKind::kFixedGain) {
+    j["candidates_run"] = fgc_runs;
+    j["best"] = outcome_json(best_fgc);
+    return j;
+  }
 
-  // 2. SCVG: K_ε0 around the best fixed gain, the ramp K_ε1·t_ε and K_ε2 on log grids.
+  // 2. LGC: K_ε0 around the best fixed gain and the ramp K_ε1·duration; SCVG: also K_ε2 on a
+  //    log grid and each t_ε.
+  const bool scvg = kind == core::CompensatorKind::kSwitching;
+  std::vector<double> switch_times =
+      scvg ? switch_times_for(base, options.switch_times) : std::vector<double>{0.0};
+  if (options.coarse && switch_times.size() > 1) {
+    switch_times = {switch_times[switch_times.size() / 2]};
+  }
+  if (scvg) {
+    log << "tune: switch times t_eps:";
+    for (double ts : switch_times) log << " " << ts;
+    log << " s\n";
+  }
+  const auto ramp_time = [&](double ts) { return scvg ? ts : base.timing.duration; };
   const double kstar = best_fgc.gains.k0;
-  const std::vector<double> offsets{-20, -10, -5, -2, -1, 0, 1, 2, 5, 10, 20};
-  const std::vector<double> ramps{-20, -10, -5, -2, -1, -0.5, 0, 0.5, 1, 2, 5, 10, 20};
+  const std::vector<double> offsets =
+      options.coarse ? std::vector<double>{-2, -1, 0, 1, 2}
+                     : std::vector<double>{-20, -10, -5, -2, -1, 0, 1, 2, 5, 10, 20};
+  const std::vector<double> ramps =
+      options.coarse ? std::vector<double>{-2, -1, 0, 1, 2}
+                     : std::vector<double>{-20, -10, -5, -2, -1, -0.5, 0, 0.5, 1, 2, 5, 10, 20};
   std::vector<double> k2s{0.0};
-  for (double m = 1e-2; m <= 1e4; m *= std::sqrt(10.0)) {
+  const double k2_factor = options.coarse ? 10.0 : std::sqrt(10.0);
+  for (double m = options.coarse ? 1e-1 : 1e-2; scvg && m <= (options.coarse ? 1e1 : 1e4);
+       m *= k2_factor) {
     k2s.push_back(m);
     k2s.push_back(-m);
   }
   std::vector<Gains> grid;
-  for (double ts : options.switch_times) {
+  for (double ts : switch_times) {
     for (double off : offsets) {
       for (double ramp : ramps) {
-        for (double k2 : k2s) grid.push_back({kstar + off, ramp / ts, k2, ts});
+        for (double k2 : k2s) grid.push_back({kstar + off, ramp / ramp_time(ts), k2, ts});
       }
     }
   }
-  log << "tune: " << grid.size() << " SCVG candidates on " << jobs << " threads\n";
-  std::vector<Outcome> scvg = parallel_map(grid, jobs, [&](const Gains& g) {
-    Outcome o = evaluate(base, core::CompensatorKind::kSwitching, g);
-    mark(o);
-    return o;
-  });
-  const auto by_cost = [](const Outcome& a, const Outcome& b) { return a.cost < b.cost; };
-  std::sort(scvg.begin(), scvg.end(), by_cost);
+  log << "tune: " << grid.size() << " " << core::to_string(kind) << " candidates on " << jobs
+      << " threads\n";
+  std::vector<Outcome> found =
+      parallel_map(grid, jobs, [&](const Gains& g) { return run(kind, g); });
+  std::sort(found.begin(), found.end(), by_cost);
 
   // 3. Compass search from the best grid point of each switch time: the amplitude over the last
   //    window integrates K_h − K* over the whole run, so it needs finer steps than any grid.
   int refine_runs = 0;
-  for (double ts : options.switch_times) {
-    const auto start = std::find_if(scvg.begin(), scvg.end(), [&](const Outcome& o) {
+  for (double ts : switch_times) {
+    const auto start = std::find_if(found.begin(), found.end(), [&](const Outcome& o) {
       return o.gains.t_switch == ts && std::isfinite(o.cost);
     });
-    if (start == scvg.end()) continue;
+    if (start == found.end()) continue;
     Outcome current = *start;
-    double step0 = 1.0, step1 = 0.5 / ts, step2 = std::max(std::abs(current.gains.k2) * 0.5, 1e-2);
+    double step0 = 1.0, step1 = 0.5 / ramp_time(ts);
+    double step2 = scvg ? std::max(std::abs(current.gains.k2) * 0.5, 1e-2) : 0.0;
     for (int iter = 0; iter < 40 && step0 > 1e-4; ++iter) {
       std::vector<Gains> around;
       for (int sign : {-1, 1}) {
@@ -507,15 +567,13 @@ json tune_compensator(const SitsScenario& base, const TuneOptions& options, std:
         g = current.gains;
         g.k1 += sign * step1;
         around.push_back(g);
-        g = current.gains;
-        g.k2 += sign * step2;
-        around.push_back(g);
+        if (scvg) {
+          g = current.gains;
+          g.k2 += sign * step2;
+          around.push_back(g);
+        }
       }
-      const auto results = parallel_map(around, jobs, [&](const Gains& g) {
-        Outcome o = evaluate(base, core::CompensatorKind::kSwitching, g);
-        mark(o);
-        return o;
-      });
+      const auto results = parallel_map(around, jobs, [&](const Gains& g) { return run(kind, g); });
       refine_runs += static_cast<int>(around.size());
       const auto it = std::min_element(results.begin(), results.end(), by_cost);
       if (it->cost < current.cost) {
@@ -526,64 +584,64 @@ json tune_compensator(const SitsScenario& base, const TuneOptions& options, std:
         step2 *= 0.5;
       }
     }
-    scvg.push_back(current);
+    found.push_back(current);
   }
   log << "tune: " << refine_runs << " refinement runs\n";
-  std::sort(scvg.begin(), scvg.end(), by_cost);
+  std::sort(found.begin(), found.end(), by_cost);
   const std::size_t kept = static_cast<std::size_t>(std::count_if(
-      scvg.begin(), scvg.end(), [](const Outcome& o) { return std::isfinite(o.cost); }));
-  if (kept == 0) throw std::runtime_error("tune: no SCVG candidate is stable");
+      found.begin(), found.end(), [](const Outcome& o) { return std::isfinite(o.cost); }));
+  if (kept == 0) {
+    throw std::runtime_error("tune: no " + std::string(core::to_string(kind)) +
+                             " candidate is stable");
+  }
 
-  // 4. FGC and LGC with the shared gains of the best SCVG candidates; the chosen one is the best
-  //    SCVG whose final e_F and e_V peaks beat both (the paper's claim), else the best SCVG.
+  // 4. FGC and LGC with the shared gains of the best candidates; for SCVG the chosen one is the
+  //    best whose final e_F and e_V peaks beat both (the paper's claim), else the best.
   const std::size_t top = std::min<std::size_t>(std::max(options.top, 1) * 5, kept);
   std::vector<Gains> top_gains;
-  for (std::size_t i = 0; i < top; ++i) top_gains.push_back(scvg[i].gains);
-  const auto fgc_same = parallel_map(top_gains, jobs, [&](const Gains& g) {
-    return evaluate(base, core::CompensatorKind::kFixedGain, g);
-  });
-  const auto lgc_same = parallel_map(top_gains, jobs, [&](const Gains& g) {
-    return evaluate(base, core::CompensatorKind::kLinearGain, g);
-  });
+  for (std::size_t i = 0; i < top; ++i) top_gains.push_back(found[i].gains);
+  const auto fgc_same = parallel_map(
+      top_gains, jobs, [&](const Gains& g) { return run(core::CompensatorKind::kFixedGain, g); });
+  const auto lgc_same = parallel_map(
+      top_gains, jobs, [&](const Gains& g) { return run(core::CompensatorKind::kLinearGain, g); });
   std::size_t chosen = 0;
   bool beats = false;
-  for (std::size_t i = 0; i < top; ++i) {
-    if (scvg[i].e_f < fgc_same[i].e_f && scvg[i].e_f < lgc_same[i].e_f &&
-        scvg[i].e_v < fgc_same[i].e_v && scvg[i].e_v < lgc_same[i].e_v) {
+  for (std::size_t i = 0; scvg && i < top; ++i) {
+    if (found[i].e_f < fgc_same[i].e_f && found[i].e_f < lgc_same[i].e_f &&
+        found[i].e_v < fgc_same[i].e_v && found[i].e_v < lgc_same[i].e_v) {
       chosen = i;
       beats = true;
       break;
     }
   }
-  log << "tune: top SCVG candidates (final " << base.metrics.window << " s)\n"
+  log << "tune: top " << core::to_string(kind) << " candidates (final " << base.metrics.window
+      << " s; K_h min/max: the range of K_h over the run, the paper's [C_el, C_eh])\n"
       << "  rank   K_eps0      K_eps1       K_eps2      t_eps  amplitude  e_F[N]    e_V[mm/s]  "
-         "C_el      C_eh\n";
+         "K_h min   K_h max   K_x[N/m]\n";
   for (std::size_t i = 0; i < std::min<std::size_t>(options.top, top); ++i) {
-    const Outcome& o = scvg[i];
-    char line[200];
+    const Outcome& o = found[i];
+    char line[220];
     std::snprintf(line, sizeof line,
-                  "  %4zu %9.4f %11.6f %11.5g %6.1f %10.6f %9.5f %10.6f %9.4f %9.4f\n", i + 1,
+                  "  %4zu %9.4f %11.6f %11.5g %6.1f %10.6f %9.5f %10.6f %9.4f %9.4f %9.4f\n", i + 1,
                   o.gains.k0, o.gains.k1, o.gains.k2, o.gains.t_switch, o.amplitude, o.e_f,
-                  o.e_v * 1e3, o.kh_min, o.kh_max);
+                  o.e_v * 1e3, o.kh_min, o.kh_max, o.kx_final);
     log << line;
   }
   json table = json::array();
   for (std::size_t i = 0; i < std::min<std::size_t>(options.top, top); ++i) {
-    json row = outcome_json(scvg[i]);
+    json row = outcome_json(found[i]);
     row["fgc_same_gains"] = outcome_json(fgc_same[i]);
     row["lgc_same_gains"] = outcome_json(lgc_same[i]);
     table.push_back(row);
   }
-  json j;
-  j["stable_k_h_intervals"] = intervals_json(intervals);
-  j["fgc_best_fixed_gain"] = outcome_json(best_fgc);
+  j["switch_times_s"] = scvg ? json(switch_times) : json(nullptr);
   j["candidates_run"] = grid.size() + static_cast<std::size_t>(fgc_runs + refine_runs) + 2 * top;
   j["candidates_stable"] = kept;
   j["table"] = table;
-  j["best"] = outcome_json(scvg[chosen]);
+  j["best"] = outcome_json(found[chosen]);
   j["best"]["fgc_same_gains"] = outcome_json(fgc_same[chosen]);
   j["best"]["lgc_same_gains"] = outcome_json(lgc_same[chosen]);
-  j["best"]["beats_fgc_and_lgc"] = beats;
+  if (scvg) j["best"]["beats_fgc_and_lgc"] = beats;
   j["best"]["rank_by_cost"] = chosen + 1;
   return j;
 }

@@ -106,6 +106,17 @@ void parse_into(const YAML::Node& root, const std::string& origin, SitsScenario&
   td.number("h_s", s.tracking_differentiator.h);
   td.finish();
   comp.finish();
+  MapReader pc = comp.child("phase_correction");
+  core::PhaseCorrectionConfig& p = s.compensator.phase_correction;
+  pc.boolean("enabled", p.enabled);
+  pc.number("k_x_initial_n_per_m", p.k_x_initial);
+  pc.number("k_x_max_n_per_m", p.k_x_max);
+  pc.number("rate_max_n_per_m_s", p.rate_max);
+  pc.number("bandwidth_rad_s", p.bandwidth);
+  pc.number("damping", p.damping);
+  pc.number("start_time_s", p.start_time);
+  pc.number("min_amplitude_m", p.min_amplitude);
+  pc.finish();
 
   MapReader ident = top.child("identification");
   ident.number("amplitude_m", s.identification.amplitude);
@@ -248,6 +259,11 @@ void validate(const SitsScenario& s) {
   require(id.samples >= 10 * (id.na + id.nb) + id.nk && id.samples <= 10000000,
           "identification.samples", id.samples,
           "must be in [10*(na+nb)+nk, 1e7] = [" + std::to_string(10 * (id.na + id.nb) + id.nk) +
+  try {
+    core::validate(c.phase_correction);
+  } catch (const std::invalid_argument& e) {
+    throw ScenarioError(std::string("compensator.phase_correction.") + e.what());
+  }
               ", 1e7]");
   for (std::size_t i = 0; i < id.report_frequencies_hz.size(); ++i) {
     require(id.report_frequencies_hz[i] > 0.0,
@@ -378,3 +394,14 @@ std::string to_yaml(const SitsScenario& s) {
 }
 
 }  // namespace hyloop::experiment
+  const core::PhaseCorrectionConfig& p = s.compensator.phase_correction;
+  e << YAML::Key << "phase_correction" << YAML::Value << YAML::BeginMap;
+  e << YAML::Key << "enabled" << YAML::Value << p.enabled;
+  e << YAML::Key << "k_x_initial_n_per_m" << YAML::Value << p.k_x_initial;
+  e << YAML::Key << "k_x_max_n_per_m" << YAML::Value << p.k_x_max;
+  e << YAML::Key << "rate_max_n_per_m_s" << YAML::Value << p.rate_max;
+  e << YAML::Key << "bandwidth_rad_s" << YAML::Value << p.bandwidth;
+  e << YAML::Key << "damping" << YAML::Value << p.damping;
+  e << YAML::Key << "start_time_s" << YAML::Value << p.start_time;
+  e << YAML::Key << "min_amplitude_m" << YAML::Value << p.min_amplitude;
+  e << YAML::EndMap;

@@ -5,11 +5,11 @@
 namespace hyloop::experiment {
 
 const std::array<std::string_view, kSitsColumns> kSitsColumnHeaders = {
-    "time[s]",       "x[m]",         "v[m/s]",       "x_ideal[m]",      "v_ideal[m/s]",
-    "x_cmd[m]",      "x_robot[m]",   "v_robot[m/s]", "v_est[m/s]",      "f_contact[N]",
-    "f_meas[N]",     "f_ideal[N]",   "f_input[N]",   "f_comp[N]",       "k_h[N*s/m]",
-    "eps_h[J]",      "eps_sum[J*s]", "energy[J]",    "energy_ideal[J]", "power[W]",
-    "power_ideal[W]"};
+    "time[s]",        "x[m]",         "v[m/s]",       "x_ideal[m]",      "v_ideal[m/s]",
+    "x_cmd[m]",       "x_robot[m]",   "v_robot[m/s]", "v_est[m/s]",      "f_contact[N]",
+    "f_meas[N]",      "f_ideal[N]",   "f_input[N]",   "f_comp[N]",       "k_h[N*s/m]",
+    "eps_h[J]",       "eps_sum[J*s]", "energy[J]",    "energy_ideal[J]", "power[W]",
+    "power_ideal[W]", "k_x[N/m]",     "phase[rad]"};
 
 std::string_view to_string(StopReason reason) noexcept {
   switch (reason) {
@@ -50,6 +50,32 @@ hal::SitsRigConfig sits_rig_config(const SitsScenario& s) {
   return c;
 }
 
+core::PhaseCorrectionModel phase_correction_model(const SitsScenario& s,
+                                                  const core::ZeroPoleGain& robot, double k_h) {
+  core::PhaseCorrectionModel m;
+  m.mass = s.model.mass;
+  m.stiffness = s.rig.contact.stiffness;
+  m.damping = s.rig.contact.damping;
+  m.step = s.timing.step;
+  m.sensor_delay_steps = s.sensor_delay_steps();
+  m.hold_steps = static_cast<int>(s.hold_steps());
+  m.k_h = k_h;
+  m.td = s.tracking_differentiator;
+  if (s.delays.robot_response) {
+    m.robot_zeros = robot.zeros;
+    m.robot_poles = robot.poles;
+    m.robot_gain = robot.gain;
+  }
+  return m;
+}
+
+double analysis_k_x(const SitsScenario& s, const core::ZeroPoleGain& robot, double k_h) {
+  if (!s.compensator.phase_correction.enabled) return 0.0;
+  return core::analysis_stiffness_correction(
+      s.compensator.phase_correction,
+      core::model_stiffness_correction(phase_correction_model(s, robot, k_h)));
+}
+
 hal::SafetyConfig sits_safety_config(const SitsScenario& s) {
   hal::SafetyConfig c;
   c.limits = s.rig.limits;
@@ -72,7 +98,10 @@ SitsDynamics::SitsDynamics(const SitsScenario& scenario)
             {scenario.model.initial_position, scenario.model.initial_velocity}),
       contact_(scenario.rig.contact),
       td_(scenario.tracking_differentiator),
-      compensator_(scenario.compensator, scenario.timing.step) {
+      compensator_(scenario.compensator, scenario.timing.step),
+      phase_correction_(scenario.compensator.phase_correction,
+                        std::sqrt(scenario.rig.contact.stiffness / scenario.model.mass),
+                        scenario.rig.contact.stiffness, scenario.timing.step) {
   td_.reset(scenario.model.initial_position,
             scenario.delays.robot_response ? 0.0 : scenario.model.initial_velocity);
 }
@@ -85,10 +114,15 @@ StopReason SitsDynamics::step(std::int64_t k, const SitsMeasurement& m, SampleRo
                               hal::ActuatorCommand& next) noexcept {
   const double t = static_cast<double>(k) * step_;
   const double v_est = td_.update(m.robot_position);
-  const double f_comp = compensator_.force(t, v_est);
-  const double f_input = m.force + f_comp;
   const core::MassState x = target_.state();
   const core::MassState xi = twin_.state();
+  const bool corrected = phase_correction_.config().enabled;
+  const double k_x =
+      corrected ? phase_correction_.update(t, x.position, x.velocity, xi.position, xi.velocity)
+                : 0.0;
+  const double f_h = compensator_.force(t, v_est);
+  const double f_comp = corrected ? f_h + k_x * m.robot_position : f_h;
+  const double f_input = m.force + f_comp;
   const double f_ideal = twin_.force();
   const double eps_h = compensator_.observe(t, f_ideal, xi.position, f_input, m.robot_position);
   const double energy = target_.kinetic_energy() + contact_.potential_energy(x.position);
@@ -112,6 +146,8 @@ StopReason SitsDynamics::step(std::int64_t k, const SitsMeasurement& m, SampleRo
   row[col(SitsColumn::kEnergyIdeal)] = twin_.energy();
   row[col(SitsColumn::kPower)] = f_input * x.velocity;
   row[col(SitsColumn::kPowerIdeal)] = f_ideal * xi.velocity;
+  row[col(SitsColumn::kKx)] = k_x;
+  row[col(SitsColumn::kPhase)] = corrected ? phase_correction_.phase() : 0.0;
 
   target_.step(f_input);
   twin_.step();

@@ -141,6 +141,10 @@ nlohmann::json SitsRunner::summary() const {
   j["k_h"] = {{"min", number_or_null(k_h_min())},
               {"max", number_or_null(k_h_max())},
               {"final", last_row()[static_cast<std::size_t>(SitsColumn::kKh)]}};
+  j["phase_correction"] = {
+      {"enabled", s.compensator.phase_correction.enabled},
+      {"k_x_final_n_per_m", last_row()[static_cast<std::size_t>(SitsColumn::kKx)]},
+      {"phase_final_rad", last_row()[static_cast<std::size_t>(SitsColumn::kPhase)]}};
   j["delays"] = {{"force_measurement_steps", s.sensor_delay_steps()},
                  {"control_cycle_steps", s.hold_steps()},
                  {"robot_response", s.delays.robot_response}};

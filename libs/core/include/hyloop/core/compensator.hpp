@@ -19,9 +19,14 @@
 //
 // (E and x_i are the ideal twin's force and position, X_R the robot position). Within cycle k the
 // gain K_h[k] uses S up to k−1, because ε_h[k] needs F′[k], which needs K_h[k].
+//
+// Any kind can add the phase (stiffness) correction of phase_correction.hpp,
+// F′[k] = F_meas[k] + K_h[k]·v̂_R[k] + K_x[k]·X_R[k]; its configuration is phase_correction.
 
 #include <cstdint>
 #include <string_view>
+
+#include "hyloop/core/phase_correction.hpp"
 
 namespace hyloop::core {
 
@@ -38,6 +43,7 @@ struct CompensatorConfig {
   double k_eps2 = 0.0;        ///< K_ε2, N·s/m per J·s
   double switch_time = 36.0;  ///< t_ε, s (SCVG only)
   bool bumpless = false;      ///< SCVG: continue from K_ε0 + K_ε1·t_ε at the switch
+  PhaseCorrectionConfig phase_correction{};  ///< K_x·X_R term (off by default)
 };
 
 class EnergyObserver {

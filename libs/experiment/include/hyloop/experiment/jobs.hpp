@@ -45,8 +45,12 @@ core::ZeroPoleGain identified_robot(const SitsScenario& scenario);
 nlohmann::json analyze_loop(const SitsScenario& scenario, double k_h, bool identified);
 
 struct TuneOptions {
-  int jobs = 0;                                        ///< 0: the machine's cores
-  std::vector<double> switch_times{26.0, 36.0, 46.0};  ///< t_ε candidates, s
+  int jobs = 0;  ///< 0: the machine's cores
+  /// t_ε candidates (SCVG), s, each in (0, duration); empty: 26/60, 36/60 and 46/60 of the run.
+  std::vector<double> switch_times;
+  /// A 5×5(×7) grid around the best fixed gain and one (the middle) t_ε instead of the full
+  /// 11×13(×17)×3 grid: about 20× fewer runs.
+  bool coarse = false;
   int top = 10;
 };
 
@@ -56,3 +60,5 @@ nlohmann::json tune_compensator(const SitsScenario& scenario, const TuneOptions&
 void write_text_file(const std::filesystem::path& path, const std::string& text);
 
 }  // namespace hyloop::experiment
+/// Tunes the scenario's compensator.type: fgc the fixed gain; lgc also K_ε1; scvg also K_ε2
+/// and t_ε (none is refused). Runs keep the scenario's phase correction when it is on.

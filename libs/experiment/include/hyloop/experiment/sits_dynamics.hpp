@@ -3,7 +3,8 @@
 // in-process runner and the dynamics service so that both compute the same numbers in the same
 // order (the lockstep test compares them bit for bit). In cycle k, from the measurements of
 // cycle k (robot position X_R[k], its velocity, the delayed force F_meas[k]):
-//   v̂_R[k] = TD(X_R[k]);  F′[k] = F_meas[k] + K_h[k]·v̂_R[k]
+//   v̂_R[k] = TD(X_R[k]);  F′[k] = F_meas[k] + K_h[k]·v̂_R[k] (+ K_x[k]·X_R[k] when the phase
+//   correction is on; K_x[k] from the target's and the twin's states of cycle k)
 //   v[k+1] = v[k] + T·F′[k]/m_e;  x[k+1] = x[k] + T·v[k+1]      (target, semi-implicit Euler)
 //   the ideal twin advances under E[k] = −K_tc·x_i[k] − B_tc·v_i[k]
 // and the candidate command for cycle k+1 is (x[k+1], v[k+1]); the actuator latches it every
@@ -15,6 +16,8 @@
 
 #include "hyloop/core/compensator.hpp"
 #include "hyloop/core/contact_model.hpp"
+#include "hyloop/core/lti.hpp"
+#include "hyloop/core/phase_correction.hpp"
 #include "hyloop/core/sit_model.hpp"
 #include "hyloop/core/tracking_differentiator.hpp"
 #include "hyloop/experiment/scenario.hpp"
@@ -47,6 +50,8 @@ enum class SitsColumn : std::uint8_t {
   kEnergyIdeal,
   kPower,
   kPowerIdeal,
+  kKx,     ///< K_x of the phase correction, N/m (0 when off)
+  kPhase,  ///< φ of the target against the twin, rad (0 when off)
   kCount
 };
 inline constexpr std::size_t kSitsColumns = static_cast<std::size_t>(SitsColumn::kCount);
@@ -71,6 +76,15 @@ hal::SitsRigConfig sits_rig_config(const SitsScenario& scenario);
 /// The actuator safety layer's configuration of a SITS scenario (rig.limits and safety).
 hal::SafetyConfig sits_safety_config(const SitsScenario& scenario);
 
+/// The linearised loop of a scenario for the model-based K_x (core::model_stiffness_correction),
+/// with the given robot model (identified or configured; ignored when the robot is bypassed).
+core::PhaseCorrectionModel phase_correction_model(const SitsScenario& scenario,
+                                                  const core::ZeroPoleGain& robot, double k_h);
+
+/// The K_x (N/m) `hyloop analyze` puts into the characteristic equation for this scenario:
+/// 0 when compensator.phase_correction is off, else the model-based value within its bound.
+double analysis_k_x(const SitsScenario& scenario, const core::ZeroPoleGain& robot, double k_h);
+
 /// The measurements of cycle k the dynamics needs.
 struct SitsMeasurement {
   double robot_position = 0.0;  ///< X_R[k], m
@@ -92,6 +106,9 @@ class SitsDynamics {
                   hal::ActuatorCommand& next) noexcept;
 
   [[nodiscard]] const core::Compensator& compensator() const noexcept { return compensator_; }
+  [[nodiscard]] const core::PhaseCorrection& phase_correction() const noexcept {
+    return phase_correction_;
+  }
 
  private:
   double step_;
@@ -103,6 +120,7 @@ class SitsDynamics {
   core::ContactModel contact_;  // the nominal contact, for the target's energy
   core::TrackingDifferentiator td_;
   core::Compensator compensator_;
+  core::PhaseCorrection phase_correction_;
 };
 
 }  // namespace hyloop::experiment

@@ -4,7 +4,8 @@
 // the one cycle order of DESIGN.md §6. In cycle k:
 //   1. the actuator holds X_c[k]; 2. the rig advances one step and measures X_R[k], F[k];
 //   3. the sensor delivers F_meas[k] = F[k − d];
-//   4. F′[k] = F_meas[k] + K_h[k]·v̂_R[k]; the target and the twin advance one step;
+//   4. F′[k] = F_meas[k] + K_h[k]·v̂_R[k] (+ K_x[k]·X_R[k]); the target and the twin advance one
+//   step;
 //   5. X_c[k+1] = (x[k+1], v[k+1]) if (k+1) mod h = 0, else X_c[k].
 // step() is RT-safe: everything is allocated by the constructor.
 
