@@ -195,6 +195,10 @@ void ActuatorComponent::run_loop() noexcept {
       std::max<std::int64_t>(1, static_cast<std::int64_t>(1.5 * step * 1e3 + 0.5)));
   bool lost = false;   // lockstep: the dynamics stopped sending
   bool armed = false;  // real time: the watchdog runs from the first command on
+  // Real time: an e-stop was requested and is not in the output yet (it is at the next latch).
+  const auto stop_pending = [this] {
+    return estop_request_ns_.load(std::memory_order_relaxed) != 0 && !stage_->output().estopped;
+  };
   auto last_command = std::chrono::steady_clock::now();
   std::uint64_t c = 1;
   while (c < total && !stop_requested()) {
@@ -213,10 +217,20 @@ void ActuatorComponent::run_loop() noexcept {
     }
     const v1::ActuatorCommand* cmd = nullptr;
     if (!lockstep()) {
-      cmd = receive_input(*commands_, input_, rt_wait);
+      // Wait up to 1.5·T for the command, looking for an e-stop request every kEstopPoll.
+      const auto until = std::chrono::steady_clock::now() + rt_wait;
+      while (!stop_pending()) {
+        cmd = receive_input(*commands_, input_, kEstopPoll);
+        if (cmd != nullptr || std::chrono::steady_clock::now() >= until) break;
+      }
+      if (cmd != nullptr && cmd->header().cycle() < c) {
+        continue;  // a cycle already sent ahead on the way to an e-stop's latch
+      }
       if (cmd != nullptr) {
         c = cmd->header().cycle();  // the command's own cycle (earlier ones were lost or late)
         armed = true;
+      } else if (stop_pending()) {
+        // No wait: the cycles up to the latch that applies the stop go out now.
       } else if (!armed && !stage_->safety().estopped()) {
         continue;  // the loop is still connecting: the rig holds the first command, at rest
       } else {

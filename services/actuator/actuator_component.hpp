@@ -6,14 +6,19 @@
 // command is there; if none arrives for `watchdog_wall_timeout`, the dynamics is taken as lost
 // and the watchdog path runs cycle by cycle (the rig is stepped through the stopping ramp).
 // Real time: each cycle waits at most 1.5·T for its command; a missing one counts towards the
-// watchdog (the actuator holds). E-stop latches at once and takes effect at the next latch
-// (within one control period); the time from the request to the first stopping command sent is
-// measured and reported in telemetry. When the rig is at rest after a watchdog trip or an e-stop
-// (also one latched because the coordinator was lost: runtime::LoopComponent), the loop ends and
-// logs (warn) the cause, the time from the trip or request to the first stopping command and to
-// rest: the numbers of docs/reliability.md. A Deactivate in the middle of a real-time run (the
-// run stopped, or another client) ramps the rig to rest first (at most kStopRampLimit).
-// Loop latency: arrival of the command − the rig's sample time it derives from.
+// watchdog (the actuator holds). E-stop latches at once and takes effect at the next latch of the
+// control period: in real time the wait for a command looks at the request every kEstopPoll, and
+// once one is seen the cycles up to that latch go out at once, without waiting for commands (the
+// e-stopped dynamics sends none), so the first command of the stopping ramp leaves within
+// about kEstopPoll of the request instead of up to two command waits (1.5·T each) later; the
+// ramp then runs at the loop's pace. The time from the request (the EmergencyStop call's arrival)
+// to the first stopping command sent is measured and reported in telemetry (estop_latency[ns]).
+// When the rig is at rest after a watchdog trip or an e-stop (also one latched because the
+// coordinator was lost: runtime::LoopComponent), the loop ends and logs (warn) the cause, the time
+// from the trip or request to the first stopping command and to rest: the numbers of
+// docs/reliability.md. A Deactivate in the middle of a real-time run (the run stopped, or another
+// client) ramps the rig to rest first (at most kStopRampLimit). Loop latency: arrival of the
+// command − the rig's sample time it derives from.
 
 #include <array>
 #include <atomic>
@@ -30,6 +35,8 @@ namespace hyloop::services {
 /// Real time: how long a Deactivate mid-run lets the safety layer's ramp bring the rig to rest
 /// before the loop ends anyway (the rig then holds the last command).
 inline constexpr std::chrono::milliseconds kStopRampLimit{500};
+/// Real time: how often the wait for a command looks for an emergency stop request.
+inline constexpr std::chrono::milliseconds kEstopPoll{1};
 
 class ActuatorComponent final : public runtime::LoopComponent {
  public:

@@ -321,7 +321,6 @@ grpc::Status Coordinator::start(const v1::StartRequest& request, v1::RunStatus* 
   pending_.clear();
   columns_.clear();
   names_.clear();
-  last_row_.clear();
   next_record_ = 0;
   skipped_cycles_ = 0;
   rig_last_cycle_ = 0;
@@ -507,30 +506,42 @@ void Coordinator::list_runs(v1::ListRunsReply* reply) {
   }
 }
 
+void Coordinator::keep_row_locked(std::uint64_t cycle, const std::vector<double>& row) {
+  recent_rows_[cycle % kRecentRows] = row;
+  status_.set_cycle(cycle + 1);
+}
+
 bool Coordinator::next_frame(std::uint64_t after_cycle, std::uint32_t decimation,
                              v1::TelemetryFrame* frame, std::chrono::milliseconds timeout) {
   std::unique_lock<std::mutex> lock(mutex_);
-  const std::uint64_t step = std::max<std::uint32_t>(1, decimation);
+  const std::uint64_t n = std::max<std::uint32_t>(1, decimation);
   const bool first = after_cycle == std::numeric_limits<std::uint64_t>::max();
-  const auto ready = [&] {
-    if (status_.state() != v1::RUN_STATE_RUNNING) return true;
-    return !last_row_.empty() && (first || status_.cycle() >= after_cycle + step + 1);
+  // The rows recorded so far are cycles 0 … status_.cycle() − 1; the oldest kept is
+  // status_.cycle() − kRecentRows.
+  const auto due = [&]() -> std::optional<std::uint64_t> {
+    const std::uint64_t recorded = status_.cycle();
+    if (recorded == 0) return std::nullopt;
+    const std::uint64_t newest = (recorded - 1) / n * n;
+    if (first) return newest;
+    const std::uint64_t next = after_cycle + n;
+    if (next >= recorded) return std::nullopt;
+    return next + kRecentRows < recorded ? newest : next;  // fell behind: skip ahead
   };
-  changed_.wait_for(lock, timeout, ready);
-  if (last_row_.empty() || (!first && status_.cycle() < after_cycle + 2)) {
-    frame->set_state(status_.state());
-    return status_.state() == v1::RUN_STATE_RUNNING;
-  }
+  changed_.wait_for(lock, timeout,
+                    [&] { return status_.state() != v1::RUN_STATE_RUNNING || due().has_value(); });
   frame->Clear();
-  frame->set_cycle(status_.cycle() - 1);
-  frame->set_virtual_time_s(last_row_.front());
+  frame->set_state(status_.state());
+  const std::optional<std::uint64_t> cycle = due();
+  if (!cycle) return status_.state() == v1::RUN_STATE_RUNNING;
+  const std::vector<double>& row = recent_rows_[*cycle % kRecentRows];
+  frame->set_cycle(*cycle);
+  frame->set_virtual_time_s(row.front());
   if (first && recorder_) {
     for (const std::string& h : recorder_->samples().headers()) frame->add_names(h);
   }
   const std::size_t shown =
-      recorder_ ? std::min(last_row_.size(), recorder_->samples().columns()) : last_row_.size();
-  for (std::size_t i = 0; i < shown; ++i) frame->add_values(last_row_[i]);
-  frame->set_state(status_.state());
+      recorder_ ? std::min(row.size(), recorder_->samples().columns()) : row.size();
+  for (std::size_t i = 0; i < shown; ++i) frame->add_values(row[i]);
   return true;
 }
 
@@ -613,8 +624,7 @@ void Coordinator::record(const v1::Telemetry& t) {
       record_row(it->second.row);
       {
         const std::lock_guard<std::mutex> lock(mutex_);
-        last_row_ = it->second.row;
-        status_.set_cycle(next_record_ + 1);
+        keep_row_locked(next_record_, it->second.row);
         status_.set_virtual_time_s(it->second.row.front());
       }
       if (next_record_ % 16 == 0) changed_.notify_all();
@@ -644,8 +654,7 @@ void Coordinator::flush_incomplete() {
       recorder_->record_cycle(it->second.row);
       {
         const std::lock_guard<std::mutex> lock(mutex_);
-        last_row_ = it->second.row;
-        status_.set_cycle(next_record_ + 1);
+        keep_row_locked(next_record_, it->second.row);
       }
       pending_.erase(it);
     } else {
@@ -735,6 +744,8 @@ void Coordinator::run(std::string out_dir) noexcept {
     tp::Channel& telemetry = *telemetry_channel;
     message = start_loop(run_id, scenario_text_, endpoints, mode_, "dynamics");
     bool ok = message.empty();
+    // The run's wall time: from the loop's start (every service active) to the end of its loop.
+    const auto loop_start = std::chrono::steady_clock::now();
     if (mode_ == v1::CLOCK_MODE_REAL_TIME) {
       bare = std::thread([this, &bare_stop] {
         tp::PeriodicClockConfig c;
@@ -890,6 +901,8 @@ void Coordinator::run(std::string out_dir) noexcept {
     if (!ok && final_state == v1::RUN_STATE_FINISHED) {
       final_state = v1::RUN_STATE_FAILED;
     }
+    const double wall_time_s =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - loop_start).count();
     bare_stop = true;
     if (bare.joinable()) bare.join();
     // A service that does not answer (dead, or stopped: its Deactivate would wait out the
@@ -900,7 +913,19 @@ void Coordinator::run(std::string out_dir) noexcept {
         (void)s->deactivate();
       }
     }
-    const nlohmann::json extra = distributed_summary(final_state, message);
+    nlohmann::json extra = distributed_summary(final_state, message);
+    // The recorder never ran the loop itself: the wall time and rate are the services' (the
+    // in-process run's are its own loop's), and a run ended from outside the model says why.
+    extra["wall_time_s"] = wall_time_s;
+    extra["steps_per_second"] =
+        wall_time_s > 0.0 ? static_cast<double>(recorder_->cycle()) / wall_time_s : 0.0;
+    if (const nlohmann::json kind = recorder_->summary(); final_state != v1::RUN_STATE_FINISHED &&
+                                                          kind.contains("stop_reason") &&
+                                                          kind["stop_reason"].is_null()) {
+      extra["stop_reason"] = final_state == v1::RUN_STATE_ESTOPPED  ? "emergency_stop"
+                             : final_state == v1::RUN_STATE_STOPPED ? "operator_stop"
+                                                                    : "service_fault";
+    }
     recording_->journal().event("end", std::string(state_name(final_state)) + ": " + message);
     const nlohmann::json summary = recording_->complete(*recorder_, extra);
     recorder_->set_row_observer(nullptr);
@@ -948,22 +973,44 @@ std::string Coordinator::start_loop(const std::string& run_id, const std::string
   request.set_scenario_yaml(scenario_yaml);
   *request.mutable_endpoints() = endpoints;
   request.set_mode(mode);
+  // dynamics and identification take turns in the dynamics' slot and bind the same
+  // dynamics_to_actuator endpoint: the one not running now must not hold it (a configuration left
+  // by an aborted start, by a failed Configure or by another coordinator).
+  const std::string other =
+      command_source == std::string("dynamics") ? "identification" : "dynamics";
+  if (ServiceHandle* s = find_service(other)) {
+    if (const auto st = s->state(); st && (st->state() == v1::LIFECYCLE_STATE_INACTIVE ||
+                                           st->state() == v1::LIFECYCLE_STATE_ERROR)) {
+      (void)s->cleanup();
+    }
+  }
+  // An aborted start releases what it configured: no service keeps a loop port bound while idle.
+  std::vector<ServiceHandle*> configured;
+  const auto abort = [&configured](std::string why) {
+    for (ServiceHandle* s : configured) {
+      if (const auto st = s->state(); st && st->state() != v1::LIFECYCLE_STATE_ACTIVE) {
+        (void)s->cleanup();
+      }
+    }
+    return why;
+  };
   // Binding order first, sender ids = kLoopServices slots; the command source takes the
   // dynamics' slot.
   for (std::size_t i = 0; i < kLoopServices.size(); ++i) {
     const std::string name =
         kLoopServices[i] == std::string("dynamics") ? command_source : kLoopServices[i];
     ServiceHandle* s = find_service(name);
-    if (s == nullptr) return "service " + name + ": not known to the coordinator";
+    if (s == nullptr) return abort("service " + name + ": not known to the coordinator");
     request.set_sender_id(static_cast<std::uint32_t>(i + 1));
     {
       const std::lock_guard<std::mutex> lock(mutex_);
       const auto it = reset_counts_.find(name);
       request.set_reset_emergency_stop_count(it == reset_counts_.end() ? 0 : it->second);
     }
+    configured.push_back(s);
     const v1::LifecycleReply r = s->configure(request);
     if (r.state() != v1::LIFECYCLE_STATE_INACTIVE || !r.emergency_stop().empty()) {
-      return name + ": configure failed: " + r.message();
+      return abort(name + ": configure failed: " + r.message());
     }
     {
       const std::lock_guard<std::mutex> lock(mutex_);
@@ -974,7 +1021,7 @@ std::string Coordinator::start_loop(const std::string& run_id, const std::string
   for (const char* name : {"rig-emulator", "sensor", command_source, "actuator"}) {
     const v1::LifecycleReply r = find_service(name)->activate();
     if (r.state() != v1::LIFECYCLE_STATE_ACTIVE) {
-      return std::string(name) + ": activate failed: " + r.message();
+      return abort(std::string(name) + ": activate failed: " + r.message());
     }
   }
   return {};

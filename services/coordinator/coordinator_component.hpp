@@ -88,7 +88,12 @@ class Coordinator {
   void status(v1::RunStatus* reply);
   grpc::Status run_summary(const std::string& run_id, v1::RunSummaryReply* reply);
   void list_runs(v1::ListRunsReply* reply);
-  /// Telemetry frames of the current run (blocks until a new row or the run's end).
+  /// The next telemetry frame of the current run on the decimation grid: the recorded row of
+  /// cycle k with k % decimation == 0 (0 or 1: every cycle). `after_cycle`: the cycle of the
+  /// previous frame (UINT64_MAX: none yet; the first is the newest grid row). Waits up to
+  /// `timeout` for row after_cycle + decimation; a reader more than kRecentRows cycles behind
+  /// skips ahead to the newest grid row. A frame without values (only the state) when none is
+  /// due. Returns false once the run is no longer running.
   bool next_frame(std::uint64_t after_cycle, std::uint32_t decimation, v1::TelemetryFrame* frame,
                   std::chrono::milliseconds timeout);
   /// Identification through the stack: the scenario's sine sweep goes out through the actuator
@@ -194,7 +199,12 @@ class Coordinator {
   std::map<std::uint64_t, Pending> pending_;
   std::map<std::uint32_t, std::vector<int>> columns_;  // sender → column of each value
   std::map<std::uint32_t, std::vector<std::string>> names_;
-  std::vector<double> last_row_;
+  // The newest recorded rows, row k in slot k % kRecentRows (under mutex_): the telemetry
+  // frames of next_frame.
+  static constexpr std::uint64_t kRecentRows = 8192;
+  std::vector<std::vector<double>> recent_rows_ = std::vector<std::vector<double>>(kRecentRows);
+  /// Keeps `row` as the recorded row of `cycle` (holding mutex_).
+  void keep_row_locked(std::uint64_t cycle, const std::vector<double>& row);
   std::uint64_t next_record_ = 0;
   std::uint64_t skipped_cycles_ = 0;
   std::uint64_t rig_last_cycle_ = 0;

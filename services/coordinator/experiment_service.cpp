@@ -42,12 +42,13 @@ class ExperimentService final : public v1::Experiment::Service {
     std::uint64_t after = std::numeric_limits<std::uint64_t>::max();
     v1::TelemetryFrame frame;
     while (!ctx->IsCancelled()) {
+      // Frames on the decimation grid only (next_frame); a wait that times out sends nothing.
       const bool running =
           c_.next_frame(after, request->decimation(), &frame, std::chrono::milliseconds(200));
-      if (frame.values_size() > 0 &&
-          (after == std::numeric_limits<std::uint64_t>::max() || frame.cycle() != after)) {
+      if (frame.values_size() > 0) {
         if (!writer->Write(frame)) break;
         after = frame.cycle();
+        continue;  // rows already recorded go out before the end of the run is noticed
       }
       if (!running) break;
       frame.Clear();

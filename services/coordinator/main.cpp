@@ -5,50 +5,20 @@
 // --runs-dir DIR (where run directories are created; or HYLOOP_RUNS_DIR).
 // With --security-dir DIR it serves TLS and reaches its services with DIR/ca.crt and
 // DIR/tokens/coordinator.
-#include <cstdlib>
-#include <cstring>
-#include <iostream>
+#include <CLI/CLI.hpp>
 #include <vector>
 
 #include "coordinator/coordinator_component.hpp"
 #include "hyloop/experiment/data_source.hpp"
 #include "hyloop/runtime/service_main.hpp"
 
-namespace {
-// Removes "--name VALUE" from argv (the rest goes to run_service_main).
-std::string take_option(int& argc, char** argv, const char* name, const char* env) {
-  std::string value = std::getenv(env) != nullptr ? std::getenv(env) : "";
-  for (int i = 1; i + 1 < argc; ++i) {
-    if (std::strcmp(argv[i], name) == 0) {
-      value = argv[i + 1];
-      for (int j = i; j + 2 <= argc; ++j) argv[j] = argv[j + 2];
-      argc -= 2;
-      break;
-    }
-  }
-  return value;
-}
-}  // namespace
-
 int main(int argc, char** argv) {
   using namespace hyloop;
-  const std::string spec = take_option(argc, argv, "--services", "HYLOOP_SERVICES");
-  services::CoordinatorOptions options;
-  options.endpoint_prefix = take_option(argc, argv, "--endpoint-prefix", "HYLOOP_ENDPOINT_PREFIX");
-  const std::string endpoints = take_option(argc, argv, "--endpoints", "HYLOOP_ENDPOINTS");
-  // --runs-dir DIR: Start.out_dir names a run directory in it (default: the working directory).
-  options.runs_dir = take_option(argc, argv, "--runs-dir", "HYLOOP_RUNS_DIR");
-  // --data-dir DIR (repeatable): where a scenario's data files are looked up by name.
-  if (const std::string error = experiment::take_data_dir_options(argc, argv); !error.empty()) {
-    std::cerr << "hyloop-coordinator: " << error << '\n';
-    return 1;
-  }
-  try {
-    options.endpoints = services::parse_endpoints(endpoints);
-  } catch (const std::exception& e) {
-    std::cerr << "hyloop-coordinator: " << e.what() << '\n';
-    return 1;
-  }
+  std::string spec;
+  std::string endpoint_prefix;
+  std::string endpoints;
+  std::string runs_dir;
+  std::vector<std::string> data_dirs;
   zmq::context_t context;
   std::unique_ptr<services::Coordinator> coordinator;
   return runtime::run_service_main(
@@ -58,6 +28,13 @@ int main(int argc, char** argv) {
         // coordinator token of its --security-dir (service_handle.hpp). Not before
         // run_service_main: gRPC's threads must inherit its signal mask, or a SIGTERM kills the
         // process instead of shutting it down.
+        if (!data_dirs.empty()) {
+          experiment::set_server_data_directories({data_dirs.begin(), data_dirs.end()});
+        }
+        services::CoordinatorOptions options;
+        options.endpoint_prefix = endpoint_prefix;
+        options.endpoints = services::parse_endpoints(endpoints);
+        options.runs_dir = runs_dir;
         coordinator = std::make_unique<services::Coordinator>(services::grpc_service_handles(spec),
                                                               context, options);
         return std::make_unique<services::CoordinatorComponent>(*coordinator);
@@ -65,5 +42,27 @@ int main(int argc, char** argv) {
       [&coordinator](runtime::ServiceHost& host, runtime::Component& /*component*/) {
         host.add_service(services::make_experiment_service(*coordinator));
         host.add_service(services::make_coordinator_identification_service(*coordinator));
+      },
+      [&](CLI::App& app) {
+        app.add_option("--services", spec,
+                       "the services' gRPC addresses: rig-emulator=HOST:PORT,actuator=HOST:PORT,"
+                       "dynamics=HOST:PORT,sensor=HOST:PORT[,identification=HOST:PORT] "
+                       "(required)")
+            ->envname("HYLOOP_SERVICES");
+        app.add_option("--endpoints", endpoints,
+                       "loop channels on tcp, CHANNEL=tcp://HOST:PORT,... (rig_to_sensor, "
+                       "sensor_to_dynamics, dynamics_to_actuator, actuator_to_rig, telemetry); "
+                       "HOST is the binder's own address; default: ipc:// in --ipc-dir")
+            ->envname("HYLOOP_ENDPOINTS");
+        app.add_option("--endpoint-prefix", endpoint_prefix,
+                       "inproc://NAME for co-located components (one process)")
+            ->envname("HYLOOP_ENDPOINT_PREFIX");
+        app.add_option("--runs-dir", runs_dir,
+                       "where run directories are created (Start.out_dir names one in it; "
+                       "default: the working directory)")
+            ->envname("HYLOOP_RUNS_DIR");
+        app.add_option("--data-dir", data_dirs,
+                       "where a scenario's data files are looked up by name (repeatable; "
+                       "default: HYLOOP_DATA_DIRS, else the project's data/)");
       });
 }

@@ -31,6 +31,7 @@ class GrpcHandle final : public ServiceHandle {
   v1::LifecycleReply activate() override { return call(&v1::Lifecycle::Stub::Activate); }
   v1::LifecycleReply deactivate() override { return call(&v1::Lifecycle::Stub::Deactivate); }
   v1::LifecycleReply shutdown() override { return call(&v1::Lifecycle::Stub::Shutdown); }
+  v1::LifecycleReply cleanup() override { return call(&v1::Lifecycle::Stub::Cleanup); }
   v1::LifecycleReply emergency_stop(const std::string& reason) override {
     grpc::ClientContext ctx;
     ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(1));
@@ -79,6 +80,7 @@ class LocalHandle final : public ServiceHandle {
   v1::LifecycleReply activate() override { return c_.activate(); }
   v1::LifecycleReply deactivate() override { return c_.deactivate(); }
   v1::LifecycleReply shutdown() override { return c_.shutdown(); }
+  v1::LifecycleReply cleanup() override { return c_.cleanup(); }
   v1::LifecycleReply emergency_stop(const std::string& reason) override {
     return c_.emergency_stop(reason);
   }

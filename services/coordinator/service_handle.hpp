@@ -25,6 +25,9 @@ class ServiceHandle {
   virtual v1::LifecycleReply activate() = 0;
   virtual v1::LifecycleReply deactivate() = 0;
   virtual v1::LifecycleReply shutdown() = 0;
+  /// INACTIVE or ERROR → UNCONFIGURED: releases the loop ports of a configuration that will not
+  /// run.
+  virtual v1::LifecycleReply cleanup() = 0;
   virtual v1::LifecycleReply emergency_stop(const std::string& reason) = 0;
   /// std::nullopt when the service does not answer (dead or unreachable).
   virtual std::optional<v1::LifecycleReply> state() = 0;

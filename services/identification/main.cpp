@@ -1,6 +1,7 @@
 // hyloop-identification: hosts the IdentificationComponent behind the lifecycle gRPC API, with
 // the hyloop.v1.Identification and hyloop.v1.Analysis services.
-#include <iostream>
+#include <CLI/CLI.hpp>
+#include <vector>
 
 #include "hyloop/experiment/data_source.hpp"
 #include "hyloop/runtime/service_main.hpp"
@@ -8,17 +9,23 @@
 
 int main(int argc, char** argv) {
   using namespace hyloop;
-  // --data-dir DIR (repeatable): where a scenario's data files are looked up by name.
-  if (const std::string error = experiment::take_data_dir_options(argc, argv); !error.empty()) {
-    std::cerr << "hyloop-identification: " << error << '\n';
-    return 1;
-  }
+  std::vector<std::string> data_dirs;
   return runtime::run_service_main(
       argc, argv, "identification",
-      [] { return std::make_unique<services::IdentificationComponent>(); },
+      [&data_dirs] {
+        if (!data_dirs.empty()) {
+          experiment::set_server_data_directories({data_dirs.begin(), data_dirs.end()});
+        }
+        return std::make_unique<services::IdentificationComponent>();
+      },
       [](runtime::ServiceHost& host, runtime::Component& component) {
         host.add_service(services::make_identification_service(
             static_cast<services::IdentificationComponent&>(component)));
         host.add_service(services::make_analysis_service());
+      },
+      [&data_dirs](CLI::App& app) {
+        app.add_option("--data-dir", data_dirs,
+                       "where a scenario's data files are looked up by name (repeatable; "
+                       "default: HYLOOP_DATA_DIRS, else the project's data/)");
       });
 }

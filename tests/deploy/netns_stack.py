@@ -12,6 +12,9 @@ The lab's security directory comes from `hyloop certs` (TLS for gRPC, tokens, CU
    `hyloop run` of the same scenario.
 2. A real-time run reports the cross-host loop latency (rig sample → actuator command; the
    rig and the actuator share a host, so the monotonic stamps share a clock).
+3. The lab's sequence run → identification (RunIdentification) → run → run succeeds: the
+   dynamics and the identification service take turns binding dynamics_to_actuator on the
+   model host, and neither keeps it bound while idle (a connect there is refused).
 Needs root (ip netns). Prints the figures and writes them as JSON (--out).
 """
 import argparse
@@ -134,11 +137,41 @@ def run(bindir, address, scenario, out, mode, overrides):
     raise RuntimeError("run did not end")
 
 
+IDENTIFY = r"""
+import sys
+sys.path.insert(0, sys.argv[1])
+import grpc
+from hyloop.v1 import control_pb2, control_pb2_grpc
+address, security, scenario = sys.argv[2], sys.argv[3], sys.argv[4]
+token = open(security + "/tokens/operator").read().strip()
+creds = grpc.composite_channel_credentials(
+    grpc.ssl_channel_credentials(root_certificates=open(security + "/ca.crt", "rb").read()),
+    grpc.access_token_call_credentials(token))
+with grpc.secure_channel(address, creds) as channel:
+    stub = control_pb2_grpc.IdentificationStub(channel)
+    try:
+        reply = stub.RunIdentification(control_pb2.RunIdentificationRequest(
+            scenario_yaml=open(scenario).read()), timeout=300)
+        print("OK %d %d" % (len(reply.model.a), len(reply.model.b)))
+    except grpc.RpcError as e:
+        print("ERROR %s %s" % (e.code().name, e.details()))
+"""
+
+
+def identify(stubs, address, scenario):
+    """RunIdentification at the coordinator from the ctl host: "" or the error."""
+    r = subprocess.run([*enter("ctl"), "/usr/bin/python3", "-c", IDENTIFY, stubs, address,
+                        SECURITY["dir"], scenario], capture_output=True, text=True, timeout=600)
+    out = (r.stdout or "").strip()
+    return "" if out.startswith("OK") else (out or r.stderr.strip() or "no answer")
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--bin", required=True)
     p.add_argument("--source", required=True)
     p.add_argument("--out", default="")
+    p.add_argument("--stubs", required=True, help="the generated Python stubs (build/python)")
     p.add_argument("--realtime-seconds", type=float, default=10.0)
     a = p.parse_args()
     if os.geteuid() != 0 or shutil.which("ip") is None or shutil.which("nsenter") is None:
@@ -215,7 +248,26 @@ def main():
                "refused" if probe.get("other_address") == 111 else
                "errno %s" % probe.get("other_address")))
         result["exact_bind"] = probe
-        ok = same and state == "finished" and flowed and exact
+
+        # 3. The lab's sequence (issue 15): run → identification → run → run. dynamics and
+        # identification bind dynamics_to_actuator (model:5603) in turn; each releases it when its
+        # run ends, so nothing listens there while the stack is idle.
+        lab = {"idle_after_run": tcp_connect("ctl", HOSTS["model"], 5603)}
+        lab["identification"] = identify(a.stubs, coordinator.address, scenario)
+        lab["idle_after_identification"] = tcp_connect("ctl", HOSTS["model"], 5603)
+        for i, mode in enumerate(("lockstep", "realtime")):
+            state_i, status_i = run(a.bin, coordinator.address, scenario,
+                                    os.path.join(work, "after_identification_%d" % i), mode,
+                                    ["timing.duration_s=2", "metrics.window_s=2"])
+            lab["run_%d" % i] = state_i
+            if state_i != "finished":
+                lab["run_%d_status" % i] = status_i
+        print("lab sequence: %s" % json.dumps(lab))
+        result["lab_sequence"] = lab
+        lab_ok = (lab["identification"] == "" and lab["run_0"] == "finished" and
+                  lab["run_1"] == "finished" and lab["idle_after_run"] == 111 and
+                  lab["idle_after_identification"] == 111)
+        ok = same and state == "finished" and flowed and exact and lab_ok
     finally:
         for s in reversed(services):
             s.stop()

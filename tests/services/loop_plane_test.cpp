@@ -462,4 +462,99 @@ TEST(LoopPlane, HyloopUpLeavesNoSocketBehind) {
   fs::remove_all(dir);
 }
 
+// The port of "tcp://127.0.0.1:PORT".
+int port_of(const std::string& endpoint) {
+  return std::stoi(endpoint.substr(endpoint.rfind(':') + 1));
+}
+
+// A plain TCP listener on 127.0.0.1:port while it lives: another program holding the port.
+class Squatter {
+ public:
+  explicit Squatter(int port) : fd_(::socket(AF_INET, SOCK_STREAM, 0)) {
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_port = htons(static_cast<std::uint16_t>(port));
+    ::inet_pton(AF_INET, "127.0.0.1", &a.sin_addr);
+    const int one = 1;
+    ::setsockopt(fd_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    bound_ =
+        ::bind(fd_, reinterpret_cast<const sockaddr*>(&a), sizeof a) == 0 && ::listen(fd_, 1) == 0;
+  }
+  ~Squatter() { ::close(fd_); }
+  Squatter(const Squatter&) = delete;
+  Squatter& operator=(const Squatter&) = delete;
+  [[nodiscard]] bool bound() const { return bound_; }
+
+ private:
+  int fd_;
+  bool bound_ = false;
+};
+
+// Issue 15, defect 1 (the three-machine lab broke itself): dynamics and identification take
+// turns binding dynamics_to_actuator. A start that aborts after the dynamics was configured (here
+// another program holds the sensor's port) left the dynamics bound while idle, and the next
+// RunIdentification failed "Address already in use". Now an aborted start releases what it
+// configured, and run → identification → run → run all go through.
+TEST(LoopPlane, AnAbortedStartHoldsNoPortAndTheLabSequenceRuns) {
+  const fs::path dir = temp_dir("lab");
+  const fs::path keys = make_keys(dir);
+  const services::CoordinatorOptions options = tcp_options();
+  const int command_port = port_of(options.endpoints.dynamics_to_actuator());
+  Stack stack(options, {.ipc_dir = (dir / "ipc").string(), .security_dir = keys.string()}, dir);
+  {
+    Squatter squatter(port_of(options.endpoints.sensor_to_dynamics()));
+    ASSERT_TRUE(squatter.bound());
+    stack.start(dir / "aborted");
+    const v1::RunStatus status = stack.wait();
+    EXPECT_EQ(status.state(), v1::RUN_STATE_FAILED);
+    EXPECT_NE(status.message().find("sensor: configure failed"), std::string::npos)
+        << status.message();
+  }
+  EXPECT_TRUE(Squatter(command_port).bound())
+      << "dynamics_to_actuator is still bound after the aborted start";
+  v1::RunIdentificationRequest request;
+  request.set_scenario_yaml(
+      experiment::read_scenario_text((kSource / "scenarios/sits/identify.yaml").string()));
+  v1::RunIdentificationReply reply;
+  const grpc::Status st = stack.coordinator().run_identification(request, &reply);
+  ASSERT_TRUE(st.ok()) << st.error_message();
+  EXPECT_TRUE(Squatter(command_port).bound()) << "bound after the identification run";
+  for (const char* name : {"run_1", "run_2"}) {
+    stack.start(dir / name);
+    const v1::RunStatus status = stack.wait();
+    EXPECT_EQ(status.state(), v1::RUN_STATE_FINISHED) << name << ": " << status.message();
+    EXPECT_TRUE(slurp(dir / name / "samples.csv") == reference_samples()) << name;
+  }
+  EXPECT_TRUE(Squatter(command_port).bound()) << "bound while idle after the runs";
+  fs::remove_all(dir);
+}
+
+// A service whose Configure failed (its port held by another program) holds nothing in ERROR
+// and is configured again by the next start, without a restart.
+TEST(LoopPlane, AFailedConfigureRecoversWithoutARestart) {
+  const fs::path dir = temp_dir("recover");
+  const fs::path keys = make_keys(dir);
+  const services::CoordinatorOptions options = tcp_options();
+  Stack stack(options, {.ipc_dir = (dir / "ipc").string(), .security_dir = keys.string()}, dir);
+  {
+    Squatter squatter(port_of(options.endpoints.dynamics_to_actuator()));
+    ASSERT_TRUE(squatter.bound());
+    stack.start(dir / "failed");
+    const v1::RunStatus status = stack.wait();
+    EXPECT_EQ(status.state(), v1::RUN_STATE_FAILED);
+    EXPECT_NE(status.message().find("dynamics: configure failed"), std::string::npos)
+        << status.message();
+  }
+  // Nothing of that configuration is left bound (the rig's and the actuator's ports neither).
+  for (const std::string& e :
+       {options.endpoints.rig_to_sensor(), options.endpoints.actuator_to_rig()}) {
+    EXPECT_TRUE(Squatter(port_of(e)).bound()) << e << " still bound after the aborted start";
+  }
+  stack.start(dir / "again");
+  const v1::RunStatus status = stack.wait();
+  EXPECT_EQ(status.state(), v1::RUN_STATE_FINISHED) << status.message();
+  EXPECT_TRUE(slurp(dir / "again" / "samples.csv") == reference_samples());
+  fs::remove_all(dir);
+}
+
 }  // namespace

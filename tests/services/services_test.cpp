@@ -91,6 +91,12 @@ TEST(Lockstep, SeparateProcessesGiveTheInProcessSamplesBitForBit) {
   EXPECT_EQ(summary["metrics"], in_process["metrics"]);
   EXPECT_EQ(summary["distributed"]["state"], "finished");
   EXPECT_EQ(summary["distributed"]["rejected_messages_total"], 0);
+  // Issue 15, defect 4: the services' wall time and rate (they read 0.0).
+  const double wall = summary["wall_time_s"].get<double>();
+  EXPECT_GT(wall, 0.0);
+  EXPECT_DOUBLE_EQ(summary["steps_per_second"].get<double>(),
+                   summary["steps"].get<double>() / wall);
+  EXPECT_TRUE(summary["stop_reason"].is_null());
   fs::remove_all(dir);
 }
 
@@ -522,7 +528,73 @@ TEST(Stack, EmergencyStopStopsTheActuatorAndIsMeasured) {
   const auto summary = nlohmann::json::parse(slurp(dir / "run" / "summary.json"));
   ASSERT_TRUE(summary["distributed"].contains("estop_latency_us")) << summary.dump(2);
   EXPECT_GT(summary["distributed"]["estop_latency_us"].get<double>(), 0.0);
+  // Issue 15, defect 4: an e-stopped run says why it stopped, and its wall time (≥ the 1 s it
+  // ran before the stop) and rate are the services' (they read null, 0.0 and 0.0).
+  EXPECT_EQ(summary["stop_reason"], "emergency_stop");
+  const double wall = summary["wall_time_s"].get<double>();
+  EXPECT_GT(wall, 1.0);
+  EXPECT_DOUBLE_EQ(summary["steps_per_second"].get<double>(),
+                   summary["steps"].get<double>() / wall);
   std::cout << "e-stop latency: " << summary["distributed"]["estop_latency_us"] << " us\n";
+  fs::remove_all(dir);
+}
+
+// Issue 15, defect 5: StreamTelemetry with decimation n gave frames ~64 cycles apart for n = 50
+// (and off the grid after a 200 ms wait). Now every frame is the recorded row of a cycle
+// k with k % n == 0, consecutive frames n apart (none skipped while the stream keeps up), and
+// its values are samples.csv's row of that cycle.
+TEST(Stack, TelemetryFramesAreOnTheDecimationGridWithNoneSkipped) {
+  const fs::path dir = temp_dir("decimation");
+  Stack stack(dir);
+  ASSERT_FALSE(stack.address.empty());
+  auto stub = experiment_stub(stack);
+  v1::LoadScenarioRequest load;
+  load.set_scenario_yaml(
+      experiment::read_scenario_text((kSource / "scenarios/sits/table1_scvg.yaml").string()));
+  load.add_overrides("timing.duration_s=10");
+  v1::LoadScenarioReply loaded;
+  ASSERT_TRUE(
+      call([&](grpc::ClientContext* c) { return stub->LoadScenario(c, load, &loaded); }).ok());
+  for (const std::uint32_t n : {50U, 1000U}) {
+    SCOPED_TRACE(n);
+    const std::string name = "run_" + std::to_string(n);
+    v1::StartRequest start;
+    start.set_out_dir(name);
+    v1::RunStatus status;
+    ASSERT_TRUE(call([&](grpc::ClientContext* c) { return stub->Start(c, start, &status); }).ok());
+    grpc::ClientContext ctx;
+    v1::TelemetryRequest request;
+    request.set_decimation(n);
+    auto reader = stub->StreamTelemetry(&ctx, request);
+    std::vector<v1::TelemetryFrame> frames;
+    v1::TelemetryFrame frame;
+    while (reader->Read(&frame)) frames.push_back(frame);
+    EXPECT_TRUE(reader->Finish().ok());
+    EXPECT_EQ(wait_terminal(*stub, std::chrono::seconds(60)).state(), v1::RUN_STATE_FINISHED);
+    ASSERT_GE(frames.size(), 2U);
+    // samples.csv: header, then the row of cycle k on line k + 1.
+    std::vector<std::string> lines;
+    {
+      std::istringstream csv(slurp(dir / name / "samples.csv"));
+      for (std::string line; std::getline(csv, line);) lines.push_back(line);
+    }
+    const std::uint64_t total = loaded.total_cycles();
+    for (std::size_t i = 0; i < frames.size(); ++i) {
+      const v1::TelemetryFrame& f = frames[i];
+      EXPECT_EQ(f.cycle() % n, 0U) << "frame " << i << " at cycle " << f.cycle();
+      if (i > 0) {
+        EXPECT_EQ(f.cycle(), frames[i - 1].cycle() + n) << "frame " << i;
+      }
+      ASSERT_LT(f.cycle() + 1, lines.size());
+      std::istringstream row(lines[f.cycle() + 1]);
+      std::string cell;
+      for (int v = 0; v < f.values_size() && std::getline(row, cell, ','); ++v) {
+        EXPECT_EQ(f.values(v), std::stod(cell)) << "cycle " << f.cycle() << " column " << v;
+      }
+    }
+    // The stream lasts to the end of the run: its last grid row is there.
+    EXPECT_EQ(frames.back().cycle(), (total - 1) / n * n);
+  }
   fs::remove_all(dir);
 }
 

@@ -16,7 +16,7 @@ constexpr unsigned kAllRoles = kEveryRole;
 
 // Every RPC of control.proto, the health service and reflection. A new RPC is refused until it
 // is added here (runtime_test checks the table against the proto descriptors).
-constexpr std::array<RpcRule, 28> kRules{{
+constexpr std::array<RpcRule, 29> kRules{{
     {"/grpc.health.v1.Health/Check", kPublicRpc},
     {"/grpc.health.v1.Health/Watch", kPublicRpc},
     // Only served with --reflection.
@@ -26,6 +26,7 @@ constexpr std::array<RpcRule, 28> kRules{{
     {"/hyloop.v1.Lifecycle/Activate", kCoordinatorRole},
     {"/hyloop.v1.Lifecycle/Deactivate", kCoordinatorRole},
     {"/hyloop.v1.Lifecycle/Shutdown", kCoordinatorRole},
+    {"/hyloop.v1.Lifecycle/Cleanup", kCoordinatorRole},
     {"/hyloop.v1.Lifecycle/GetState", kAllRoles},
     {"/hyloop.v1.Lifecycle/EmergencyStop", kAllRoles},
 

@@ -168,6 +168,23 @@ LifecycleReply Component::deactivate() {
   return reply_locked();
 }
 
+LifecycleReply Component::cleanup() {
+  std::lock_guard transition(mutex_);
+  const LifecycleState from = state_.load();
+  if (from != v1::LIFECYCLE_STATE_UNCONFIGURED && from != v1::LIFECYCLE_STATE_INACTIVE &&
+      from != v1::LIFECYCLE_STATE_ERROR) {
+    return refused(state_reply(), "cleanup", "UNCONFIGURED, INACTIVE or ERROR");
+  }
+  if (from == v1::LIFECYCLE_STATE_UNCONFIGURED) return state_reply();
+  on_cleanup();
+  std::lock_guard lock(message_mutex_);
+  LifecycleState expected = from;
+  if (state_.compare_exchange_strong(expected, v1::LIFECYCLE_STATE_UNCONFIGURED)) {
+    message_ = "unconfigured (released" + (message_.empty() ? "" : " after: " + message_) + ")";
+  }
+  return reply_locked();
+}
+
 LifecycleReply Component::shutdown() {
   std::lock_guard transition(mutex_);
   const LifecycleState from = state_.load();

@@ -201,6 +201,15 @@ void LoopComponent::on_configure(const v1::ConfigureRequest& request) {
                                 ": must be CLOCK_MODE_LOCKSTEP or CLOCK_MODE_REAL_TIME");
   }
   close_channels();
+  try {
+    open_channels(request);
+  } catch (...) {
+    close_channels();  // a failed configure holds no port: another service may bind it next
+    throw;
+  }
+}
+
+void LoopComponent::open_channels(const v1::ConfigureRequest& request) {
   run_id_ = request.run_id();
   mode_ = request.mode();
   sender_id_ = request.sender_id();
@@ -261,6 +270,8 @@ void LoopComponent::on_deactivate() {
 }
 
 void LoopComponent::on_shutdown() { on_deactivate(); }
+
+void LoopComponent::on_cleanup() noexcept { close_channels(); }
 
 void LoopComponent::close_channels() noexcept {
   unwatch_inputs();

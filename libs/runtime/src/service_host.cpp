@@ -62,6 +62,11 @@ class ServiceHost::LifecycleService final : public v1::Lifecycle::Service {
     *reply = host_.component_.deactivate();
     return done(*reply, "deactivate");
   }
+  grpc::Status Cleanup(grpc::ServerContext*, const v1::LifecycleRequest*,
+                       v1::LifecycleReply* reply) override {
+    *reply = host_.component_.cleanup();
+    return done(*reply, "cleanup");
+  }
   grpc::Status Shutdown(grpc::ServerContext*, const v1::LifecycleRequest*,
                         v1::LifecycleReply* reply) override {
     *reply = host_.component_.shutdown();

@@ -85,7 +85,8 @@ const ServiceConfig& service_config() { return current_config(); }
 
 int run_service_main(int argc, char** argv, const std::string& service_name,
                      const std::function<std::unique_ptr<Component>()>& make_component,
-                     const std::function<void(ServiceHost&, Component&)>& add_services) {
+                     const std::function<void(ServiceHost&, Component&)>& add_services,
+                     const std::function<void(CLI::App&)>& add_options) {
   if (!exit_with_parent()) {
     std::cerr << "hyloop-" << service_name << ": the parent process is gone\n";
     return 1;
@@ -118,6 +119,7 @@ int run_service_main(int argc, char** argv, const std::string& service_name,
                  "\"\": off, the default); overrides the configuration");
   app.add_option("--log-level", log_level,
                  "trace, debug, info, warn, error or off; overrides the configuration");
+  if (add_options) add_options(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

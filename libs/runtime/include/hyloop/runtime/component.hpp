@@ -4,7 +4,9 @@
 // --inproc` hosts several in one process over ZeroMQ inproc:// endpoints. Same code either way.
 //
 // Lifecycle (control.proto): UNCONFIGURED --configure--> INACTIVE --activate--> ACTIVE
-//   --deactivate--> INACTIVE; any --shutdown--> FINALIZED; a failed transition or loop → ERROR.
+//   --deactivate--> INACTIVE; any --shutdown--> FINALIZED; a failed transition or loop → ERROR;
+//   INACTIVE or ERROR --cleanup--> UNCONFIGURED (releases what configure opened; a no-op when
+//   UNCONFIGURED).
 // The host serialises the transitions; a component's loop thread reports a failure through
 // fail(). emergency_stop() may be called from any thread at any time and must not block.
 //
@@ -51,6 +53,9 @@ class Component {
   virtual void on_deactivate() = 0;
   /// Releases everything. Must be safe in any state.
   virtual void on_shutdown() = 0;
+  /// Releases what on_configure opened (sockets, bound ports); the component stays usable and
+  /// is configured again for the next run. Must not throw. Default: nothing to release.
+  virtual void on_cleanup() noexcept {}
   /// Latches the emergency stop. Called from any thread; must not block or throw.
   virtual void on_emergency_stop(std::string_view reason) noexcept = 0;
 
@@ -59,6 +64,7 @@ class Component {
   v1::LifecycleReply activate();
   v1::LifecycleReply deactivate();
   v1::LifecycleReply shutdown();
+  v1::LifecycleReply cleanup();
   v1::LifecycleReply emergency_stop(std::string_view reason);
   [[nodiscard]] v1::LifecycleReply state_reply() const;
   [[nodiscard]] LifecycleState state() const noexcept { return state_.load(); }

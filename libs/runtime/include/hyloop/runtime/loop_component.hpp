@@ -17,7 +17,8 @@
 // the service's ipc directory check and CURVE keys (transport/loop_plane.hpp), from the
 // service's --ipc-dir, --security-dir and --insecure unless set_loop_plane() says otherwise.
 // The channels are closed, and the ipc socket files this service bound removed, when the run
-// ends (deactivate) and on shutdown; the next run is configured again.
+// ends (deactivate), on cleanup, on shutdown and when configure fails (a service in ERROR holds
+// no port); the next run is configured again.
 
 #include <hyloop/v1/loop.pb.h>
 
@@ -63,6 +64,8 @@ class LoopComponent : public Component {
   void on_activate() final;
   void on_deactivate() final;
   void on_shutdown() final;
+  /// Closes every channel (the ports this service bound are free again).
+  void on_cleanup() noexcept final;
 
   [[nodiscard]] bool lockstep() const noexcept { return mode_ == v1::CLOCK_MODE_LOCKSTEP; }
   [[nodiscard]] const std::string& run_id() const noexcept { return run_id_; }
@@ -178,6 +181,8 @@ class LoopComponent : public Component {
 
   /// Closes the telemetry and the subclass's channels (their ipc socket files go with them).
   void close_channels() noexcept;
+  /// on_configure after the checks: the run's identity, telemetry, configure_loop().
+  void open_channels(const v1::ConfigureRequest& request);
 
   std::optional<transport::LoopPlaneOptions> loop_plane_;
   bool channels_open_ = false;

@@ -7,7 +7,8 @@
 //   }
 //
 // Options: --config FILE (service_config.hpp), --grpc-address ADDR, --metrics-address ADDR,
-// --log-level LEVEL, --security-dir DIR, --insecure and --reflection (override the file), --help.
+// --log-level LEVEL, --security-dir DIR, --insecure and --reflection (override the file), --help
+// (lists every option and exits 0).
 // It refuses to start (returns 1) without a security directory (TLS with the certificate named
 // after `service_name`, tokens checked on every call; security.hpp, auth.hpp) or --insecure. Once
 // serving it prints one line to stdout, "hyloop-<service_name> grpc <address>", which a parent
@@ -25,11 +26,18 @@
 #include "hyloop/runtime/service_config.hpp"
 #include "hyloop/runtime/service_host.hpp"
 
+namespace CLI {
+class App;
+}  // namespace CLI
+
 namespace hyloop::runtime {
 
+/// `add_options` declares the binary's own options beside the common ones (so that --help lists
+/// them); they are parsed before make_component is called.
 int run_service_main(int argc, char** argv, const std::string& service_name,
                      const std::function<std::unique_ptr<Component>()>& make_component,
-                     const std::function<void(ServiceHost&, Component&)>& add_services = {});
+                     const std::function<void(ServiceHost&, Component&)>& add_services = {},
+                     const std::function<void(CLI::App&)>& add_options = {});
 
 /// The configuration run_service_main loaded (defaults before it has): a component's loop
 /// thread calls apply_rt_setup(service_config().rt) when it starts.
