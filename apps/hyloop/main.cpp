@@ -200,14 +200,23 @@ int main(int argc, char** argv) {
   identify->add_option("--from", from_run, "fit recorded data of a run directory instead");
   identify->add_option("--out", out, "also write the JSON report to this file");
 
-  auto* analyze = app.add_subcommand("analyze", "Routh stability analysis of the linearised loop");
+  auto* analyze = app.add_subcommand(
+      "analyze", "stability of the loop: Routh test of Eq. 34 and the exact sampled loop");
   double k_h = 0.0;
+  double k_x = 0.0;
   bool use_true_robot = false;
+  bool analyze_simulate = false;
   analyze->add_option("scenario", scenario_path, "scenario YAML file")->required();
   analyze->add_option("--set", overrides, "override a field: dotted.path=value");
-  analyze->add_option("--k-h", k_h, "compensation gain K_h in N*s/m (default 0)");
+  auto* k_h_option = analyze->add_option(
+      "--k-h", k_h,
+      "compensation gain K_h in N*s/m (default: the scenario compensator's at t = 0)");
+  auto* k_x_option = analyze->add_option(
+      "--k-x", k_x, "phase correction K_x in N/m (default: the scenario's, 0 without correction)");
   analyze->add_flag("--true-robot", use_true_robot,
                     "use the configured G_R instead of the one identified from the sweep");
+  analyze->add_flag("--simulate", analyze_simulate,
+                    "also find each predicted boundary on runs (bisection on the growth rate)");
   analyze->add_option("--out", out, "also write the JSON report to this file");
 
   auto* tune = app.add_subcommand("tune", "search compensator gains and the SCVG switch time");
@@ -297,7 +306,12 @@ int main(int argc, char** argv) {
     }
     if (*analyze) {
       const SitsScenario s = load_scenario(scenario_path, overrides);
-      const auto result = analyze_loop(s, k_h, !use_true_robot);
+      AnalyzeOptions options;
+      if (k_h_option->count() > 0) options.k_h = k_h;
+      if (k_x_option->count() > 0) options.k_x = k_x;
+      options.identified = !use_true_robot;
+      options.simulate = analyze_simulate;
+      const auto result = analyze_loop(s, options);
       const std::string text = result.dump(2);
       std::cout << text << "\n";
       if (!out.empty()) write_text_file(out, text + "\n");

@@ -11,8 +11,12 @@
 #include <sstream>
 #include <stdexcept>
 #include <thread>
+#include <tuple>
+#include <utility>
 
 #include "hyloop/core/arx.hpp"
+#include "hyloop/core/compensator.hpp"
+#include "hyloop/core/sampled_loop_stability.hpp"
 #include "hyloop/core/stability.hpp"
 #include "hyloop/experiment/run_directory.hpp"
 #include "hyloop/experiment/sits_runner.hpp"
@@ -268,9 +272,121 @@ json intervals_json(const std::vector<core::GainInterval>& intervals) {
 
 }  // namespace
 
+namespace {
+
+// K_h of the scenario's compensator at t = 0 and where it came from.
+std::pair<double, std::string> scenario_gain(const SitsScenario& s) {
+  const core::Compensator compensator(s.compensator, s.timing.step);
+  const double k = compensator.gain(0.0);
+  switch (s.compensator.kind) {
+    case core::CompensatorKind::kNone:
+      return {k, "scenario: compensator none (K_h = 0)"};
+    case core::CompensatorKind::kFixedGain:
+      return {k, "scenario: compensator fgc, K_h = k_eps0"};
+    case core::CompensatorKind::kLinearGain:
+      return {k,
+              "scenario: compensator lgc, K_h(t = 0) = k_eps0 (K_h varies with t: see "
+              "k_h_range)"};
+    case core::CompensatorKind::kSwitching:
+      return {k,
+              "scenario: compensator scvg, K_h(t = 0) = k_eps0 (after t_eps K_h follows the "
+              "energy observer)"};
+  }
+  return {k, "scenario"};
+}
+
+json number_or_null(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
+
+// K_x of the scenario's phase correction for the analysis (phase's contract: analysis_k_x).
+double scenario_k_x(const SitsScenario& s, const core::ZeroPoleGain& robot, double k_h) {
+  return analysis_k_x(s, robot, k_h);
+}
+
+std::string scenario_k_x_source(const SitsScenario& s) {
+  return s.compensator.phase_correction.enabled
+             ? "scenario: compensator.phase_correction, the model-based K_x it converges to "
+               "(within k_x_max_n_per_m)"
+             : "scenario: no phase correction (K_x = 0)";
+}
+
+// A run at a fixed K_x: the correction on, starting at K_x and never adapting.
+void set_fixed_k_x(SitsScenario& s, double k_x) {
+  core::PhaseCorrectionConfig& c = s.compensator.phase_correction;
+  c.enabled = k_x != 0.0;
+  c.k_x_initial = k_x;
+  c.k_x_max = std::max(c.k_x_max, std::abs(k_x));
+  c.start_time = std::numeric_limits<double>::max();
+}
+
+json sampled_json(const core::SampledLoopAnalysis& a, const std::vector<core::GainInterval>& iv) {
+  json modes = json::array();
+  for (std::size_t i = 0; i < a.modes.size() && i < 6; ++i) {
+    const auto& m = a.modes[i];
+    modes.push_back({{"multiplier", {m.multiplier.real(), m.multiplier.imag()}},
+                     {"abs", std::abs(m.multiplier)},
+                     {"growth_rate_per_s", number_or_null(m.growth_rate)},
+                     {"frequency_hz", m.frequency_hz}});
+  }
+  return {{"method",
+           "Floquet multipliers of the exact sampled loop over one control period "
+           "(hold, force delay line, G_R, tracking differentiator, acquisition filter, K_h, K_x)"},
+          {"states", a.layout.size},
+          {"spectral_radius", a.spectral_radius},
+          {"growth_rate_per_s", number_or_null(a.growth_rate)},
+          {"stable", a.stable()},
+          {"dominant_modes", modes},
+          {"stable_k_h_intervals", intervals_json(iv)}};
+}
+
+// The sampled analysis' K_h search range: well beyond the explicit-Euler limit of a velocity
+// feedback on m_e (|K_h|·T/m_e > 2).
+double k_limit_of(const SitsScenario& s) { return 10.0 * s.model.mass / s.timing.step; }
+
+}  // namespace
+
+core::SampledSitsLoop sampled_loop(const SitsScenario& s, const core::ZeroPoleGain& robot,
+                                   double k_h, double k_x) {
+  core::SampledSitsLoop l;
+  l.step = s.timing.step;
+  l.hold_steps = static_cast<int>(s.hold_steps());
+  l.force_delay_steps = s.sensor_delay_steps();
+  l.m_e = s.model.mass;
+  l.k_tc = s.rig.contact.stiffness;
+  l.b_tc = s.rig.contact.damping;
+  if (s.delays.robot_response) l.robot = core::to_transfer_function(robot);
+  l.td = s.tracking_differentiator;
+  l.filter_time_constant = s.acquisition.filter_time_constant;
+  l.k_h = k_h;
+  l.k_x = k_x;
+  return l;
+}
+
 json analyze_loop(const SitsScenario& s, double k_h, bool identified) {
-  const core::SitsLoopParameters p = loop_parameters(s);
-  const core::ZeroPoleGain robot = robot_model(s, identified);
+  AnalyzeOptions o;
+  o.k_h = k_h;
+  o.identified = identified;
+  return analyze_loop(s, o);
+}
+
+json analyze_loop(const SitsScenario& s, const AnalyzeOptions& options) {
+  const core::ZeroPoleGain robot = robot_model(s, options.identified);
+  std::string k_h_source = "--k-h";
+  double k_h = 0.0;
+  if (options.k_h) {
+    k_h = *options.k_h;
+  } else {
+    std::tie(k_h, k_h_source) = scenario_gain(s);
+  }
+  double k_x = 0.0;
+  std::string k_x_source = "--k-x";
+  if (options.k_x) {
+    k_x = *options.k_x;
+  } else {
+    k_x = scenario_k_x(s, robot, k_h);
+    k_x_source = scenario_k_x_source(s);
+  }
+  core::SitsLoopParameters p = loop_parameters(s);
+  p.k_x = k_x;
   const core::Polynomial poly = core::sits_characteristic_polynomial(p, robot, k_h);
   const core::RouthResult r = core::routh(poly);
   const auto roots = poly.roots();
@@ -280,11 +396,18 @@ json analyze_loop(const SitsScenario& s, double k_h, bool identified) {
   const auto intervals = core::stable_gain_intervals(split.p0, split.p1);
   json j;
   j["k_h"] = k_h;
+  j["k_h_source"] = k_h_source;
+  if (!options.k_h && s.compensator.kind == core::CompensatorKind::kLinearGain) {
+    const core::Compensator c(s.compensator, s.timing.step);
+    j["k_h_range"] = {c.gain(0.0), c.gain(s.timing.duration)};
+  }
+  j["k_x"] = k_x;
+  j["k_x_source"] = k_x_source;
   j["robot_model"] = zpk_json(robot);
   j["robot_source"] =
-      !s.delays.robot_response ? "bypassed" : (identified ? "identified" : "configured");
-  j["parameters"] = {
-      {"m_e", p.m_e}, {"k_tc", p.k_tc}, {"b_tc", p.b_tc}, {"tau_s", p.tau_s}, {"t_c", p.t_c}};
+      !s.delays.robot_response ? "bypassed" : (options.identified ? "identified" : "configured");
+  j["parameters"] = {{"m_e", p.m_e},     {"k_tc", p.k_tc}, {"b_tc", p.b_tc},
+                     {"tau_s", p.tau_s}, {"t_c", p.t_c},   {"k_x", p.k_x}};
   j["characteristic_polynomial"] = {{"ascending", poly.coeffs()},
                                     {"descending", poly.descending()},
                                     {"degree", poly.degree()},
@@ -308,7 +431,79 @@ json analyze_loop(const SitsScenario& s, double k_h, bool identified) {
   j["stable"] = r.stable();
   j["routh_agrees_with_roots"] = (r.sign_changes == rhp_roots);
   j["stable_k_h_intervals"] = intervals_json(intervals);
+  const core::SampledSitsLoop loop = sampled_loop(s, robot, k_h, k_x);
+  const auto sampled_intervals = core::sampled_stable_gain_intervals(loop, k_limit_of(s));
+  j["sampled_loop"] = sampled_json(core::analyse_sampled_loop(loop), sampled_intervals);
+  j["note"] =
+      "\"stable\" and \"stable_k_h_intervals\" are the Routh test of Eq. 34 (Pade force delay, "
+      "2/(2 + T_c s) hold, ideal velocity); \"sampled_loop\" is the exact loop a run computes "
+      "(its prediction of what `hyloop run` does)";
+  if (options.simulate) {
+    json sims = json::array();
+    for (const auto& iv : sampled_intervals) {
+      for (const double b : {iv.lower, iv.upper}) {
+        if (std::abs(b) >= 0.999 * k_limit_of(s)) continue;
+        const double w = 0.3 * std::abs(b) + 1.0;
+        const SimulatedBoundary sim =
+            simulated_stability_boundary(s, b - w, b + w, k_x, s.timing.duration);
+        sims.push_back({{"predicted_k_h", b},
+                        {"simulated_k_h", sim.k_h},
+                        {"relative_difference", (b - sim.k_h) / sim.k_h},
+                        {"bracket", {sim.growing, sim.decaying}},
+                        {"runs", sim.runs},
+                        {"run_duration_s", s.timing.duration}});
+      }
+    }
+    j["simulated_boundaries"] = sims;
+  }
   return j;
+}
+
+GrowthMeasurement simulated_growth_rate(const SitsScenario& base, double k_h, double k_x,
+                                        double duration_s) {
+  SitsScenario s = base;
+  s.outputs.samples = false;
+  s.timing.duration = duration_s;
+  s.metrics.window = std::min(s.metrics.window, duration_s);
+  s.compensator.kind = core::CompensatorKind::kFixedGain;
+  s.compensator.k_eps0 = k_h;
+  set_fixed_k_x(s, k_x);
+  SitsRunner runner(s);
+  while (runner.step()) {
+  }
+  GrowthMeasurement g;
+  g.k_h = k_h;
+  g.stopped = runner.stopped();
+  g.cycles = runner.metrics().cycles().size();
+  g.growth_rate = runner.metrics().amplitude_growth_rate(2);
+  return g;
+}
+
+SimulatedBoundary simulated_stability_boundary(const SitsScenario& s, double k_a, double k_b,
+                                               double k_x, double duration_s, double tolerance) {
+  const auto growing = [&](double k) {
+    const GrowthMeasurement g = simulated_growth_rate(s, k, k_x, duration_s);
+    return g.stopped || !(g.growth_rate <= 0.0);
+  };
+  SimulatedBoundary b;
+  const bool ga = growing(k_a);
+  const bool gb = growing(k_b);
+  b.runs = 2;
+  if (ga == gb) {
+    throw std::invalid_argument("simulated_stability_boundary: the loop is " +
+                                std::string(ga ? "growing" : "decaying") +
+                                " at both K_h = " + format_number(k_a) + " and " +
+                                format_number(k_b) + " N*s/m; give a bracket with one of each");
+  }
+  b.growing = ga ? k_a : k_b;
+  b.decaying = ga ? k_b : k_a;
+  while (std::abs(b.growing - b.decaying) > tolerance) {
+    const double m = 0.5 * (b.growing + b.decaying);
+    (growing(m) ? b.growing : b.decaying) = m;
+    ++b.runs;
+  }
+  b.k_h = 0.5 * (b.growing + b.decaying);
+  return b;
 }
 
 // ---- tune -------------------------------------------------------------------------------------

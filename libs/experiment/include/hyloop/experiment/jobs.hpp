@@ -3,7 +3,9 @@
 //   identify  the sine sweep of Eq. 23 through the emulated robot, ARX fit (Eq. 27–30), the
 //             continuous zeros/poles/gain (Eq. 32) and the frequency response
 //   analyze   the characteristic polynomial of the linearised loop (Eq. 34, errata of DESIGN §8),
-//             its Routh array, the roots, and the stable K_h interval
+//             its Routh array, the roots, and the stable K_h interval; beside it the exact
+//             sampled loop's Floquet multipliers and stable K_h interval (the prediction of
+//             what a run does), optionally checked by bisection on runs
 //   tune      a search of K_ε0, K_ε1, K_ε2 and t_ε on repeated runs in parallel, keeping only
 //             gains whose whole K_h range the Routh analysis calls stable
 // Each returns a JSON document (the tool prints it).
@@ -11,10 +13,12 @@
 #include <filesystem>
 #include <iosfwd>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "hyloop/core/lti.hpp"
+#include "hyloop/core/sampled_loop_stability.hpp"
 #include "hyloop/experiment/scenario.hpp"
 
 namespace hyloop::experiment {
@@ -41,8 +45,50 @@ nlohmann::json identify_from_run(const SitsScenario& scenario,
 /// The identified continuous G_R of the scenario's rig (sweep + ARX + inverse ZOH).
 core::ZeroPoleGain identified_robot(const SitsScenario& scenario);
 
-/// @param identified use the identified G_R (else the configured one).
+/// @param identified use the identified G_R (else the configured one). K_x: the scenario's.
 nlohmann::json analyze_loop(const SitsScenario& scenario, double k_h, bool identified);
+
+struct AnalyzeOptions {
+  std::optional<double> k_h;  ///< N·s/m; empty: the scenario's compensator gain at t = 0
+  std::optional<double> k_x;  ///< N/m; empty: the scenario's (analysis_k_x; 0 without correction)
+  bool identified = true;     ///< the identified G_R (else the configured one)
+  bool simulate = false;      ///< also find the boundary on runs (simulated_stability_boundary)
+};
+
+/// Routh test of Eq. 34 (rational part) and the exact sampled loop (sampled_loop_stability.hpp)
+/// at K_h and K_x, each with its stable K_h intervals; says where K_h and K_x came from.
+nlohmann::json analyze_loop(const SitsScenario& scenario, const AnalyzeOptions& options);
+
+/// The exact sampled loop of a scenario (core::SampledSitsLoop) with this G_R, K_h and K_x.
+core::SampledSitsLoop sampled_loop(const SitsScenario& scenario, const core::ZeroPoleGain& robot,
+                                   double k_h, double k_x);
+
+/// What a run at a fixed K_h (and K_x) does: "stops growing" is defined on this number.
+/// σ (1/s) is the least-squares slope of ln(per-cycle peak |v|) against the cycle's end time
+/// (core::CycleMetrics::amplitude_growth_rate) over the cycles from the 3rd on (the first two
+/// hold the start-up transient of the fast modes). The run is the scenario with the compensator
+/// set to FGC K_ε0 = K_h, the phase correction held at K_x (no adaptation), no samples written.
+struct GrowthMeasurement {
+  double k_h = 0.0;
+  double growth_rate = 0.0;  ///< σ, 1/s (NaN: fewer than 2 cycles)
+  bool stopped = false;      ///< the run stopped early (limits, not finite): growing
+  std::size_t cycles = 0;
+};
+GrowthMeasurement simulated_growth_rate(const SitsScenario& scenario, double k_h, double k_x,
+                                        double duration_s);
+
+/// The K_h where the simulated loop stops growing (σ = 0), by bisection between k_a and k_b
+/// (σ must change sign between them) to |Δ| ≤ tolerance; each probe is one run of duration_s.
+struct SimulatedBoundary {
+  double k_h = 0.0;       ///< midpoint of the final bracket, N·s/m
+  double growing = 0.0;   ///< end of the bracket with σ > 0
+  double decaying = 0.0;  ///< end of the bracket with σ ≤ 0
+  int runs = 0;
+};
+/// @throws std::invalid_argument if σ has the same sign at k_a and k_b.
+SimulatedBoundary simulated_stability_boundary(const SitsScenario& scenario, double k_a, double k_b,
+                                               double k_x, double duration_s,
+                                               double tolerance = 0.01);
 
 struct TuneOptions {
   int jobs = 0;  ///< 0: the machine's cores
