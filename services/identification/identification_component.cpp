@@ -230,8 +230,6 @@ void IdentificationComponent::run_loop() noexcept {
   const ex::SitsScenario& sc = *scenario_;
   const auto total = static_cast<std::uint64_t>(sc.identification.samples);
   const double step = sc.timing.step;
-  const double amplitude = sc.identification.amplitude;
-  const double omega = sc.identification.omega;
   std::fill(filled_.begin(), filled_.end(), static_cast<unsigned char>(0));
   if (rls_active_) {
     rls_active_->reset(0.0);  // a new run: fresh histories, θ kept
@@ -252,9 +250,9 @@ void IdentificationComponent::run_loop() noexcept {
     last = k;
     ++received;
     count_cycle();
-    // The sweep of experiment::run_sweep, the same expressions.
+    // The sweep of experiment::run_sweep, the same function.
     const double t = static_cast<double>(k) * step;
-    const double u = amplitude * std::sin(omega * t);
+    const double u = ex::sweep_command(sc, k).position;
     const double y = s->position_m();
     data_.command[k] = u;
     data_.position[k] = y;
@@ -270,8 +268,9 @@ void IdentificationComponent::run_loop() noexcept {
       continue;  // e-stop latched: keep recording, send no command
     }
     const double t_next = static_cast<double>(k + 1) * step;
-    command_.set_position_m(amplitude * std::sin(omega * t_next));
-    command_.set_velocity_mps(amplitude * omega * std::cos(omega * t_next));
+    const ex::SweepCommand next = ex::sweep_command(sc, k + 1);
+    command_.set_position_m(next.position);
+    command_.set_velocity_mps(next.velocity);
     command_.mutable_header()->set_origin_time_ns(s->header().origin_time_ns());
     (void)commands_->send(command_, k + 1, t_next, lockstep(), runtime::kLosslessSendTimeout);
   }
@@ -315,7 +314,9 @@ void IdentificationComponent::fit_and_store(std::uint64_t last_cycle) noexcept {
     }
     identifications_.fetch_add(1);
     send_telemetry(last_cycle, t, values_, "identified");
-    set_message("identification: fitted ARX(na=" + std::to_string(scenario_->identification.na) +
+    set_message("identification: fitted " +
+                std::string(core::to_string(scenario_->identification.method)) +
+                "(na=" + std::to_string(scenario_->identification.na) +
                 ", nb=" + std::to_string(scenario_->identification.nb) +
                 ", nk=" + std::to_string(scenario_->identification.nk) + ") on " +
                 std::to_string(data_.command.size()) + " samples: " + note);

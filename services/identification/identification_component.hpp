@@ -6,12 +6,13 @@
 // (sensor_to_dynamics in, dynamics_to_actuator out) for a sits scenario run with
 // delays.control_cycle = false and timing.duration_s = N·T, N = identification.samples. For the
 // SensorSample of cycle k = 0 … N−1 it records
-//   y[k] = X_R[k] (sample.position_m),   u[k] = A·sin(ω·k·T)
+//   y[k] = X_R[k] (sample.position_m),   u[k] = experiment::sweep_command(k) (sine or chirp)
 // (the sweep of experiment::run_sweep; u[0] = 0 is the actuator's initial command) and sends the
-// ActuatorCommand of cycle k+1: position u[k+1], velocity A·ω·cos(ω·(k+1)·T) (lossless in
+// ActuatorCommand of cycle k+1: position u[k+1] and its derivative (lossless in
 // lockstep, origin time copied from the sample), and telemetry "u[m]", "y[m]" of cycle k. Under
 // the cycle contract (DESIGN.md §6) the rig applies command k over step k, so y[k] responds to
-// u[0 … k] exactly as in run_sweep. After N samples it fits with experiment::identify_from_sweep,
+// u[0 … k] exactly as in run_sweep. After N samples it fits (identification.method: oe, iv or
+// arx) with experiment::identify_from_sweep,
 // the code path of `hyloop identify`, stores the report and the model, and sends a last telemetry
 // message of cycle N−1 with event "identified" (or "fault:<text>" if the fit fails).
 //

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <limits>
 #include <mutex>
+#include <numbers>
 #include <ostream>
 #include <sstream>
 #include <stdexcept>
@@ -54,17 +55,28 @@ core::ArxOrders orders_of(const SitsScenario& s) {
   return {s.identification.na, s.identification.nb, s.identification.nk};
 }
 
-// The ARX report shared by the sweep and the recorded-data paths.
+core::ArxModel fit_model(const SitsScenario& s, const SweepData& data) {
+  return core::fit(s.identification.method, data.command, data.position, orders_of(s));
+}
+
+// n_k = 0 means y[k] responds to u[k]: the end-of-step convention of DESIGN §6 (advance 1).
+int advance_of(const SitsScenario& s) { return s.identification.nk == 0 ? 1 : 0; }
+
+// The fit report shared by the sweep and the recorded-data paths.
 json fit_report(const SitsScenario& s, const SweepData& data, const std::string& source) {
-  const core::ArxModel model = fit_arx(data.command, data.position, orders_of(s));
+  const core::ArxModel model = fit_model(s, data);
   const double step = s.timing.step;
-  // n_k = 0 means y[k] responds to u[k]: the end-of-step convention of DESIGN §6 (advance 1).
-  const int advance = s.identification.nk == 0 ? 1 : 0;
+  const int advance = advance_of(s);
   const auto& freqs = s.identification.report_frequencies_hz;
   json j;
   j["source"] = source;
   j["samples"] = data.command.size();
   j["step_s"] = step;
+  j["method"] = core::to_string(model.method);
+  if (model.method != core::FitMethod::kArx) {
+    j["iterations"] = model.iterations;
+    j["converged"] = model.converged;
+  }
   j["orders"] = {{"na", model.orders.n_a}, {"nb", model.orders.n_b}, {"nk", model.orders.n_k}};
   j["a"] = model.a;
   j["b"] = model.b;
@@ -87,25 +99,33 @@ json fit_report(const SitsScenario& s, const SweepData& data, const std::string&
   j["fit_ok"] = good;
   std::ostringstream note;
   note.precision(4);
-  note << "fit " << model.fit_prediction_percent << "% NRMSE (one-step prediction), "
-       << model.fit_simulation_percent << "% (simulation); " << (good ? "above" : "BELOW")
-       << " the 95% acceptance threshold";
+  note << core::to_string(model.method) << " fit " << model.fit_prediction_percent
+       << "% NRMSE (one-step prediction), " << model.fit_simulation_percent << "% (simulation); "
+       << (good ? "above" : "BELOW") << " the 95% acceptance threshold";
   if (s.rig.position_noise_std > 0.0) {
     note << " with position noise sigma = " << s.rig.position_noise_std << " m";
   }
+  if (model.method != core::FitMethod::kArx && !model.converged) {
+    note << "; NOT converged in " << model.iterations << " iterations";
+  }
   j["fit_note"] = note.str();
+  // The discrete model's own response exists whenever a fit does.
+  j["discrete_frequency_response"] = bode_json(core::discrete_bode(model, step, advance, freqs));
   try {
     const core::ZeroPoleGain identified = core::identified_continuous_model(model, step, advance);
     j["continuous_model"] = zpk_json(identified);
     j["continuous_model"]["zeros_count"] = identified.zeros.size();
     j["continuous_model"]["poles_count"] = identified.poles.size();
     j["frequency_response"] = bode_json(core::bode(identified, freqs));
+    j["frequency_response_source"] = "continuous_model";
   } catch (const std::invalid_argument& e) {
-    // A noisy fit can place a discrete pole on the negative real axis: no continuous model maps
-    // to it by a zero-order hold. The discrete fit stays valid; say why there is no continuous one.
+    // A discrete pole on the negative real axis (e.g. an ARX fit biased by noise) has no
+    // continuous zero-order-hold preimage: say why, and give the discrete model's response.
     j["continuous_model"] = nullptr;
     j["continuous_model_error"] = e.what();
-    j["frequency_response"] = nullptr;
+    j["frequency_response"] = j["discrete_frequency_response"];
+    j["frequency_response_source"] =
+        "discrete_model (no continuous model; includes the hold's lag of about half a step)";
   }
   return j;
 }
@@ -117,6 +137,20 @@ void write_text_file(const fs::path& path, const std::string& text) {
   std::ofstream f(path);
   f << text;
   if (!f) throw std::runtime_error(path.string() + ": cannot write");
+}
+
+SweepCommand sweep_command(const SitsScenario& s, std::uint64_t k) noexcept {
+  const auto& id = s.identification;
+  const double t = static_cast<double>(k) * s.timing.step;
+  if (id.signal == "chirp") {
+    constexpr double kTwoPi = 2.0 * std::numbers::pi;
+    const double t_n = static_cast<double>(std::max(id.samples - 1, 1)) * s.timing.step;
+    const double rate = (id.chirp_end_hz - id.chirp_start_hz) / t_n;  // Hz/s
+    const double phase = kTwoPi * (id.chirp_start_hz * t + 0.5 * rate * t * t);
+    const double frequency = id.chirp_start_hz + rate * t;  // Hz
+    return {id.amplitude * std::sin(phase), id.amplitude * kTwoPi * frequency * std::cos(phase)};
+  }
+  return {id.amplitude * std::sin(id.omega * t), id.amplitude * id.omega * std::cos(id.omega * t)};
 }
 
 SweepData run_sweep(const SitsScenario& s) {
@@ -134,15 +168,14 @@ SweepData run_sweep(const SitsScenario& s) {
   data.command.resize(n);
   data.position.resize(n);
   for (std::size_t k = 0; k < n; ++k) {
-    const double t = static_cast<double>(k) * s.timing.step;
-    const double u = s.identification.amplitude * std::sin(s.identification.omega * t);
-    if (emulator.apply({u, s.identification.amplitude * s.identification.omega *
-                               std::cos(s.identification.omega * t)}) != hal::DriverStatus::kOk) {
-      throw std::runtime_error("identification sweep: command " + format_number(u) +
-                               " m rejected by rig.limits (reduce identification.amplitude_m)");
+    const SweepCommand c = sweep_command(s, k);
+    if (emulator.apply({c.position, c.velocity}) != hal::DriverStatus::kOk) {
+      throw std::runtime_error("identification sweep: command " + format_number(c.position) +
+                               " m, " + format_number(c.velocity) +
+                               " m/s rejected by rig.limits (reduce identification.amplitude_m)");
     }
     emulator.advance();
-    data.command[k] = u;
+    data.command[k] = c.position;
     data.position[k] = emulator.robot_state().position;
   }
   return data;
@@ -151,9 +184,12 @@ SweepData run_sweep(const SitsScenario& s) {
 json identify_robot(const SitsScenario& s) { return identify_from_sweep(s, run_sweep(s)); }
 
 json identify_from_sweep(const SitsScenario& s, const SweepData& data) {
-  json j = fit_report(s, data, "sine sweep through the rig emulator");
-  j["sweep"] = {{"amplitude_m", s.identification.amplitude},
+  json j = fit_report(s, data, s.identification.signal + " sweep through the rig emulator");
+  j["sweep"] = {{"signal", s.identification.signal},
+                {"amplitude_m", s.identification.amplitude},
                 {"omega_rad_s", s.identification.omega},
+                {"chirp_start_hz", s.identification.chirp_start_hz},
+                {"chirp_end_hz", s.identification.chirp_end_hz},
                 {"position_noise_std_m", s.rig.position_noise_std},
                 {"seed", s.rig.seed}};
   // The emulator's truth, for comparison: its sampled model and continuous response.
@@ -186,6 +222,30 @@ json identify_from_sweep(const SitsScenario& s, const SweepData& data) {
                            truth_j["frequency_response"][i]["phase_deg"].get<double>());
   }
   truth_j["phase_error_deg"] = phase_errors;
+  if (data.command.size() == static_cast<std::size_t>(s.identification.samples)) {
+    // The identified discrete model simulated from rest against the noise-free sweep.
+    SitsScenario clean = s;
+    clean.rig.position_noise_std = 0.0;
+    const SweepData truth_data = run_sweep(clean);
+    const auto fit_num = j["discrete_model"]["num"].get<std::vector<double>>();
+    const auto fit_den = j["discrete_model"]["den"].get<std::vector<double>>();
+    std::vector<double> sim(truth_data.position.size(), 0.0);
+    double error = 0.0, spread = 0.0, mean = 0.0;
+    for (double y : truth_data.position) mean += y;
+    mean /= static_cast<double>(std::max<std::size_t>(truth_data.position.size(), 1));
+    for (std::size_t k = 0; k < sim.size(); ++k) {
+      double acc = 0.0;
+      for (std::size_t i = 0; i < fit_num.size() && i <= k; ++i)
+        acc += fit_num[i] * data.command[k - i];
+      for (std::size_t i = 1; i < fit_den.size() && i <= k; ++i) acc -= fit_den[i] * sim[k - i];
+      sim[k] = acc;
+      error += (truth_data.position[k] - acc) * (truth_data.position[k] - acc);
+      spread += (truth_data.position[k] - mean) * (truth_data.position[k] - mean);
+    }
+    const double fit = 100.0 * (1.0 - std::sqrt(error / spread));
+    truth_j["nrmse_simulation_vs_noise_free_percent"] =
+        std::isfinite(fit) ? json(fit) : json(nullptr);
+  }
   j["emulator_truth"] = truth_j;
   return j;
 }
@@ -236,8 +296,7 @@ json identify_from_run(const SitsScenario& s, const fs::path& run_dir) {
 
 core::ZeroPoleGain identified_robot(const SitsScenario& s) {
   const SweepData data = run_sweep(s);
-  const core::ArxModel model = fit_arx(data.command, data.position, orders_of(s));
-  return core::identified_continuous_model(model, s.timing.step, s.identification.nk == 0 ? 1 : 0);
+  return core::identified_continuous_model(fit_model(s, data), s.timing.step, advance_of(s));
 }
 
 namespace {

@@ -120,12 +120,24 @@ void parse_into(const YAML::Node& root, const std::string& origin, SitsScenario&
 
   MapReader ident = top.child("identification");
   ident.number("amplitude_m", s.identification.amplitude);
+  ident.string("signal", s.identification.signal);
   ident.number("omega_rad_s", s.identification.omega);
   ident.integer("samples", s.identification.samples);
+  ident.number("chirp_start_hz", s.identification.chirp_start_hz);
+  ident.number("chirp_end_hz", s.identification.chirp_end_hz);
   ident.integer("na", s.identification.na);
   ident.integer("nb", s.identification.nb);
   ident.integer("nk", s.identification.nk);
   ident.numbers("report_frequencies_hz", s.identification.report_frequencies_hz);
+  {
+    std::string method = core::to_string(s.identification.method);
+    ident.string("method", method);
+    try {
+      s.identification.method = core::parse_fit_method(method, "identification.method");
+    } catch (const std::invalid_argument& e) {
+      throw ScenarioError(e.what());
+    }
+  }
   ident.finish();
 
   MapReader out = top.child("outputs");
@@ -260,6 +272,17 @@ void validate(const SitsScenario& s) {
           "identification.samples", id.samples,
           "must be in [10*(na+nb)+nk, 1e7] = [" + std::to_string(10 * (id.na + id.nb) + id.nk) +
   try {
+  if (id.signal != "sine" && id.signal != "chirp") {
+    throw ScenarioError("identification.signal = \"" + excerpt(id.signal) +
+                        "\": must be sine (A*sin(omega*t), Eq. 23) or chirp (linear, "
+                        "chirp_start_hz to chirp_end_hz)");
+  }
+  require(id.chirp_start_hz >= 0.0, "identification.chirp_start_hz", id.chirp_start_hz,
+          "must be >= 0 Hz");
+  require(id.chirp_end_hz > id.chirp_start_hz && id.chirp_end_hz < 0.5 / s.timing.step,
+          "identification.chirp_end_hz", id.chirp_end_hz,
+          "must be in (chirp_start_hz, 1/(2*timing.step_s)) = (" + format_value(id.chirp_start_hz) +
+              ", " + format_value(0.5 / s.timing.step) + ") Hz");
     core::validate(c.phase_correction);
   } catch (const std::invalid_argument& e) {
     throw ScenarioError(std::string("compensator.phase_correction.") + e.what());
@@ -405,3 +428,7 @@ std::string to_yaml(const SitsScenario& s) {
   e << YAML::Key << "start_time_s" << YAML::Value << p.start_time;
   e << YAML::Key << "min_amplitude_m" << YAML::Value << p.min_amplitude;
   e << YAML::EndMap;
+  e << YAML::Key << "signal" << YAML::Value << s.identification.signal;
+  e << YAML::Key << "chirp_start_hz" << YAML::Value << s.identification.chirp_start_hz;
+  e << YAML::Key << "chirp_end_hz" << YAML::Value << s.identification.chirp_end_hz;
+  e << YAML::Key << "method" << YAML::Value << core::to_string(s.identification.method);

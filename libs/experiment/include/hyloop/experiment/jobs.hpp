@@ -1,6 +1,7 @@
 #pragma once
 // The non-loop jobs of the hyloop tool, on a SITS scenario:
-//   identify  the sine sweep of Eq. 23 through the emulated robot, ARX fit (Eq. 27–30), the
+//   identify  the sine sweep of Eq. 23 (or a chirp) through the emulated robot, an ARX (Eq.
+//             27–30), instrumental-variable or output-error fit (identification.method), the
 //             continuous zeros/poles/gain (Eq. 32) and the frequency response
 //   analyze   the characteristic polynomial of the linearised loop (Eq. 34, errata of DESIGN §8),
 //             its Routh array, the roots, and the stable K_h interval; beside it the exact
@@ -10,6 +11,7 @@
 //             gains whose whole K_h range the Routh analysis calls stable
 // Each returns a JSON document (the tool prints it).
 
+#include <cstdint>
 #include <filesystem>
 #include <iosfwd>
 #include <nlohmann/json.hpp>
@@ -29,7 +31,19 @@ struct SweepData {
   std::vector<double> position;
 };
 
-/// Drives the rig emulator's robot (with its position noise) with u[k] = A·sin(ω·k·T).
+/// The identification input of cycle k at t = k·T: the position u[k] (m) and its time
+/// derivative (m/s), for identification.signal
+///   sine   u = A·sin(ω·t)                                       (Eq. 23)
+///   chirp  u = A·sin(2π(f0·t + (f1 − f0)·t²/(2·t_N))),  t_N = (N − 1)·T
+/// The one definition of the sweep: run_sweep and the identification service both call it.
+/// RT-safe (no allocation, no exception).
+struct SweepCommand {
+  double position = 0.0;  ///< m
+  double velocity = 0.0;  ///< m/s
+};
+SweepCommand sweep_command(const SitsScenario& scenario, std::uint64_t k) noexcept;
+
+/// Drives the rig emulator's robot (with its position noise) with u[k] of sweep_command.
 SweepData run_sweep(const SitsScenario& scenario);
 
 /// Sweep, fit and report. The report's "robot_model" holds the identified continuous model.
@@ -42,7 +56,8 @@ nlohmann::json identify_from_sweep(const SitsScenario& scenario, const SweepData
 nlohmann::json identify_from_run(const SitsScenario& scenario,
                                  const std::filesystem::path& run_dir);
 
-/// The identified continuous G_R of the scenario's rig (sweep + ARX + inverse ZOH).
+/// The identified continuous G_R of the scenario's rig (sweep + identification.method's fit +
+/// inverse ZOH).
 core::ZeroPoleGain identified_robot(const SitsScenario& scenario);
 
 /// @param identified use the identified G_R (else the configured one). K_x: the scenario's.
