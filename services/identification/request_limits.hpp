@@ -16,6 +16,8 @@
 //   StartOnlineRls          parameters 3, 4 or 7; forgetting_factor 0 (default) or in (0, 1]
 //   scenario text           (LoadScenario, RunIdentification) bounded by libs/experiment
 //                           itself: experiment::kMaxScenarioBytes, kMaxOverrides (yaml_fields.hpp)
+//                           (identification.method oe/iv: at most 100 iterations of O(N·p²),
+//                           core::IterativeFitOptions; FitArx stays ARX, the cost above)
 // A handler also refuses a request whose deadline has already passed (check_deadline).
 
 #include <grpcpp/grpcpp.h>
