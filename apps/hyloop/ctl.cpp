@@ -14,6 +14,7 @@
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "hyloop/runtime/security.hpp"
@@ -26,9 +27,35 @@ namespace v1 = hyloop::v1;
 const std::vector<std::string> kCommands{"start", "stop", "estop",   "reset", "status",
                                          "watch", "load", "summary", "runs"};
 
-// Values `watch` prints when the telemetry has them (SITS); otherwise the first four.
-const std::vector<std::string> kPreferredNames{"x[m]", "v[m/s]", "k_h[N*s/m]", "f_meas[N]"};
+// What `watch` prints of a frame: a column, or the difference actual − ideal of two (the error
+// against the ideal twin, e_V = v − v_i of DESIGN §7).
+struct Shown {
+  std::string label;
+  std::size_t column = 0;
+  std::size_t ideal = 0;
+  bool difference = false;
+};
+struct Preferred {
+  std::string label;
+  std::string column;
+  std::string ideal;  // "": the column itself
+};
+// Shown when the telemetry has them, in this order (SITS, RHT, FCU); otherwise the first four.
+const std::vector<Preferred> kPreferred{{"x[m]", "x[m]", ""},
+                                        {"v[m/s]", "v[m/s]", ""},
+                                        {"e_V[m/s]", "v[m/s]", "v_ideal[m/s]"},
+                                        {"k_h[N*s/m]", "k_h[N*s/m]", ""},
+                                        {"f_meas[N]", "f_meas[N]", ""},
+                                        {"d_desired[m]", "d_desired[m]", ""},
+                                        {"d_measured[m]", "d_measured[m]", ""},
+                                        {"error[m]", "error[m]", ""},
+                                        {"n[%]", "n[%]", ""},
+                                        {"e_n[%]", "e_n[%]", ""},
+                                        {"x_c[kg/s]", "x_c[kg/s]", ""},
+                                        {"e_flow[kg/s]", "e_flow[kg/s]", ""}};
 constexpr std::size_t kFallbackValues = 4;
+
+constexpr std::string_view kDeprecatedRealTime = "realtime";  // --mode before real_time
 
 std::string strip_prefix(const std::string& s, const std::string& prefix) {
   return s.rfind(prefix, 0) == 0 ? s.substr(prefix.size()) : s;
@@ -151,11 +178,20 @@ class Ctl {
     v1::StartRequest request;
     // A name in the coordinator's --runs-dir (it refuses paths: shared_contracts, Run directories).
     request.set_out_dir(o_.out);
-    request.set_mode(o_.mode == "realtime" ? v1::CLOCK_MODE_REAL_TIME : v1::CLOCK_MODE_LOCKSTEP);
+    request.set_mode(o_.mode == kModeRealTime ? v1::CLOCK_MODE_REAL_TIME : v1::CLOCK_MODE_LOCKSTEP);
     grpc::ClientContext ctx;
     set_unary_deadline(ctx);
     v1::RunStatus reply;
-    check(stub_->Start(&ctx, request, &reply), "start");
+    const grpc::Status status = stub_->Start(&ctx, request, &reply);
+    if (status.error_code() == grpc::StatusCode::FAILED_PRECONDITION &&
+        status.error_message().rfind("no scenario loaded", 0) == 0) {
+      throw CallError(
+          "start: no scenario loaded: give start --scenario FILE, or load one first "
+          "with `hyloop ctl " +
+              o_.address + " load --scenario FILE`",
+          false);
+    }
+    check(status, "start");
     print_status(reply);
     return 0;
   }
@@ -210,7 +246,7 @@ class Ctl {
         stub_->StreamTelemetry(&ctx, request);
     v1::TelemetryFrame frame;
     std::vector<std::string> names;
-    std::vector<std::size_t> shown;
+    std::vector<Shown> shown;
     v1::RunState last_state = v1::RUN_STATE_UNSPECIFIED;
     std::uint64_t frames = 0;
     while (reader->Read(&frame)) {
@@ -218,7 +254,7 @@ class Ctl {
         names.assign(frame.names().begin(), frame.names().end());
         shown = choose_values(names);
       }
-      print_frame(frame, names, shown);
+      print_frame(frame, shown);
       last_state = frame.state();
       ++frames;
     }
@@ -273,26 +309,37 @@ class Ctl {
     return 0;
   }
 
-  static std::vector<std::size_t> choose_values(const std::vector<std::string>& names) {
-    std::vector<std::size_t> shown;
-    for (const std::string& preferred : kPreferredNames) {
-      const auto it = std::find(names.begin(), names.end(), preferred);
-      if (it != names.end()) shown.push_back(static_cast<std::size_t>(it - names.begin()));
+  static std::vector<Shown> choose_values(const std::vector<std::string>& names) {
+    const auto index = [&](const std::string& name) {
+      return static_cast<std::size_t>(std::find(names.begin(), names.end(), name) - names.begin());
+    };
+    std::vector<Shown> shown;
+    for (const Preferred& p : kPreferred) {
+      const std::size_t column = index(p.column);
+      if (column == names.size()) continue;
+      if (p.ideal.empty()) {
+        shown.push_back({p.label, column, 0, false});
+      } else if (const std::size_t ideal = index(p.ideal); ideal != names.size()) {
+        shown.push_back({p.label, column, ideal, true});
+      }
     }
     if (shown.empty()) {
-      for (std::size_t i = 0; i < std::min(kFallbackValues, names.size()); ++i) shown.push_back(i);
+      for (std::size_t i = 0; i < std::min(kFallbackValues, names.size()); ++i) {
+        shown.push_back({names[i], i, 0, false});
+      }
     }
     return shown;
   }
 
-  static void print_frame(const v1::TelemetryFrame& frame, const std::vector<std::string>& names,
-                          const std::vector<std::size_t>& shown) {
+  static void print_frame(const v1::TelemetryFrame& frame, const std::vector<Shown>& shown) {
     std::printf("cycle %8llu  t %9.4f s", static_cast<unsigned long long>(frame.cycle()),
                 frame.virtual_time_s());
-    for (const std::size_t i : shown) {
-      if (i < static_cast<std::size_t>(frame.values_size())) {
-        std::printf("  %s=%.6g", names[i].c_str(), frame.values(static_cast<int>(i)));
-      }
+    const auto values = static_cast<std::size_t>(frame.values_size());
+    for (const Shown& s : shown) {
+      if (s.column >= values || (s.difference && s.ideal >= values)) continue;
+      double v = frame.values(static_cast<int>(s.column));
+      if (s.difference) v -= frame.values(static_cast<int>(s.ideal));
+      std::printf("  %s=%.6g", s.label.c_str(), v);
     }
     std::printf("\n");
     std::fflush(stdout);
@@ -337,6 +384,20 @@ class Ctl {
 
 }  // namespace
 
+CLI::Option* add_mode_option(CLI::App& sub, std::string& mode) {
+  return sub.add_option("--mode", mode, "clock mode")
+      ->transform(
+          [](const std::string& value) -> std::string {
+            if (std::string_view(value) != kDeprecatedRealTime) return value;
+            std::cerr << "hyloop: --mode realtime is deprecated: use --mode real_time (as "
+                         "summary.json spells it)\n";
+            return kModeRealTime;
+          },
+          "", "deprecated spelling")
+      ->check(CLI::IsMember({kModeLockstep, kModeRealTime}))
+      ->capture_default_str();
+}
+
 CLI::App* add_ctl_subcommand(CLI::App& app, CtlOptions& options) {
   CLI::App* ctl = app.add_subcommand("ctl", "drive a running coordinator over gRPC");
   ctl->add_option("address", options.address, "coordinator address host:port")->required();
@@ -350,9 +411,7 @@ CLI::App* add_ctl_subcommand(CLI::App& app, CtlOptions& options) {
       ->allow_extra_args(false);
   ctl->add_option("--out", options.out,
                   "run directory to write (start): a name in the coordinator's --runs-dir");
-  ctl->add_option("--mode", options.mode, "clock mode (start)")
-      ->check(CLI::IsMember({"lockstep", "realtime"}))
-      ->capture_default_str();
+  add_mode_option(*ctl, options.mode)->description("clock mode (start)");
   ctl->add_option("--reason", options.reason,
                   "reason of the emergency stop (estop) or of its reset (reset)");
   ctl->add_option("--run-id", options.run_id, "run of `summary` (default: the latest)");

@@ -7,6 +7,7 @@
 
 namespace CLI {
 class App;
+class Option;
 }  // namespace CLI
 
 namespace hyloop::app {
@@ -17,7 +18,7 @@ struct CtlOptions {
   std::string scenario;                // scenario file (load; start loads it first if given)
   std::vector<std::string> overrides;  // "dotted.path=value"
   std::string out;                     // run directory (start)
-  std::string mode = "lockstep";       // lockstep|realtime (start)
+  std::string mode = "lockstep";       // lockstep|real_time (start)
   std::string reason;                  // estop
   std::string run_id;                  // summary (empty: the latest run)
   std::uint32_t decimation = 50;       // watch: every n-th cycle
@@ -28,6 +29,14 @@ struct CtlOptions {
   bool insecure = false;               // or plaintext, no token
   double timeout_s = 0;  // unary calls: deadline (0: 10 s); watch: stop after this (0: run end)
 };
+
+// The clock modes of `ctl start` and `up`, spelled as summary.json and the journal spell them.
+inline constexpr const char* kModeLockstep = "lockstep";
+inline constexpr const char* kModeRealTime = "real_time";
+
+// --mode lockstep|real_time on `sub` into `mode`; the old spelling `realtime` is read as
+// real_time with a deprecation notice on stderr.
+CLI::Option* add_mode_option(CLI::App& sub, std::string& mode);
 
 // Declares the "ctl" subcommand of `app`, writing into `options`.
 // Returns the subcommand, so the caller can test whether it was parsed.

@@ -20,12 +20,15 @@
 #include "hyloop/experiment/run_export.hpp"
 #include "hyloop/experiment/scenario.hpp"
 #include "hyloop/experiment/sits_runner.hpp"
+#include "run_output.hpp"
 #include "up.hpp"
 
 namespace fs = std::filesystem;
 using namespace hyloop::experiment;
 
 namespace {
+
+constexpr int kMaxCompared = 16;  // runs `hyloop compare` overlays
 
 fs::path share_dir(const char* argv0) {
   std::error_code ec;
@@ -54,8 +57,9 @@ bool show_progress(const std::string& mode) {
 int run_in_process(const std::string& scenario_path, const std::vector<std::string>& overrides,
                    const fs::path& out, bool force) {
   const auto experiment = make_experiment(scenario_path, overrides);
-  check_output_directory(out, force);
-  if (force) remove_output_directory(out);
+  hyloop::app::check_out_directory(out, force);
+  hyloop::app::print_scenario_notices(scenario_path, overrides, std::cerr);
+  if (force) hyloop::app::replace_out_directory(out);
   const std::string name = experiment->name();
   auto recording = std::make_unique<RunRecording>(
       out, journal_header(*experiment, make_run_id(name), "hyloop run", "in_process"), true);
@@ -86,6 +90,7 @@ int run_in_process(const std::string& scenario_path, const std::vector<std::stri
     return 1;
   }
   std::cout << summary.dump(2) << "\n";
+  hyloop::app::warn_about_outcome(summary, std::cerr);
   std::cerr << "run directory: " << out.string() << "\n";
   return 0;
 }
@@ -173,8 +178,9 @@ int main(int argc, char** argv) {
   up->add_option("scenario", up_options.scenario, "scenario YAML file");
   up->add_option("--out", up_options.out, "run directory to write");
   up->add_option("--set", up_options.overrides, "override a field: dotted.path=value");
-  up->add_option("--mode", up_options.mode, "clock mode")
-      ->check(CLI::IsMember({"lockstep", "realtime"}));
+  hyloop::app::add_mode_option(*up, up_options.mode);
+  up->add_flag("--force", up_options.force,
+               "replace an existing run directory (only a run directory: never any other)");
   up->add_flag("--inproc", up_options.inproc,
                "the services as components in this process (inproc:// endpoints)");
   up->add_flag("--serve", up_options.serve,
@@ -259,7 +265,10 @@ int main(int argc, char** argv) {
 
   auto* compare = app.add_subcommand("compare", "set runs' metrics side by side, with plots");
   std::vector<std::string> compare_dirs;
-  compare->add_option("dirs", compare_dirs, "run directories")->required()->expected(2, 16);
+  compare->add_option("dirs", compare_dirs, "two or more run directories (at most 16)")
+      ->required()
+      ->expected(2, kMaxCompared)
+      ->option_text("RUN_DIR RUN_DIR [RUN_DIR ...] (2 to 16) REQUIRED");
   compare->add_option("--out", out, "directory for the comparison")->required();
 
   CLI11_PARSE(app, argc, argv);
@@ -272,14 +281,20 @@ int main(int argc, char** argv) {
         std::cerr << "hyloop up: SCENARIO and --out DIR are required (or --serve)\n";
         return 2;
       }
+      if (up_options.serve && up_options.force) {
+        std::cerr << "hyloop up: --force goes with --out (a served coordinator refuses an "
+                     "existing run directory)\n";
+        return 2;
+      }
       if (!up_options.serve) {
         // The coordinator writes --out as a name in its runs directory, --out's parent.
         const fs::path o = fs::absolute(up_options.out).lexically_normal();
         const fs::path leaf = o.has_filename() ? o : o.parent_path();
-        check_output_directory(leaf, false);
+        hyloop::app::check_out_directory(leaf, up_options.force);
         fs::create_directories(leaf.parent_path());
         up_options.out = leaf.string();
         up_options.runs_dir = leaf.parent_path().string();
+        hyloop::app::print_scenario_notices(up_options.scenario, up_options.overrides, std::cerr);
       }
       return hyloop::app::run_up(up_options);
     }
@@ -287,6 +302,7 @@ int main(int argc, char** argv) {
     if (*summary_cmd) return summary(summary_dir, recover);
     if (*validate_cmd) {
       const auto experiment = make_experiment(scenario_path, overrides);
+      hyloop::app::print_scenario_notices(scenario_path, overrides, std::cerr);
       if (print_resolved) {
         std::cout << experiment->resolved_yaml();
       } else {

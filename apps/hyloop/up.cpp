@@ -24,12 +24,14 @@
 
 #include "actuator/actuator_component.hpp"
 #include "coordinator/coordinator_component.hpp"
+#include "ctl.hpp"
 #include "dynamics/dynamics_component.hpp"
 #include "hyloop/experiment/run_directory.hpp"
 #include "hyloop/experiment/yaml_fields.hpp"
 #include "hyloop/runtime/security.hpp"
 #include "hyloop/transport/ipc_dir.hpp"
 #include "rig_emulator/rig_emulator_component.hpp"
+#include "run_output.hpp"
 #include "sensor/sensor_component.hpp"
 
 extern char** environ;
@@ -268,10 +270,19 @@ int drive(const Runner& r, const UpOptions& o) {
     std::cerr << "hyloop up: " << st.error_message() << "\n";
     return 1;
   }
+  if (o.force) {
+    // Only now that the scenario loaded: a refused scenario leaves the old run in place.
+    try {
+      replace_out_directory(o.out);
+    } catch (const std::exception& e) {
+      std::cerr << "hyloop up: " << e.what() << "\n";
+      return 1;
+    }
+  }
   v1::StartRequest start;
   // The coordinator's runs directory is --out's parent: it gets the leaf name.
   start.set_out_dir(fs::path(o.out).filename().string());
-  start.set_mode(o.mode == "realtime" ? v1::CLOCK_MODE_REAL_TIME : v1::CLOCK_MODE_LOCKSTEP);
+  start.set_mode(o.mode == kModeRealTime ? v1::CLOCK_MODE_REAL_TIME : v1::CLOCK_MODE_LOCKSTEP);
   v1::RunStatus status;
   st = r.start(start, &status);
   if (!st.ok()) {
@@ -309,10 +320,12 @@ int drive(const Runner& r, const UpOptions& o) {
   }
   if (tty) std::fprintf(stderr, "\n");
   v1::RunSummaryReply summary;
-  if (r.summary(&summary).ok()) {
-    std::cout << summary.summary_json();
-  }
+  const bool have_summary = r.summary(&summary).ok();
+  if (have_summary) std::cout << summary.summary_json();
   std::cerr << "hyloop up: " << status.message() << "\n";
+  if (have_summary) {
+    warn_about_outcome(nlohmann::json::parse(summary.summary_json(), nullptr, false), std::cerr);
+  }
   // "run directory" only for a complete one (the coordinator runs on this machine).
   if (experiment::is_incomplete(o.out) || !fs::exists(fs::path(o.out) / "summary.json")) {
     std::cerr << "hyloop up: the run directory " << o.out

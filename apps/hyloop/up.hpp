@@ -17,8 +17,9 @@ struct UpOptions {
   std::vector<std::string> overrides;
   std::string out;       ///< the run directory (main() makes it absolute and normal)
   std::string runs_dir;  ///< the coordinator's --runs-dir: --out's parent, or --runs-dir (--serve)
-  std::string mode = "lockstep";  ///< lockstep | realtime
+  std::string mode = "lockstep";  ///< lockstep | real_time (ctl.hpp)
   bool inproc = false;
+  bool force = false;  ///< replace an existing run directory (run_output.hpp)
   bool serve = false;
   std::string coordinator_address = "127.0.0.1:0";  ///< --serve: where the coordinator listens
 };

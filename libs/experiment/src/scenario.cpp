@@ -2,6 +2,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <limits>
@@ -148,6 +149,7 @@ void parse_into(const YAML::Node& root, const std::string& origin, SitsScenario&
   out.finish();
 
   MapReader metrics = top.child("metrics");
+  s.metrics.window = std::numeric_limits<double>::quiet_NaN();  // left out: see parse_scenario
   metrics.number("window_s", s.metrics.window);
   metrics.number("diverged_energy_ratio", s.metrics.diverged_energy_ratio);
   metrics.finish();
@@ -297,18 +299,65 @@ void validate(const SitsScenario& s) {
   require(s.outputs.decimation >= 1, "outputs.decimation", s.outputs.decimation, "must be >= 1");
   require_progress_mode("outputs.progress", s.outputs.progress);
   require_output_format("outputs.format", s.outputs.format);
-  require(s.metrics.window > 0.0 && s.metrics.window <= s.timing.duration, "metrics.window_s",
-          s.metrics.window, "must be in (0, timing.duration_s]");
+  if (s.metrics.window > s.timing.duration) {
+    const std::string d = format_value(s.timing.duration);
+    invalid("metrics.window_s", s.metrics.window,
+            "longer than the run (timing.duration_s = " + d + "): give at most " + d +
+                " (--set metrics.window_s=" + d + "), or leave metrics.window_s out (" +
+                format_value(kDefaultMetricsWindow) + " s, or the whole of a shorter run)");
+  }
+  require(s.metrics.window > 0.0, "metrics.window_s", s.metrics.window,
+          "must be in (0, timing.duration_s]");
   require(s.metrics.diverged_energy_ratio > 1.0, "metrics.diverged_energy_ratio",
           s.metrics.diverged_energy_ratio, "must be > 1");
 }
+
+namespace {
+
+// A compensator whose every gain of K_h is 0 (compensator.hpp) compensates nothing.
+std::string zero_gain_notice(const SitsScenario& s) {
+  const core::CompensatorConfig& c = s.compensator;
+  std::string gains;
+  switch (c.kind) {
+    case core::CompensatorKind::kNone:
+      return {};
+    case core::CompensatorKind::kFixedGain:
+      if (c.k_eps0 != 0.0) return {};
+      gains = "k_eps0 = 0";
+      break;
+    case core::CompensatorKind::kLinearGain:
+      if (c.k_eps0 != 0.0 || c.k_eps1 != 0.0) return {};
+      gains = "k_eps0 = k_eps1 = 0";
+      break;
+    case core::CompensatorKind::kSwitching:
+      if (c.k_eps0 != 0.0 || c.k_eps1 != 0.0 || c.k_eps2 != 0.0) return {};
+      gains = "k_eps0 = k_eps1 = k_eps2 = 0";
+      break;
+  }
+  return "compensator.type = " + std::string(core::to_string(c.kind)) + " with " + gains +
+         ": K_h is 0 throughout, so the loop runs uncompensated (as type: none); set the "
+         "gains in N*s/m (`hyloop tune SCENARIO` searches them, `hyloop analyze SCENARIO --k-h "
+         "K` checks one) or write type: none";
+}
+
+}  // namespace
 
 SitsScenario parse_scenario(const std::string& yaml_text, const std::string& origin,
                             const std::vector<std::string>& overrides) {
   const YAML::Node root = load_yaml(yaml_text, origin, overrides);
   SitsScenario s;
   parse_into(root, origin, s);
+  if (std::isnan(s.metrics.window)) {
+    s.metrics.window = std::min(kDefaultMetricsWindow, s.timing.duration);
+    if (s.metrics.window < kDefaultMetricsWindow && s.metrics.window > 0.0) {
+      s.notices.push_back(
+          "metrics.window_s: the run (timing.duration_s = " + format_value(s.timing.duration) +
+          ") is shorter than the default " + format_value(kDefaultMetricsWindow) +
+          " s: the summary metrics use the whole run");
+    }
+  }
   validate_with_origin(origin, [&] { validate(s); });
+  if (std::string n = zero_gain_notice(s); !n.empty()) s.notices.push_back(std::move(n));
   return s;
 }
 

@@ -23,6 +23,8 @@
 namespace hyloop::experiment {
 
 inline constexpr int kSchemaVersion = 1;
+/// metrics.window_s when the scenario leaves it out: the final 5 s of DESIGN §7.
+inline constexpr double kDefaultMetricsWindow = 5.0;
 /// The largest scenario text any kind reads (a file, or a gRPC request's scenario_yaml).
 inline constexpr std::size_t kMaxScenarioBytes = 1024u * 1024u;
 
@@ -129,9 +131,16 @@ struct SitsScenario {
   } outputs;
 
   struct Metrics {
-    double window = 5.0;                  ///< final window of the summary metrics, s
+    /// Final window of the summary metrics, s (DESIGN §7). Left out of the file: 5 s, or the
+    /// whole run when it is shorter (parse_scenario adds a notice).
+    double window = kDefaultMetricsWindow;
     double diverged_energy_ratio = 1.01;  ///< energy_ratio above this means diverged
   } metrics;
+
+  /// Set by parse_scenario, not part of the scenario (to_yaml leaves it out): what a valid
+  /// scenario probably does not mean (a compensator whose gains are all 0, a metrics window
+  /// shortened to the run), one line each naming the field and what to change.
+  std::vector<std::string> notices;
 
   // Derived, valid after validation.
   [[nodiscard]] std::int64_t steps() const;         ///< duration / step
@@ -140,7 +149,7 @@ struct SitsScenario {
 };
 
 /// Parses and validates. `overrides` are "dotted.path=value" strings applied to the YAML
-/// before parsing (the value read as a YAML scalar). @throws ScenarioError.
+/// before parsing (the value read as a YAML scalar); fills `notices`. @throws ScenarioError.
 SitsScenario load_scenario(const std::string& path, const std::vector<std::string>& overrides = {});
 SitsScenario parse_scenario(const std::string& yaml_text, const std::string& origin,
                             const std::vector<std::string>& overrides = {});
