@@ -75,6 +75,32 @@ TEST(Component, ThrowingConfigureGivesErrorAndConfigureRecovers) {
   EXPECT_EQ(c.configure(request("r")).state(), v1::LIFECYCLE_STATE_INACTIVE);
 }
 
+// Issue 15, defect 1: Cleanup releases a configuration that will not run (INACTIVE, or ERROR
+// after a failed Configure) and returns to UNCONFIGURED; refused while ACTIVE; a no-op when
+// UNCONFIGURED.
+TEST(Component, CleanupReleasesAConfigurationThatWillNotRun) {
+  FakeComponent c;
+  EXPECT_EQ(c.cleanup().state(), v1::LIFECYCLE_STATE_UNCONFIGURED);
+  EXPECT_EQ(c.cleanups, 0);
+  c.configure(request("r"));
+  auto r = c.cleanup();
+  EXPECT_EQ(r.state(), v1::LIFECYCLE_STATE_UNCONFIGURED);
+  EXPECT_EQ(r.message(), "unconfigured (released after: configured for run r)");
+  EXPECT_EQ(c.cleanups, 1);
+  EXPECT_EQ(c.activate().state(), v1::LIFECYCLE_STATE_UNCONFIGURED);
+  c.throw_on_configure = true;
+  EXPECT_EQ(c.configure(request("r")).state(), v1::LIFECYCLE_STATE_ERROR);
+  EXPECT_EQ(c.cleanup().state(), v1::LIFECYCLE_STATE_UNCONFIGURED);
+  EXPECT_EQ(c.cleanups, 2);
+  c.throw_on_configure = false;
+  c.configure(request("r"));
+  c.activate();
+  r = c.cleanup();
+  EXPECT_EQ(r.state(), v1::LIFECYCLE_STATE_ACTIVE);
+  EXPECT_THAT(r.message(), HasSubstr("cleanup: not allowed in state ACTIVE"));
+  EXPECT_EQ(c.cleanups, 2);
+}
+
 TEST(Component, ShutdownFromActiveDeactivatesFirst) {
   FakeComponent c;
   c.configure(request("r"));

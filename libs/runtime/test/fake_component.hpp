@@ -37,6 +37,7 @@ class FakeComponent : public Component {
     join();
   }
   void on_shutdown() override { ++shutdowns; }
+  void on_cleanup() noexcept override { ++cleanups; }
   void on_emergency_stop(std::string_view reason) noexcept override {
     ++estops;
     (void)reason;
@@ -46,7 +47,8 @@ class FakeComponent : public Component {
   void fail_now(std::string message) { fail(std::move(message)); }
   void set_message_now(std::string message) { set_message(std::move(message)); }
 
-  std::atomic<int> configures{0}, activates{0}, deactivates{0}, shutdowns{0}, estops{0};
+  std::atomic<int> configures{0}, activates{0}, deactivates{0}, shutdowns{0}, estops{0},
+      cleanups{0};
   std::atomic<bool> throw_on_configure{false};
   std::atomic<bool> fail_in_loop{false};
   std::atomic<bool> block_configure{false};  // on_configure waits while true
