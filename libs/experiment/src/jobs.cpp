@@ -868,7 +868,7 @@ json tune_compensator(const SitsScenario& base, const TuneOptions& options, std:
       break;
     }
   }
-  log << "tune: top " << core::to_string(kind) << " candidates (final " << base.metrics.window
+  log << "tune: top " << (scvg ? "SCVG" : "LGC") << " candidates (final " << base.metrics.window
       << " s; K_h min/max: the range of K_h over the run, the paper's [C_el, C_eh])\n"
       << "  rank   K_eps0      K_eps1       K_eps2      t_eps  amplitude  e_F[N]    e_V[mm/s]  "
          "K_h min   K_h max   K_x[N/m]\n";
