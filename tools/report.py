@@ -34,11 +34,16 @@ from matplotlib.figure import Figure  # noqa: E402  (after selecting the backend
 
 DPI = 150
 MAX_POINTS = 4000          # points per plotted line after min/max envelope decimation
-METRIC_WINDOW_S = 5.0      # DESIGN.md §7: peaks are taken over the final 5 s
+METRIC_WINDOW_S = 5.0      # DESIGN.md §7: peaks over the final 5 s (summary metrics.window_s
+                           # when the run says otherwise: a shorter run uses all of it)
 BAND = (0.995, 1.005)      # ±0.5 % band for e_R and the amplitude ratio
 ZOOM = 0.03                # per-cycle zoom panels show 1 ± 3 % when a series leaves that range
 OUTSIDE = {"loc": "upper left", "bbox_to_anchor": (1.005, 1.0), "fontsize": 8,
            "framealpha": 0.85}   # legend right of the axes (compare plots)
+# A signal and its ideal twin on one axis: the hybrid simulation as a wide light band, the twin
+# as a thin dark line on top, so both stay visible where they coincide.
+HYBRID_STYLE = {"lw": 2.4, "alpha": 0.45, "zorder": 2}
+IDEAL_STYLE = {"color": "k", "lw": 0.7, "alpha": 0.9, "zorder": 3}
 PROG = "report.py"
 
 # Columns shown by the dedicated plots; anything else recorded goes into signals.png.
@@ -162,10 +167,15 @@ class Run:
             s += "  [DIVERGED]"
         return s
 
+    def window(self):
+        """The metric window in s: the summary's metrics.window_s, else DESIGN's 5 s."""
+        w = self.metric("window_s")
+        return w if w is not None and w > 0 else METRIC_WINDOW_S
+
     def window_start(self):
         if self.t.size == 0:
             return None
-        return float(np.nanmax(self.t)) - METRIC_WINDOW_S
+        return float(np.nanmax(self.t)) - self.window()
 
 
 # --------------------------------------------------------------------------- decimation
@@ -278,7 +288,7 @@ def shade_window(ax, run):
     ws = run.window_start()
     if ws is not None and ws > float(run.t[0]):
         ax.axvspan(ws, float(np.nanmax(run.t)), color="0.85", alpha=0.5, lw=0,
-                   label=f"final {METRIC_WINDOW_S:g} s (metric window)")
+                   label=f"final {run.window():g} s (metric window)")
 
 
 def peak_in_window(run, y):
@@ -301,8 +311,8 @@ def _fmt(x, unit=""):
 
 def panel_velocity(ax, run):
     ok = lines(ax, run.t, [
-        (run.cols.get("v"), "v (hybrid simulation)", {"color": "C0"}),
-        (run.cols.get("v_ideal"), "v_i (ideal twin)", {"color": "k", "lw": 0.7, "alpha": 0.7}),
+        (run.cols.get("v"), "v (hybrid simulation)", dict(HYBRID_STYLE, color="C0")),
+        (run.cols.get("v_ideal"), "v_i (ideal twin)", IDEAL_STYLE),
     ], "velocity", run.unit("v", run.unit("v_ideal", "m/s")))
     if not ok:
         blank(ax, missing_msg(run, "v", "v_ideal"))
@@ -323,7 +333,7 @@ def _error_panel(ax, run, y, sym, unit, metric_key, missing):
         peak, src = peak_in_window(run, y), "computed"
     k, u = scaled_unit(unit, [y])
     short = sym.split(" =")[0]
-    txt = f"{sym};  peak |{short}| in final {METRIC_WINDOW_S:g} s: " + \
+    txt = f"{sym};  peak |{short}| in final {run.window():g} s: " + \
         (_fmt(peak * k, u) if peak is not None else "n/a") + f" ({src})"
     ax.set_title(txt, fontsize=9)
     ax.legend(loc="best", fontsize=8, framealpha=0.85)
@@ -337,8 +347,9 @@ def panel_ev(ax, run):
 
 def panel_force(ax, run):
     ok = lines(ax, run.t, [
-        (run.cols.get("f_input"), "F′ (input force of the dynamic model)", {"color": "C1"}),
-        (run.cols.get("f_ideal"), "E (ideal twin force)", {"color": "k", "lw": 0.7, "alpha": 0.7}),
+        (run.cols.get("f_input"), "F′ (input force of the dynamic model)",
+         dict(HYBRID_STYLE, color="C1")),
+        (run.cols.get("f_ideal"), "E (ideal twin force)", IDEAL_STYLE),
     ], "force", run.unit("f_input", run.unit("f_ideal", "N")))
     if not ok:
         blank(ax, missing_msg(run, "f_input", "f_ideal"))
@@ -354,8 +365,8 @@ def panel_ef(ax, run):
 
 def panel_power(ax, run):
     ok = lines(ax, run.t, [
-        (run.cols.get("power"), "P (hybrid simulation)", {"color": "C2"}),
-        (run.cols.get("power_ideal"), "P_i (ideal twin)", {"color": "k", "lw": 0.7, "alpha": 0.7}),
+        (run.cols.get("power"), "P (hybrid simulation)", dict(HYBRID_STYLE, color="C2")),
+        (run.cols.get("power_ideal"), "P_i (ideal twin)", IDEAL_STYLE),
     ], "power", run.unit("power", run.unit("power_ideal", "W")))
     if not ok:
         blank(ax, missing_msg(run, "power", "power_ideal"))
@@ -365,9 +376,8 @@ def panel_power(ax, run):
 
 def panel_energy(ax, run):
     ok = lines(ax, run.t, [
-        (run.cols.get("energy"), "energy (hybrid simulation)", {"color": "C4"}),
-        (run.cols.get("energy_ideal"), "energy (ideal twin)", {"color": "k", "lw": 0.7,
-                                                               "alpha": 0.7}),
+        (run.cols.get("energy"), "energy (hybrid simulation)", dict(HYBRID_STYLE, color="C4")),
+        (run.cols.get("energy_ideal"), "energy (ideal twin)", IDEAL_STYLE),
     ], "energy", run.unit("energy", run.unit("energy_ideal", "J")))
     if not ok:
         blank(ax, missing_msg(run, "energy", "energy_ideal"))
@@ -526,37 +536,23 @@ def panel_recovery_both(ax, run):
     return True
 
 
-def panel_gain_twin(ax, run):
-    """K_h on the left axis, ε_h on a right axis (overview)."""
-    kh, eps = run.cols.get("k_h"), run.cols.get("eps_h")
-    kh_ok = kh is not None and not np.all(kh == 0)
-    eps_ok = eps is not None and not np.all(eps == 0)
-    if not kh_ok and not eps_ok:
-        why = []
-        for n, s, y in (("k_h", "K_h", kh), ("eps_h", "ε_h", eps)):
-            why.append(f"{s} not recorded" if y is None else f"{s} zero throughout")
-        blank(ax, "; ".join(why) + ": panel skipped")
-        ax.set_title("gain K_h and observed energy ε_h", fontsize=10)
-        return False
-    if kh_ok:
-        lines(ax, run.t, [(kh, "K_h", {"color": "C5"})], "K_h", run.unit("k_h"))
-    if eps_ok:
-        ax2 = ax.twinx() if kh_ok else ax
-        lines(ax2, run.t, [(eps, "ε_h", {"color": "C6", "alpha": 0.8})], "ε_h",
-              run.unit("eps_h"))
-        if kh_ok:
-            ax2.grid(False)
-            ax.get_legend().remove()
-            ax2.get_legend().remove()
-            h1, l1 = ax.get_legend_handles_labels()
-            h2, l2 = ax2.get_legend_handles_labels()
-            ax2.legend(h1 + h2, l1 + l2, loc="upper right", fontsize=8, framealpha=0.85)
-    missing = [s for s, ok in (("K_h", kh_ok), ("ε_h", eps_ok)) if not ok]
-    t = "gain K_h and observed energy ε_h"
-    if missing:
-        t += f" ({', '.join(missing)}: none)"
-    ax.set_title(t, fontsize=10)
-    return True
+def split_axes(fig, ax):
+    """Two axes stacked in the place of `ax`, sharing x: a dense trace in one cannot hide the
+    line in the other (as ε_h hid K_h on a twin axis)."""
+    spec = ax.get_subplotspec().subgridspec(2, 1)
+    ax.remove()
+    top = fig.add_subplot(spec[0])
+    return top, fig.add_subplot(spec[1], sharex=top)
+
+
+def panel_gain_split(axes, run):
+    """K_h above ε_h (overview)."""
+    top, bottom = axes
+    a = panel_kh(top, run)
+    b = panel_eps(bottom, run)
+    top.set_xlabel("")
+    top.tick_params(labelbottom=False)
+    return a or b
 
 
 # --------------------------------------------------------------------------- figures
@@ -640,7 +636,7 @@ def report_one(run, out):
     fig, ax = _figure(2, 3, 18, 9)
     drawn = [
         panel_velocity(ax[0, 0], run), panel_ev(ax[0, 1], run), panel_ef(ax[0, 2], run),
-        panel_energy(ax[1, 0], run), panel_gain_twin(ax[1, 1], run),
+        panel_energy(ax[1, 0], run), panel_gain_split(split_axes(fig, ax[1, 1]), run),
         panel_recovery_both(ax[1, 2], run) if run.cycles is not None
         else (blank(ax[1, 2], "no cycles.csv"), False)[1],
     ]
@@ -735,10 +731,20 @@ def _compare_error_fig(runs, labels, a, b, sym, unit_of, what, fname, out, writt
     ax[0, 0].set_title("whole run (peak over whole run in legend)", fontsize=10)
     starts = [r.window_start() if r.window_start() is not None else 0.0 for r in runs]
     _overlay_errors(ax[1, 0], runs, labels, ys, sym, unit, t_from=starts)
-    ax[1, 0].set_title(f"final {METRIC_WINDOW_S:g} s of each run (metric window; "
+    ax[1, 0].set_title(f"final {_window_text(runs)} of each run (metric window; "
                        "peak in window in legend)", fontsize=10)
     fig.suptitle(f"{what}: " + " vs ".join(labels))
     _save(fig, os.path.join(out, fname), written)
+
+
+def _window_text(runs):
+    """The runs' metric window: "5 s", or "2 s / 5 s" when they differ."""
+    ws = []
+    for r in runs:
+        w = f"{r.window():g} s"
+        if w not in ws:
+            ws.append(w)
+    return " / ".join(ws)
 
 
 def compare(runs, out):
@@ -883,9 +889,9 @@ def metrics_markdown(runs, labels, plots):
         lines_.append(f"| {k} | " + " | ".join(cells) + " |")
     lines_ += ["",
                "Bold: best of the row (smallest peak error; ratio closest to 1). Peaks are the "
-               f"largest magnitude over the final {METRIC_WINDOW_S:g} s; e_R and amplitude "
-               "ratio are the per-cycle values farthest from 1 among cycles ending in the final "
-               f"{METRIC_WINDOW_S:g} s (DESIGN.md §7).", ""]
+               f"largest magnitude over the final {_window_text(runs)} (metrics.window_s); e_R "
+               "and amplitude ratio are the per-cycle values farthest from 1 among cycles "
+               "ending in that window (DESIGN.md §7).", ""]
     if plots:
         lines_.append("## Plots")
         lines_.append("")

@@ -309,6 +309,89 @@ class ReportTest(unittest.TestCase):
         self.assertBadInput(run_script(d), "no plottable columns")
 
 
+class FigureLayoutTest(unittest.TestCase):
+    """Issue 15 plots: v and v_i stay apart where they coincide; ε_h cannot hide K_h; the metric
+    window follows the summary. Figures are taken from report_one before they are saved."""
+
+    @classmethod
+    def setUpClass(cls):
+        spec = importlib.util.spec_from_file_location("hyloop_report_layout", SCRIPT)
+        cls.mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(cls.mod)
+        cls.tmp = tempfile.TemporaryDirectory(prefix="hyloop_report_layout_")
+        cls.figs = cls.figures(write_run(os.path.join(cls.tmp.name, "scvg"), "table1_scvg",
+                                         lambda t: -80.0 - 0.05 * t, seconds=12.0,
+                                         compensator="scvg"))
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+    @classmethod
+    def figures(cls, run_dir):
+        figs = {}
+        save = cls.mod._save
+
+        def keep(fig, path, written):
+            figs[os.path.basename(path)] = fig
+            written.append(path)
+
+        cls.mod._save = keep
+        try:
+            cls.mod.report_one(cls.mod.Run(run_dir), os.path.join(run_dir, "plots"))
+        finally:
+            cls.mod._save = save
+        return figs
+
+    @staticmethod
+    def line(fig, prefix):
+        found = [(ax, ln) for ax in fig.axes for ln in ax.get_lines()
+                 if ln.get_label().startswith(prefix)]
+        if not found:
+            raise AssertionError(f"no line labelled {prefix}...")
+        return found[0]
+
+    def test_twin_lines_stay_distinct_where_they_coincide(self):
+        # The twin is drawn above the hybrid signal, at most half as wide and in another colour:
+        # where the two coincide the wider line still shows on both sides of the thin one.
+        from matplotlib.colors import to_rgba
+        for fname, hybrid, twin in (("velocity.png", "v (", "v_i ("),
+                                    ("force.png", "F′", "E ("),
+                                    ("power.png", "P (", "P_i ("),
+                                    ("overview.png", "v (", "v_i (")):
+            with self.subTest(plot=fname):
+                ax_h, h = self.line(self.figs[fname], hybrid)
+                ax_t, t = self.line(self.figs[fname], twin)
+                self.assertIs(ax_h, ax_t)
+                self.assertGreaterEqual(h.get_linewidth(), 2.0 * t.get_linewidth())
+                self.assertGreater(t.get_zorder(), h.get_zorder())
+                self.assertNotEqual(to_rgba(h.get_color())[:3], to_rgba(t.get_color())[:3])
+
+    def test_eps_trace_cannot_hide_the_gain(self):
+        fig = self.figs["overview.png"]
+        fig.canvas.draw()
+        by_label = {ax.get_ylabel().split(" [")[0]: ax for ax in fig.axes if ax.get_lines()}
+        ax_k, ax_e = by_label["K_h"], by_label["ε_h"]
+        self.assertIsNot(ax_k, ax_e)
+        bk = ax_k.get_window_extent()
+        be = ax_e.get_window_extent()
+        overlap_w = min(bk.x1, be.x1) - max(bk.x0, be.x0)
+        overlap_h = min(bk.y1, be.y1) - max(bk.y0, be.y0)
+        self.assertFalse(overlap_w > 0 and overlap_h > 0, f"K_h axes {bk} overlap ε_h axes {be}")
+
+    def test_metric_window_from_summary(self):
+        d = write_run(os.path.join(self.tmp.name, "short"), "short_fgc", seconds=3.0)
+        with open(os.path.join(d, "summary.json")) as f:
+            s = json.load(f)
+        s["metrics"]["window_s"] = 2.0
+        with open(os.path.join(d, "summary.json"), "w") as f:
+            json.dump(s, f)
+        fig = self.figures(d)["velocity.png"]
+        titles = [ax.get_title() for ax in fig.axes]
+        self.assertTrue(any("final 2 s" in t for t in titles), titles)
+        self.assertFalse(any("final 5 s" in t for t in titles), titles)
+
+
 class EnvelopeTest(unittest.TestCase):
     """The min/max decimation keeps every extreme of the full series."""
 

@@ -1,0 +1,234 @@
+"""The hyloop tool as a new user meets it (issue 15: defect 2, defect 9, the small items).
+
+    HYLOOP_BIN_DIR=build/bin /usr/bin/python3 -m unittest tests/cli/test_cli.py
+"""
+
+import csv
+import json
+import os
+import re
+import subprocess
+import tempfile
+import time
+import unittest
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+BIN = Path(os.environ.get("HYLOOP_BIN_DIR", REPO / "build" / "bin"))
+HYLOOP = str(BIN / "hyloop")
+FGC = str(REPO / "scenarios" / "sits" / "table1_fgc.yaml")
+SHORT = ["--set", "timing.duration_s=2"]
+
+
+def hyloop(*args, cwd=None, timeout=120):
+    return subprocess.run([HYLOOP, *args], capture_output=True, text=True, timeout=timeout,
+                          cwd=cwd)
+
+
+class OutDirectory(unittest.TestCase):
+    """--out EXISTING: the message and --force agree; --force replaces only a run directory."""
+
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory(prefix="hyloop_cli_")
+        self.root = Path(self.tmp.name)
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def make_run(self, name):
+        r = hyloop("run", FGC, "--out", str(self.root / name), *SHORT)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        return self.root / name
+
+    def test_up_force_replaces_a_run_directory(self):
+        run = self.make_run("run")
+        r = hyloop("up", FGC, "--out", str(run), "--inproc", *SHORT)
+        self.assertNotEqual(r.returncode, 0)
+        self.assertIn("use --force to replace it", r.stderr)
+        before = (run / "summary.json").stat().st_mtime_ns
+        r = hyloop("up", FGC, "--out", str(run), "--inproc", "--force", *SHORT)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        summary = json.loads((run / "summary.json").read_text())
+        self.assertIn("distributed", summary)  # written by up, not the run above
+        self.assertNotEqual((run / "summary.json").stat().st_mtime_ns, before)
+
+    def test_force_never_replaces_another_directory(self):
+        victim = self.root / "notes"
+        (victim / "sub").mkdir(parents=True)
+        (victim / "thesis.tex").write_text("years of work\n")
+        (victim / "summary.json").write_text("{}\n")  # looks like a run, holds more
+        outside = self.root / "outside.txt"
+        outside.write_text("keep\n")
+        link = self.root / "link"
+        link.symlink_to(self.make_run("linked"))
+        for cmd in (["run", FGC], ["up", FGC, "--inproc"]):
+            with self.subTest(cmd=cmd[0]):
+                r = hyloop(*cmd, "--out", str(victim), "--force", *SHORT)
+                self.assertNotEqual(r.returncode, 0)
+                self.assertIn("not a hyloop run directory", r.stderr)
+                self.assertIn("thesis.tex", r.stderr)
+                self.assertEqual((victim / "thesis.tex").read_text(), "years of work\n")
+                self.assertTrue((victim / "sub").is_dir())
+                r = hyloop(*cmd, "--out", str(link), "--force", *SHORT)
+                self.assertNotEqual(r.returncode, 0)
+                self.assertIn("symbolic link", r.stderr)
+                self.assertTrue(link.is_symlink())
+                self.assertTrue((self.root / "linked" / "summary.json").is_file())
+                r = hyloop(*cmd, "--out", str(outside), "--force", *SHORT)
+                self.assertNotEqual(r.returncode, 0)
+                self.assertIn("not a directory", r.stderr)
+                self.assertEqual(outside.read_text(), "keep\n")
+
+    def test_up_force_keeps_the_old_run_when_the_scenario_is_refused(self):
+        run = self.make_run("run")
+        r = hyloop("up", FGC, "--out", str(run), "--inproc", "--force",
+                   "--set", "timing.step_s=-1")
+        self.assertNotEqual(r.returncode, 0)
+        self.assertIn("timing.step_s = -1", r.stderr)
+        self.assertTrue((run / "summary.json").is_file())
+
+
+class Outcome(unittest.TestCase):
+    """Defect 9: gains left at 0 are warned before the run, divergence after it; a short run
+    shortens the metrics window, a given longer window is an error naming the fix."""
+
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory(prefix="hyloop_cli_")
+        self.root = Path(self.tmp.name)
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def test_zero_gain_is_warned_and_divergence_too(self):
+        r = hyloop("validate", FGC, "--set", "compensator.k_eps0=0")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("warning: compensator.type = fgc with k_eps0 = 0", r.stderr)
+        r = hyloop("run", FGC, "--out", str(self.root / "r"), "--set", "compensator.k_eps0=0",
+                   "--set", "timing.duration_s=20")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertTrue(json.loads(r.stdout)["diverged"])
+        self.assertIn("warning: compensator.type = fgc with k_eps0 = 0", r.stderr)
+        self.assertRegex(r.stderr, r"WARNING: the loop diverged \(energy_ratio [0-9.]+")
+        r = hyloop("run", FGC, "--out", str(self.root / "ok"), "--set", "timing.duration_s=20")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertFalse(json.loads(r.stdout)["diverged"])
+        self.assertNotIn("warning", r.stderr.lower())
+
+    def test_safety_stop_is_warned(self):
+        r = hyloop("run", str(REPO / "scenarios" / "rht" / "none.yaml"), "--out",
+                   str(self.root / "rht"))
+        self.assertEqual(r.returncode, 0, r.stderr)
+        s = json.loads(r.stdout)
+        self.assertEqual(s["stop_reason"], "stroke_limit")
+        self.assertIn("WARNING: the run stopped early (stop_reason stroke_limit) at t = "
+                      f"{s['duration_s']:.3f} s", r.stderr)
+
+    def test_short_run_and_metrics_window(self):
+        r = hyloop("run", FGC, "--out", str(self.root / "short"), *SHORT)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(json.loads(r.stdout)["metrics"]["window_s"], 2.0)
+        self.assertIn("warning: metrics.window_s", r.stderr)
+        r = hyloop("run", FGC, "--out", str(self.root / "bad"), *SHORT,
+                   "--set", "metrics.window_s=5")
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("--set metrics.window_s=2", r.stderr)
+        self.assertFalse((self.root / "bad").exists())
+
+
+class Spelling(unittest.TestCase):
+    """The small items: one spelling of the real-time mode, compare's help, ctl's words."""
+
+    def test_mode_real_time_and_the_deprecated_spelling(self):
+        for mode, deprecated in (("real_time", False), ("realtime", True), ("lockstep", False)):
+            r = hyloop("ctl", "127.0.0.1:1", "start", "--out", "x", "--mode", mode,
+                       "--insecure", "--timeout", "0.5")
+            self.assertEqual(r.returncode, 2, r.stderr)  # parsed; the coordinator is not there
+            self.assertEqual("deprecated" in r.stderr, deprecated, r.stderr)
+        r = hyloop("up", "--help")
+        self.assertIn("lockstep,real_time", r.stdout)
+
+    def test_compare_help_says_what_it_accepts(self):
+        r = hyloop("compare", "--help")
+        self.assertEqual(r.returncode, 0)
+        self.assertIn("2 to 16", r.stdout)
+        self.assertNotRegex(r.stdout, r"x 2 REQUIRED")
+        dirs = [f"d{i}" for i in range(17)]
+        r = hyloop("compare", *dirs, "--out", "o")
+        self.assertNotEqual(r.returncode, 0)
+
+
+class CtlAgainstAStack(unittest.TestCase):
+    """`ctl start` with nothing loaded names ctl's own verb; `ctl watch` shows e_V = v − v_i,
+    equal to the recorded samples of the same cycle."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory(prefix="hyloop_cli_stack_")
+        cls.runs = Path(cls.tmp.name)
+        cls.stack = subprocess.Popen([HYLOOP, "up", "--serve", "--runs-dir", str(cls.runs)],
+                                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        cls.address = cls.security = None
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and cls.address is None:
+            line = cls.stack.stdout.readline()
+            if not line:
+                break
+            if line.startswith("hyloop-security-dir "):
+                cls.security = line.split(None, 1)[1].strip()
+            if line.startswith("hyloop-coordinator grpc "):
+                cls.address = line.split()[-1]
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.stack.terminate()
+        try:
+            cls.stack.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            cls.stack.kill()
+            cls.stack.wait()
+        cls.tmp.cleanup()
+
+    def ctl(self, *args, timeout=60):
+        return hyloop("ctl", self.address, "--security-dir", self.security, *args,
+                      timeout=timeout)
+
+    def test_start_without_scenario_and_watch_error_against_twin(self):
+        self.assertIsNotNone(self.address, "hyloop up --serve printed no address")
+        r = self.ctl("start", "--out", "nothing")
+        self.assertEqual(r.returncode, 1)
+        self.assertNotIn("LoadScenario", r.stderr)
+        self.assertIn(f"hyloop ctl {self.address} load --scenario FILE", r.stderr)
+        self.assertIn("start --scenario FILE", r.stderr)
+
+        r = self.ctl("start", "--scenario", FGC, "--set", "timing.duration_s=3", "--mode",
+                     "real_time", "--out", "watched")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        r = self.ctl("watch", "--decimation", "100")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        frames = [l for l in r.stdout.splitlines() if l.startswith("cycle")]
+        self.assertGreater(len(frames), 3, r.stdout)
+        for name in ("x[m]=", "v[m/s]=", "e_V[m/s]=", "k_h[N*s/m]="):
+            self.assertIn(name, frames[0])
+        deadline = time.monotonic() + 30
+        out = self.runs / "watched"
+        while time.monotonic() < deadline and not (out / "summary.json").is_file():
+            time.sleep(0.1)
+        with open(out / "samples.csv", newline="") as f:
+            rows = list(csv.reader(f))
+        head = rows[0]
+        t, v, vi = head.index("time[s]"), head.index("v[m/s]"), head.index("v_ideal[m/s]")
+        by_step = {round(float(row[t]) / 0.002): float(row[v]) - float(row[vi])
+                   for row in rows[1:]}
+        checked = 0
+        for line in frames:
+            step = round(float(re.search(r"\bt +([0-9.]+) s", line).group(1)) / 0.002)
+            e_v = float(re.search(r"e_V\[m/s\]=(\S+)", line).group(1))
+            if step in by_step:
+                self.assertAlmostEqual(e_v, by_step[step], delta=1e-5 * abs(by_step[step])
+                                       + 1e-12, msg=line)
+                checked += 1
+        self.assertGreater(checked, 3)
+
+
+if __name__ == "__main__":
+    unittest.main()
