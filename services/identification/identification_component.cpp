@@ -313,13 +313,14 @@ void IdentificationComponent::fit_and_store(std::uint64_t last_cycle) noexcept {
       report_ = std::move(report);
     }
     identifications_.fetch_add(1);
-    send_telemetry(last_cycle, t, values_, "identified");
     set_message("identification: fitted " +
                 std::string(core::to_string(scenario_->identification.method)) +
                 "(na=" + std::to_string(scenario_->identification.na) +
                 ", nb=" + std::to_string(scenario_->identification.nb) +
                 ", nk=" + std::to_string(scenario_->identification.nk) + ") on " +
                 std::to_string(data_.command.size()) + " samples: " + note);
+    // The state message first: whoever sees "identified" also sees the fit's message.
+    send_telemetry(last_cycle, t, values_, "identified");
   } catch (const std::exception& e) {
     const std::string message = std::string("identification: fit failed: ") + e.what();
     send_telemetry(last_cycle, t, values_, "fault:" + message);
