@@ -14,7 +14,9 @@ The lab's security directory comes from `hyloop certs` (TLS for gRPC, tokens, CU
    rig and the actuator share a host, so the monotonic stamps share a clock).
 3. The lab's sequence run → identification (RunIdentification) → run → run succeeds: the
    dynamics and the identification service take turns binding dynamics_to_actuator on the
-   model host, and neither keeps it bound while idle (a connect there is refused).
+   model host, and neither keeps it bound while idle (a connect there is refused), also after
+   a start that aborted once the dynamics was configured (the sensor's port held by another
+   program).
 Needs root (ip netns). Prints the figures and writes them as JSON (--out).
 """
 import argparse
@@ -253,12 +255,32 @@ def main():
         # identification bind dynamics_to_actuator (model:5603) in turn; each releases it when its
         # run ends, so nothing listens there while the stack is idle.
         lab = {"idle_after_run": tcp_connect("ctl", HOSTS["model"], 5603)}
+        # A start that aborts after the dynamics was configured (another program holds the
+        # sensor's port 5602 on the rig host) must not leave the dynamics holding 5603: before
+        # issue 15 the identification that followed failed "Address already in use".
+        squat = subprocess.Popen(
+            [*enter("rig"), sys.executable, "-c",
+             "import socket,sys,time; s=socket.socket(); s.bind(('%s', 5602)); s.listen(1); "
+             "print('bound', flush=True); time.sleep(60)" % HOSTS["rig"]],
+            stdout=subprocess.PIPE, text=True)
+        squat.stdout.readline()
+        try:
+            lab["aborted"], _ = run(a.bin, coordinator.address, scenario,
+                                    os.path.join(work, "aborted"), "lockstep",
+                                    ["timing.duration_s=2", "metrics.window_s=2"])
+        finally:
+            squat.kill()
+            squat.wait()
+        lab["idle_after_aborted"] = tcp_connect("ctl", HOSTS["model"], 5603)
         lab["identification"] = identify(a.stubs, coordinator.address, scenario)
         lab["idle_after_identification"] = tcp_connect("ctl", HOSTS["model"], 5603)
         for i, mode in enumerate(("lockstep", "realtime")):
-            state_i, status_i = run(a.bin, coordinator.address, scenario,
-                                    os.path.join(work, "after_identification_%d" % i), mode,
-                                    ["timing.duration_s=2", "metrics.window_s=2"])
+            try:
+                state_i, status_i = run(a.bin, coordinator.address, scenario,
+                                        os.path.join(work, "after_identification_%d" % i), mode,
+                                        ["timing.duration_s=2", "metrics.window_s=2"])
+            except RuntimeError as e:  # refused at the start
+                state_i, status_i = "refused", str(e)
             lab["run_%d" % i] = state_i
             if state_i != "finished":
                 lab["run_%d_status" % i] = status_i
@@ -266,6 +288,7 @@ def main():
         result["lab_sequence"] = lab
         lab_ok = (lab["identification"] == "" and lab["run_0"] == "finished" and
                   lab["run_1"] == "finished" and lab["idle_after_run"] == 111 and
+                  lab["aborted"] == "failed" and lab["idle_after_aborted"] == 111 and
                   lab["idle_after_identification"] == 111)
         ok = same and state == "finished" and flowed and exact and lab_ok
     finally:
