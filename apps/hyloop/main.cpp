@@ -265,10 +265,11 @@ int main(int argc, char** argv) {
 
   auto* compare = app.add_subcommand("compare", "set runs' metrics side by side, with plots");
   std::vector<std::string> compare_dirs;
-  compare->add_option("dirs", compare_dirs, "two or more run directories (at most 16)")
+  // Any count >= 2 parses (the usage line reads "RUN_DIR..."); main() refuses more than 16.
+  compare->add_option("RUN_DIR", compare_dirs, "two or more run directories (at most 16)")
       ->required()
-      ->expected(2, kMaxCompared)
-      ->option_text("RUN_DIR RUN_DIR [RUN_DIR ...] (2 to 16) REQUIRED");
+      ->expected(2, CLI::detail::expected_max_vector_size)
+      ->option_text("RUN_DIR [RUN_DIR ...] (2 to 16) REQUIRED");
   compare->add_option("--out", out, "directory for the comparison")->required();
 
   CLI11_PARSE(app, argc, argv);
@@ -355,6 +356,11 @@ int main(int argc, char** argv) {
       return 0;
     }
     if (*compare) {
+      if (compare_dirs.size() > static_cast<std::size_t>(kMaxCompared)) {
+        std::cerr << "hyloop compare: " << compare_dirs.size() << " run directories: at most "
+                  << kMaxCompared << "\n";
+        return 2;
+      }
       std::vector<std::string> args{"--compare"};
       args.insert(args.end(), compare_dirs.begin(), compare_dirs.end());
       args.push_back("--out");

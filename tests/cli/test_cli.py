@@ -152,6 +152,7 @@ class Spelling(unittest.TestCase):
         self.assertEqual(r.returncode, 0)
         self.assertIn("2 to 16", r.stdout)
         self.assertNotRegex(r.stdout, r"x 2 REQUIRED")
+        self.assertRegex(r.stdout, r"compare \[OPTIONS\] RUN_DIR\.\.\.")
         dirs = [f"d{i}" for i in range(17)]
         r = hyloop("compare", *dirs, "--out", "o")
         self.assertNotEqual(r.returncode, 0)
