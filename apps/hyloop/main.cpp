@@ -238,6 +238,8 @@ int main(int argc, char** argv) {
                    "SCVG t_eps candidates in s, each < timing.duration_s (default 26/60, 36/60 "
                    "and 46/60 of the run)");
   tune->add_option("--top", tune_options.top, "rows of the table to print");
+  tune->add_flag("--coarse", tune_options.coarse,
+                 "a 5x5(x7) grid and the middle t_eps only: about 20x fewer runs");
 
   auto* summary_cmd = app.add_subcommand(
       "summary", "print a run directory's summary.json; --recover rebuilds an incomplete one");
@@ -253,8 +255,6 @@ int main(int argc, char** argv) {
   report->add_option("dir", report_dir, "run directory")->required();
   report->add_option("--out", out, "directory for the plots (default DIR/plots)");
 
-  tune->add_flag("--coarse", tune_options.coarse,
-                 "a 5x5(x7) grid and the middle t_eps only: about 20x fewer runs");
   auto* export_cmd = app.add_subcommand(
       "export", "write a run directory as HDF5 or MATLAB (.mat), units and metadata included");
   std::string export_dir;

@@ -106,7 +106,6 @@ void parse_into(const YAML::Node& root, const std::string& origin, SitsScenario&
   td.number("r", s.tracking_differentiator.r);
   td.number("h_s", s.tracking_differentiator.h);
   td.finish();
-  comp.finish();
   MapReader pc = comp.child("phase_correction");
   core::PhaseCorrectionConfig& p = s.compensator.phase_correction;
   pc.boolean("enabled", p.enabled);
@@ -118,18 +117,18 @@ void parse_into(const YAML::Node& root, const std::string& origin, SitsScenario&
   pc.number("start_time_s", p.start_time);
   pc.number("min_amplitude_m", p.min_amplitude);
   pc.finish();
+  comp.finish();
 
   MapReader ident = top.child("identification");
-  ident.number("amplitude_m", s.identification.amplitude);
   ident.string("signal", s.identification.signal);
+  ident.number("amplitude_m", s.identification.amplitude);
   ident.number("omega_rad_s", s.identification.omega);
-  ident.integer("samples", s.identification.samples);
   ident.number("chirp_start_hz", s.identification.chirp_start_hz);
   ident.number("chirp_end_hz", s.identification.chirp_end_hz);
+  ident.integer("samples", s.identification.samples);
   ident.integer("na", s.identification.na);
   ident.integer("nb", s.identification.nb);
   ident.integer("nk", s.identification.nk);
-  ident.numbers("report_frequencies_hz", s.identification.report_frequencies_hz);
   {
     std::string method = core::to_string(s.identification.method);
     ident.string("method", method);
@@ -139,6 +138,7 @@ void parse_into(const YAML::Node& root, const std::string& origin, SitsScenario&
       throw ScenarioError(e.what());
     }
   }
+  ident.numbers("report_frequencies_hz", s.identification.report_frequencies_hz);
   ident.finish();
 
   MapReader out = top.child("outputs");
@@ -259,6 +259,11 @@ void validate(const SitsScenario& s) {
 
   const auto& c = s.compensator;
   require(c.switch_time >= 0.0, "compensator.switch_time_s", c.switch_time, "must be >= 0 s");
+  try {
+    core::validate(c.phase_correction);
+  } catch (const std::invalid_argument& e) {
+    throw ScenarioError(std::string("compensator.phase_correction.") + e.what());
+  }
   require(s.tracking_differentiator.r > 0.0, "compensator.tracking_differentiator.r",
           s.tracking_differentiator.r, "must be > 0");
   require(s.tracking_differentiator.h >= s.timing.step, "compensator.tracking_differentiator.h_s",
@@ -267,13 +272,6 @@ void validate(const SitsScenario& s) {
   const auto& id = s.identification;
   require(id.amplitude > 0.0, "identification.amplitude_m", id.amplitude, "must be > 0 m");
   require(id.omega > 0.0, "identification.omega_rad_s", id.omega, "must be > 0 rad/s");
-  require(id.na >= 0 && id.na <= 8, "identification.na", id.na, "must be in [0, 8]");
-  require(id.nb >= 1 && id.nb <= 8, "identification.nb", id.nb, "must be in [1, 8]");
-  require(id.nk >= 0 && id.nk <= 100, "identification.nk", id.nk, "must be in [0, 100]");
-  require(id.samples >= 10 * (id.na + id.nb) + id.nk && id.samples <= 10000000,
-          "identification.samples", id.samples,
-          "must be in [10*(na+nb)+nk, 1e7] = [" + std::to_string(10 * (id.na + id.nb) + id.nk) +
-  try {
   if (id.signal != "sine" && id.signal != "chirp") {
     throw ScenarioError("identification.signal = \"" + excerpt(id.signal) +
                         "\": must be sine (A*sin(omega*t), Eq. 23) or chirp (linear, "
@@ -285,10 +283,12 @@ void validate(const SitsScenario& s) {
           "identification.chirp_end_hz", id.chirp_end_hz,
           "must be in (chirp_start_hz, 1/(2*timing.step_s)) = (" + format_value(id.chirp_start_hz) +
               ", " + format_value(0.5 / s.timing.step) + ") Hz");
-    core::validate(c.phase_correction);
-  } catch (const std::invalid_argument& e) {
-    throw ScenarioError(std::string("compensator.phase_correction.") + e.what());
-  }
+  require(id.na >= 0 && id.na <= 8, "identification.na", id.na, "must be in [0, 8]");
+  require(id.nb >= 1 && id.nb <= 8, "identification.nb", id.nb, "must be in [1, 8]");
+  require(id.nk >= 0 && id.nk <= 100, "identification.nk", id.nk, "must be in [0, 100]");
+  require(id.samples >= 10 * (id.na + id.nb) + id.nk && id.samples <= 10000000,
+          "identification.samples", id.samples,
+          "must be in [10*(na+nb)+nk, 1e7] = [" + std::to_string(10 * (id.na + id.nb) + id.nk) +
               ", 1e7]");
   for (std::size_t i = 0; i < id.report_frequencies_hz.size(); ++i) {
     require(id.report_frequencies_hz[i] > 0.0,
@@ -440,14 +440,29 @@ std::string to_yaml(const SitsScenario& s) {
   e << YAML::Key << "r" << YAML::Value << s.tracking_differentiator.r;
   e << YAML::Key << "h_s" << YAML::Value << s.tracking_differentiator.h;
   e << YAML::EndMap;
+  const core::PhaseCorrectionConfig& p = s.compensator.phase_correction;
+  e << YAML::Key << "phase_correction" << YAML::Value << YAML::BeginMap;
+  e << YAML::Key << "enabled" << YAML::Value << p.enabled;
+  e << YAML::Key << "k_x_initial_n_per_m" << YAML::Value << p.k_x_initial;
+  e << YAML::Key << "k_x_max_n_per_m" << YAML::Value << p.k_x_max;
+  e << YAML::Key << "rate_max_n_per_m_s" << YAML::Value << p.rate_max;
+  e << YAML::Key << "bandwidth_rad_s" << YAML::Value << p.bandwidth;
+  e << YAML::Key << "damping" << YAML::Value << p.damping;
+  e << YAML::Key << "start_time_s" << YAML::Value << p.start_time;
+  e << YAML::Key << "min_amplitude_m" << YAML::Value << p.min_amplitude;
+  e << YAML::EndMap;
   e << YAML::EndMap;
   e << YAML::Key << "identification" << YAML::Value << YAML::BeginMap;
+  e << YAML::Key << "signal" << YAML::Value << s.identification.signal;
   e << YAML::Key << "amplitude_m" << YAML::Value << s.identification.amplitude;
   e << YAML::Key << "omega_rad_s" << YAML::Value << s.identification.omega;
+  e << YAML::Key << "chirp_start_hz" << YAML::Value << s.identification.chirp_start_hz;
+  e << YAML::Key << "chirp_end_hz" << YAML::Value << s.identification.chirp_end_hz;
   e << YAML::Key << "samples" << YAML::Value << s.identification.samples;
   e << YAML::Key << "na" << YAML::Value << s.identification.na;
   e << YAML::Key << "nb" << YAML::Value << s.identification.nb;
   e << YAML::Key << "nk" << YAML::Value << s.identification.nk;
+  e << YAML::Key << "method" << YAML::Value << core::to_string(s.identification.method);
   e << YAML::Key << "report_frequencies_hz" << YAML::Value << YAML::Flow
     << s.identification.report_frequencies_hz;
   e << YAML::EndMap;
@@ -466,18 +481,3 @@ std::string to_yaml(const SitsScenario& s) {
 }
 
 }  // namespace hyloop::experiment
-  const core::PhaseCorrectionConfig& p = s.compensator.phase_correction;
-  e << YAML::Key << "phase_correction" << YAML::Value << YAML::BeginMap;
-  e << YAML::Key << "enabled" << YAML::Value << p.enabled;
-  e << YAML::Key << "k_x_initial_n_per_m" << YAML::Value << p.k_x_initial;
-  e << YAML::Key << "k_x_max_n_per_m" << YAML::Value << p.k_x_max;
-  e << YAML::Key << "rate_max_n_per_m_s" << YAML::Value << p.rate_max;
-  e << YAML::Key << "bandwidth_rad_s" << YAML::Value << p.bandwidth;
-  e << YAML::Key << "damping" << YAML::Value << p.damping;
-  e << YAML::Key << "start_time_s" << YAML::Value << p.start_time;
-  e << YAML::Key << "min_amplitude_m" << YAML::Value << p.min_amplitude;
-  e << YAML::EndMap;
-  e << YAML::Key << "signal" << YAML::Value << s.identification.signal;
-  e << YAML::Key << "chirp_start_hz" << YAML::Value << s.identification.chirp_start_hz;
-  e << YAML::Key << "chirp_end_hz" << YAML::Value << s.identification.chirp_end_hz;
-  e << YAML::Key << "method" << YAML::Value << core::to_string(s.identification.method);

@@ -115,11 +115,11 @@ struct TuneOptions {
   int top = 10;
 };
 
+/// Tunes the scenario's compensator.type: fgc the fixed gain; lgc also K_ε1; scvg also K_ε2
+/// and t_ε (none is refused). Runs keep the scenario's phase correction when it is on.
 nlohmann::json tune_compensator(const SitsScenario& scenario, const TuneOptions& options,
                                 std::ostream& log);
 
 void write_text_file(const std::filesystem::path& path, const std::string& text);
 
 }  // namespace hyloop::experiment
-/// Tunes the scenario's compensator.type: fgc the fixed gain; lgc also K_ε1; scvg also K_ε2
-/// and t_ε (none is refused). Runs keep the scenario's phase correction when it is on.
