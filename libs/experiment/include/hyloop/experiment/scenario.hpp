@@ -107,21 +107,21 @@ struct SitsScenario {
   core::TrackingDifferentiatorConfig tracking_differentiator;
 
   struct Identification {
+    /// sine: u = A·sin(ω·t) (Eq. 23); chirp: u = A·sin(2π(f0·t + (f1 − f0)·t²/(2·t_N))), a
+    /// linear chirp from f0 to f1 over t_N = (N − 1)·T (experiment::sweep_command).
+    std::string signal = "sine";
     double amplitude = 0.025;               ///< A_R, m
     double omega = 6.0 * std::numbers::pi;  ///< ω_R, rad/s (sine)
     double chirp_start_hz = 1.0;            ///< f0, Hz (chirp)
     double chirp_end_hz = 20.0;             ///< f1, Hz (chirp)
-    /// sine: u = A·sin(ω·t) (Eq. 23); chirp: u = A·sin(2π(f0·t + (f1 − f0)·t²/(2·t_N))), a
-    /// linear chirp from f0 to f1 over t_N = (N − 1)·T (experiment::sweep_command).
-    std::string signal = "sine";
     int samples = 1501;                     ///< N_R
     int na = 2;
     int nb = 2;
     int nk = 0;
-    std::vector<double> report_frequencies_hz{1.0, 5.0, 10.0, 20.0};
-  } identification;
     /// The estimator (core/arx.hpp): oe (default), iv or arx; docs/identification.md.
     core::FitMethod method = core::FitMethod::kOutputError;
+    std::vector<double> report_frequencies_hz{1.0, 5.0, 10.0, 20.0};
+  } identification;
 
   struct Outputs {
     bool samples = true;
