@@ -322,6 +322,7 @@ grpc::Status Coordinator::start(const v1::StartRequest& request, v1::RunStatus* 
   columns_.clear();
   names_.clear();
   next_record_ = 0;
+  std::fill(recent_cycles_.begin(), recent_cycles_.end(), kNoRow);
   skipped_cycles_ = 0;
   rig_last_cycle_ = 0;
   latencies_.clear();
@@ -508,6 +509,7 @@ void Coordinator::list_runs(v1::ListRunsReply* reply) {
 
 void Coordinator::keep_row_locked(std::uint64_t cycle, const std::vector<double>& row) {
   recent_rows_[cycle % kRecentRows] = row;
+  recent_cycles_[cycle % kRecentRows] = cycle;
   status_.set_cycle(cycle + 1);
 }
 
@@ -516,16 +518,24 @@ bool Coordinator::next_frame(std::uint64_t after_cycle, std::uint32_t decimation
   std::unique_lock<std::mutex> lock(mutex_);
   const std::uint64_t n = std::max<std::uint32_t>(1, decimation);
   const bool first = after_cycle == std::numeric_limits<std::uint64_t>::max();
-  // The rows recorded so far are cycles 0 … status_.cycle() − 1; the oldest kept is
-  // status_.cycle() − kRecentRows.
+  // The rows recorded so far are cycles below status_.cycle(); the oldest kept is
+  // status_.cycle() − kRecentRows. A real-time run skips cycles: a grid cycle without a row is
+  // passed over (the next grid cycle that has one is sent), never shown from a stale slot.
+  const auto kept = [&](std::uint64_t c) { return recent_cycles_[c % kRecentRows] == c; };
   const auto due = [&]() -> std::optional<std::uint64_t> {
     const std::uint64_t recorded = status_.cycle();
     if (recorded == 0) return std::nullopt;
     const std::uint64_t newest = (recorded - 1) / n * n;
-    if (first) return newest;
-    const std::uint64_t next = after_cycle + n;
-    if (next >= recorded) return std::nullopt;
-    return next + kRecentRows < recorded ? newest : next;  // fell behind: skip ahead
+    const std::uint64_t oldest = recorded > kRecentRows ? recorded - kRecentRows : 0;
+    std::uint64_t c = first ? newest : after_cycle + n;
+    if (!first && c >= recorded) return std::nullopt;
+    if (first || c < oldest) {  // the newest grid row that exists (a late reader skips ahead)
+      c = newest;
+      while (!kept(c) && c >= oldest + n) c -= n;
+      return kept(c) ? std::optional<std::uint64_t>(c) : std::nullopt;
+    }
+    while (c < recorded && !kept(c)) c += n;
+    return c < recorded ? std::optional<std::uint64_t>(c) : std::nullopt;
   };
   changed_.wait_for(lock, timeout,
                     [&] { return status_.state() != v1::RUN_STATE_RUNNING || due().has_value(); });

@@ -23,6 +23,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <filesystem>
+#include <limits>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -203,6 +204,10 @@ class Coordinator {
   // frames of next_frame.
   static constexpr std::uint64_t kRecentRows = 8192;
   std::vector<std::vector<double>> recent_rows_ = std::vector<std::vector<double>>(kRecentRows);
+  // The cycle each slot holds (kNoRow: none yet this run); a real-time run skips cycles, so a
+  // slot may hold an older cycle or nothing.
+  static constexpr std::uint64_t kNoRow = std::numeric_limits<std::uint64_t>::max();
+  std::vector<std::uint64_t> recent_cycles_ = std::vector<std::uint64_t>(kRecentRows, kNoRow);
   /// Keeps `row` as the recorded row of `cycle` (holding mutex_).
   void keep_row_locked(std::uint64_t cycle, const std::vector<double>& row);
   std::uint64_t next_record_ = 0;
