@@ -12,16 +12,14 @@
 #include <utility>
 #include <vector>
 
+#include "number_text.hpp"
+
 namespace hyloop::core {
 namespace {
 
 constexpr int kMaxArxOrderSum = 64;
 
-std::string str(double x) {
-  char buffer[32];
-  std::snprintf(buffer, sizeof buffer, "%.9g", x);
-  return buffer;
-}
+using detail::str;
 
 // 100·(1 − ‖y − ŷ‖/‖y − ȳ‖) over the given samples.
 double nrmse_fit_percent(std::span<const double> y, std::span<const double> y_hat) {

@@ -7,6 +7,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "number_text.hpp"
+
 // Eigen's matrix-function module trips GCC's -Wnull-dereference after inlining (a false
 // positive on a freshly resized vector); silence it for that header only.
 #pragma GCC diagnostic push
@@ -19,11 +21,7 @@
 namespace hyloop::core {
 namespace {
 
-std::string str(double x) {
-  char buffer[32];
-  std::snprintf(buffer, sizeof buffer, "%.9g", x);
-  return buffer;
-}
+using detail::str;
 
 void require_step(const char* where, double step) {
   if (!std::isfinite(step) || step <= 0.0) {

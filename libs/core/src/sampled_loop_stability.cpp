@@ -9,14 +9,12 @@
 #include <stdexcept>
 #include <string>
 
+#include "number_text.hpp"
+
 namespace hyloop::core {
 namespace {
 
-std::string str(double x) {
-  char buffer[32];
-  std::snprintf(buffer, sizeof buffer, "%.9g", x);
-  return buffer;
-}
+using detail::str;
 
 void require(bool ok, const char* field, double value, const char* allowed) {
   if (!ok) {

@@ -8,16 +8,14 @@
 #include <string>
 #include <utility>
 
+#include "number_text.hpp"
+
 namespace hyloop::core {
 namespace {
 
 constexpr double kEpsilonRelative = 1e-9;
 
-std::string str(double x) {
-  char buffer[32];
-  std::snprintf(buffer, sizeof buffer, "%.9g", x);
-  return buffer;
-}
+using detail::str;
 
 void require_nonnegative(const char* name, double value) {
   if (!std::isfinite(value) || value < 0.0) {
