@@ -30,7 +30,7 @@ def main() -> int:
     p.add_argument("--insecure", action="store_true", help="plaintext (a stack run --insecure)")
     p.add_argument("--set", action="append", default=[], dest="overrides",
                    help="override a field: dotted.path=value (repeatable)")
-    p.add_argument("--mode", choices=("lockstep", "realtime"), default="lockstep")
+    p.add_argument("--mode", choices=("lockstep", "real_time", "realtime"), default="lockstep")
     p.add_argument("--lines", type=int, default=5, help="telemetry lines to print")
     p.add_argument("--timeout", type=float, default=600.0, help="seconds to wait for the end")
     args = p.parse_args()
