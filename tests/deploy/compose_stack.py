@@ -432,6 +432,8 @@ def main():
             stops[s] = {"exit_code": int(code), "finished_at": finished}
             if int(code) == 137:
                 problem("%s was killed (exit 137) by the stop: SIGTERM did not end it" % s)
+                logs = run([docker, "logs", "--tail", "25", cid], env=env, check=False)
+                stops[s]["log_tail"] = (logs.stdout + logs.stderr).splitlines()
         run(compose_cmd + ["down", "-v", "--remove-orphans"], env=env, timeout=120)
         compose_cmd = None
         phase("down", t0)

@@ -6,11 +6,14 @@
 
 #include <CLI/CLI.hpp>
 #include <atomic>
+#include <chrono>
+#include <condition_variable>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
 #include <iostream>
+#include <mutex>
 #include <optional>
 #include <stdexcept>
 #include <thread>
@@ -26,9 +29,14 @@ ServiceConfig& current_config() {
 }
 
 // SIGINT/SIGTERM are blocked in every thread and taken by sigwait() on one thread, which asks
-// the host to shut down: no work at all in a signal handler.
+// the host to shut down: no work at all in a signal handler. From the signal on, the shutdown has
+// kShutdownDeadline to finish; a step that hangs (seen once in a container: the process did not
+// exit within docker's 10 s) is logged by name and the process exits with kStuckExitCode.
 class SignalWatcher {
  public:
+  static constexpr std::chrono::seconds kShutdownDeadline{5};
+  static constexpr int kStuckExitCode = 3;
+
   SignalWatcher() {
     sigemptyset(&set_);
     sigaddset(&set_, SIGINT);
@@ -38,7 +46,21 @@ class SignalWatcher {
   }
   ~SignalWatcher() {
     stop();
+    finished();
     pthread_sigmask(SIG_SETMASK, &old_, nullptr);
+  }
+
+  /// Names the shutdown step under way (a string literal), for the deadline's message.
+  void phase(const char* name) noexcept { phase_.store(name); }
+
+  /// The shutdown is over: no deadline any more.
+  void finished() {
+    {
+      const std::lock_guard<std::mutex> lock(mutex_);
+      finished_ = true;
+    }
+    cv_.notify_all();
+    if (deadline_.joinable()) deadline_.join();
   }
   SignalWatcher(const SignalWatcher&) = delete;
   SignalWatcher& operator=(const SignalWatcher&) = delete;
@@ -49,6 +71,7 @@ class SignalWatcher {
       while (sigwait(&set_, &sig) == 0) {
         if (done_.load()) return;
         logger()->info("signal {}: shutting down", sig == SIGINT ? "SIGINT" : "SIGTERM");
+        if (!deadline_.joinable()) deadline_ = std::thread([this] { enforce_deadline(); });
         host.shutdown();
       }
     });
@@ -63,10 +86,24 @@ class SignalWatcher {
   }
 
  private:
+  void enforce_deadline() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    if (cv_.wait_for(lock, kShutdownDeadline, [this] { return finished_; })) return;
+    logger()->error("shutdown stuck in '{}' for {} s after the signal: exiting with code {}",
+                    phase_.load(), kShutdownDeadline.count(), kStuckExitCode);
+    spdlog::default_logger()->flush();
+    std::_Exit(kStuckExitCode);
+  }
+
   sigset_t set_{};
   sigset_t old_{};
   std::atomic<bool> done_{false};
   std::thread thread_;
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  bool finished_ = false;
+  std::atomic<const char*> phase_{"the gRPC server's shutdown"};
+  std::thread deadline_;  // started by the first signal
 };
 
 // A service started by `hyloop up` (HYLOOP_PARENT_PID=<its pid> in the environment) exits with
@@ -197,11 +234,17 @@ int run_service_main(int argc, char** argv, const std::string& service_name,
                 << component->metrics().exporter_address() << std::endl;
     }
     host.wait();
+    signals.phase("the signal watcher's stop");
     signals.stop();
+    signals.phase("the component's shutdown");
     component->shutdown();
     // Before the component goes: the exporter's collectors read it.
+    signals.phase("the metrics exporter's stop");
     component->metrics().stop_exporter();
+    signals.phase("the service's destruction");
   }
+  component.reset();
+  signals.finished();
   logger()->info("{} exited", config.name);
   spdlog::default_logger()->flush();
   return 0;
