@@ -432,6 +432,10 @@ def main():
             stops[s] = {"exit_code": int(code), "finished_at": finished}
             if int(code) == 137:
                 problem("%s was killed (exit 137) by the stop: SIGTERM did not end it" % s)
+            if int(code) not in (0, 143):
+                # 3: the service's own shutdown deadline ended a step that hung (its log names it).
+                if int(code) != 137:
+                    print("compose_stack: WARNING %s exited %s at the stop" % (s, code), flush=True)
                 logs = run([docker, "logs", "--tail", "25", cid], env=env, check=False)
                 stops[s]["log_tail"] = (logs.stdout + logs.stderr).splitlines()
         run(compose_cmd + ["down", "-v", "--remove-orphans"], env=env, timeout=120)
