@@ -30,6 +30,7 @@
 #include "hyloop/experiment/run_journal.hpp"
 #include "hyloop/experiment/scenario.hpp"
 #include "hyloop/experiment/yaml_fields.hpp"
+#include "hyloop/testing/scratch_dir.hpp"
 #include "rig_emulator/rig_emulator_component.hpp"
 #include "sensor/sensor_component.hpp"
 
@@ -49,11 +50,7 @@ fs::path bin_dir() {
 }
 
 fs::path temp_dir(const std::string& name) {
-  const fs::path d =
-      fs::temp_directory_path() / ("hyloop-recording-" + name + "-" + std::to_string(getpid()));
-  fs::remove_all(d);
-  fs::create_directories(d);
-  return d;
+  return hyloop::testing::scratch_dir("recording", name);
 }
 
 std::string slurp(const fs::path& p) {

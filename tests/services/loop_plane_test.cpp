@@ -26,6 +26,7 @@
 #include "dynamics/dynamics_component.hpp"
 #include "hyloop/experiment/scenario.hpp"
 #include "hyloop/experiment/yaml_fields.hpp"
+#include "hyloop/testing/scratch_dir.hpp"
 #include "hyloop/transport/channel.hpp"
 #include "hyloop/transport/curve.hpp"
 #include "hyloop/transport/ipc_dir.hpp"
@@ -52,10 +53,7 @@ std::string slurp(const fs::path& p) {
 }
 
 fs::path temp_dir(const std::string& name) {
-  const fs::path d =
-      fs::temp_directory_path() / ("hyloop-lp-" + name + "-" + std::to_string(getpid()));
-  fs::remove_all(d);
-  fs::create_directories(d);
+  const fs::path d = hyloop::testing::scratch_dir("lp", name);
   fs::permissions(d, fs::perms::owner_all, fs::perm_options::replace);
   return d;
 }

@@ -25,6 +25,7 @@
 #include "hyloop/experiment/scenario.hpp"
 #include "hyloop/experiment/yaml_fields.hpp"
 #include "hyloop/runtime/security.hpp"
+#include "hyloop/testing/scratch_dir.hpp"
 #include "hyloop/transport/channel.hpp"
 #include "hyloop/transport/codec.hpp"
 #include "rig_emulator/rig_emulator_component.hpp"
@@ -48,11 +49,7 @@ std::string slurp(const fs::path& p) {
 }
 
 fs::path temp_dir(const std::string& name) {
-  const fs::path d =
-      fs::temp_directory_path() / ("hyloop-services-" + name + "-" + std::to_string(getpid()));
-  fs::remove_all(d);
-  fs::create_directories(d);
-  return d;
+  return hyloop::testing::scratch_dir("services", name);
 }
 
 int run_command(const std::string& cmd) {

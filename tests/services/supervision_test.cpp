@@ -26,6 +26,7 @@
 #include "hyloop/experiment/yaml_fields.hpp"
 #include "hyloop/runtime/loop_component.hpp"
 #include "hyloop/runtime/peer_watch.hpp"
+#include "hyloop/testing/scratch_dir.hpp"
 #include "hyloop/transport/channel.hpp"
 #include "rig_emulator/rig_emulator_component.hpp"
 #include "sensor/sensor_component.hpp"
@@ -50,11 +51,7 @@ std::string slurp(const fs::path& p) {
 }
 
 fs::path temp_dir(const std::string& name) {
-  const fs::path d =
-      fs::temp_directory_path() / ("hyloop-supervision-" + name + "-" + std::to_string(getpid()));
-  fs::remove_all(d);
-  fs::create_directories(d);
-  return d;
+  return hyloop::testing::scratch_dir("supervision", name);
 }
 
 // The four loop components and a coordinator over them, in this process (inproc://).

@@ -16,6 +16,7 @@
 #include "hyloop/experiment/run_export.hpp"
 #include "hyloop/experiment/scenario.hpp"
 #include "hyloop/testing/alloc_guard.hpp"
+#include "hyloop/testing/scratch_dir.hpp"
 
 namespace hyloop::experiment {
 namespace {
@@ -23,13 +24,7 @@ namespace {
 namespace fs = std::filesystem;
 const fs::path kSource = HYLOOP_SOURCE_DIR;
 
-fs::path temp_dir(const std::string& name) {
-  const fs::path d =
-      fs::temp_directory_path() / ("hyloop-hdf5-" + name + "-" + std::to_string(getpid()));
-  fs::remove_all(d);
-  fs::create_directories(d);
-  return d;
-}
+fs::path temp_dir(const std::string& name) { return hyloop::testing::scratch_dir("hdf5", name); }
 
 void write(const fs::path& p, const std::string& text) {
   std::ofstream f(p, std::ios::binary);

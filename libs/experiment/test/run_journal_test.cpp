@@ -22,6 +22,7 @@
 
 #include "hyloop/experiment/run_directory.hpp"
 #include "hyloop/experiment/scenario.hpp"
+#include "hyloop/testing/scratch_dir.hpp"
 
 namespace hyloop::experiment {
 namespace {
@@ -29,13 +30,7 @@ namespace {
 namespace fs = std::filesystem;
 const fs::path kSource = HYLOOP_SOURCE_DIR;
 
-fs::path temp_dir(const std::string& name) {
-  const fs::path d =
-      fs::temp_directory_path() / ("hyloop-journal-" + name + "-" + std::to_string(getpid()));
-  fs::remove_all(d);
-  fs::create_directories(d);
-  return d;
-}
+fs::path temp_dir(const std::string& name) { return hyloop::testing::scratch_dir("journal", name); }
 
 std::string slurp(const fs::path& p) {
   std::ifstream f(p, std::ios::binary);
