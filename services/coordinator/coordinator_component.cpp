@@ -570,6 +570,22 @@ void Coordinator::shutdown_services() {
   }
 }
 
+void Coordinator::release_services() {
+  stop_.store(true);
+  if (run_thread_.joinable()) {
+    run_thread_.join();
+  }
+  for (auto it = services_.rbegin(); it != services_.rend(); ++it) {
+    const auto st = (*it)->state();
+    if (!st) continue;
+    if (st->state() == v1::LIFECYCLE_STATE_ACTIVE) (void)(*it)->deactivate();
+    if (const auto now = (*it)->state(); now && (now->state() == v1::LIFECYCLE_STATE_INACTIVE ||
+                                                 now->state() == v1::LIFECYCLE_STATE_ERROR)) {
+      (void)(*it)->cleanup();
+    }
+  }
+}
+
 void Coordinator::record(const v1::Telemetry& t) {
   const std::uint32_t sender = t.header().sender();
   if (t.names_size() > 0) {
@@ -1139,7 +1155,7 @@ grpc::Status Coordinator::run_identification(const v1::RunIdentificationRequest&
   return grpc::Status::OK;
 }
 
-void CoordinatorComponent::on_shutdown() { coordinator_.shutdown_services(); }
+void CoordinatorComponent::on_shutdown() { coordinator_.release_services(); }
 
 void CoordinatorComponent::on_emergency_stop(std::string_view reason) noexcept {
   try {

@@ -104,8 +104,13 @@ class Coordinator {
                                   v1::RunIdentificationReply* reply);
   /// Waits until the current run is over. False on timeout.
   bool wait(std::chrono::milliseconds timeout);
-  /// Shuts every service down (the end of `hyloop up`).
+  /// Shuts every service down (the end of `hyloop up`, which owns the services' processes).
   void shutdown_services();
+  /// Ends a run (its services deactivated) and takes every configured service back to
+  /// UNCONFIGURED, leaving their processes serving: the coordinator process ending does not own
+  /// the services' lives (compose, systemd or Kubernetes do, and would restart a service that
+  /// exits on its own).
+  void release_services();
   /// The registry the coordinator's metrics are declared in.
   [[nodiscard]] const std::shared_ptr<runtime::MetricsRegistry>& metrics() const noexcept {
     return metrics_;
@@ -225,7 +230,8 @@ class Coordinator {
 };
 
 /// The coordinator as a service component: its own lifecycle is trivial (it is never
-/// configured by anyone); Shutdown stops a running run; EmergencyStop fans out.
+/// configured by anyone); Shutdown stops a running run and releases the services (never ends
+/// them); EmergencyStop fans out.
 class CoordinatorComponent final : public runtime::Component {
  public:
   explicit CoordinatorComponent(Coordinator& coordinator)

@@ -419,6 +419,23 @@ def main():
                 problem("prometheus: hyloop_cycles_total of %s did not grow (%s -> %s)"
                         % (s, cycles_before.get(s), cycles_after.get(s)))
 
+        # The coordinator alone stops (an operator restarting it, or the first step of `down`):
+        # the other services must keep serving. A service the coordinator's exit ended would be
+        # restarted by compose (restart: unless-stopped) and a `down` racing that restart kills
+        # it after the grace period (CI saw exit 137 for four services).
+        run(compose_cmd + ["stop", "coordinator"], env=env, timeout=60)
+        time.sleep(3.0)
+        alone = report["coordinator_stopped_alone"] = {}
+        for s, cid in ids.items():
+            if s == "coordinator":
+                continue
+            running, restarts = run([docker, "inspect", "-f", "{{.State.Running}} {{.RestartCount}}",
+                                     cid], env=env).stdout.split()
+            alone[s] = {"running": running == "true", "restarts": int(restarts)}
+            if running != "true" or int(restarts) != 0:
+                problem("%s did not keep serving when the coordinator stopped (running %s, "
+                        "restarts %s)" % (s, running, restarts))
+
         # down: first the stop (each container's exit code and time kept: 137 would mean it was
         # killed after the 10 s grace period), then the removal of everything.
         t0 = time.monotonic()

@@ -271,6 +271,54 @@ TEST(EmergencyStopLatch, CtlEstopThenCtlStartIsRefusedUntilCtlReset) {
   fs::remove_all(dir);
 }
 
+// ---- a coordinator that ends releases its services and never ends them ----------------------
+// Under compose (restart: unless-stopped) a service that exits on its own is restarted, and a
+// `docker-compose down` racing that restart kills it after the grace period: CI saw four services
+// exit 137 because the coordinator's own shutdown shut them down first.
+
+TEST(CoordinatorShutdown, MidRunItStopsTheRunAndLeavesEveryServiceUnconfiguredAndServing) {
+  const fs::path dir = temp_dir("release");
+  CoLocated stack("release", dir);
+  stack.load(20.0);
+  ASSERT_TRUE(stack.start("run1", v1::CLOCK_MODE_REAL_TIME).ok());
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  services::CoordinatorComponent component(*stack.coordinator);
+  const v1::LifecycleReply r = component.shutdown();
+  EXPECT_EQ(r.state(), v1::LIFECYCLE_STATE_FINALIZED) << r.message();
+  v1::RunStatus status;
+  stack.coordinator->status(&status);
+  EXPECT_EQ(status.state(), v1::RUN_STATE_STOPPED) << status.message();
+  for (runtime::Component* c : std::initializer_list<runtime::Component*>{
+           &stack.rig, &stack.actuator, &stack.dynamics, &stack.sensor}) {
+    EXPECT_EQ(c->state(), v1::LIFECYCLE_STATE_UNCONFIGURED) << c->name();
+  }
+  // The same services run the next coordinator's run.
+  services::CoordinatorOptions options;
+  options.endpoint_prefix = "inproc://release2";
+  options.runs_dir = dir;
+  std::vector<std::unique_ptr<services::ServiceHandle>> handles;
+  for (runtime::Component* c : std::initializer_list<runtime::Component*>{
+           &stack.rig, &stack.actuator, &stack.dynamics, &stack.sensor}) {
+    handles.push_back(services::make_local_service_handle(*c));
+  }
+  services::Coordinator next(std::move(handles), stack.context, options);
+  v1::LoadScenarioRequest load;
+  load.set_scenario_yaml(experiment::read_scenario_text((kSource / kScenario).string()));
+  load.add_overrides("timing.duration_s=2");
+  load.add_overrides("metrics.window_s=1");
+  v1::LoadScenarioReply loaded;
+  ASSERT_TRUE(next.load_scenario(load, &loaded).ok());
+  v1::StartRequest start;
+  start.set_out_dir("run2");
+  start.set_mode(v1::CLOCK_MODE_LOCKSTEP);
+  ASSERT_TRUE(next.start(start, &status).ok()) << status.message();
+  ASSERT_TRUE(next.wait(std::chrono::minutes(1)));
+  next.status(&status);
+  EXPECT_EQ(status.state(), v1::RUN_STATE_FINISHED) << status.message();
+  next.release_services();
+  fs::remove_all(dir);
+}
+
 // ---- finding 2: a deactivated actuator fails the run, with the reason -------------------------
 
 TEST(ActuatorLoss, DeactivatingTheActuatorMidRunFailsTheRunNamingIt) {
