@@ -1,0 +1,6 @@
+"""Plots for hyloop run directories: the package behind tools/report.py.
+
+Modules: io (reading a run directory), plotting (decimation, units, axes helpers), panels (one
+function per panel), kinds (which figures each experiment kind gets), figures (figure assembly
+for one run), compare (several runs overlaid), metrics (metrics.md), cli (the command line).
+"""
