@@ -26,7 +26,7 @@ SOURCE = pathlib.Path(__file__).resolve().parent.parent
 VOLATILE = {"wall_time_s", "steps_per_second", "revision", "started_at", "finished_at",
             "host", "hostname", "run_id", "estop_latency_us", "deadline_misses", "created_at",
             "hyloop_version", "build", "pid", "duration_wall_s", "mode", "through",
-            "stop_latency_us", "latency_us", "loop"}
+            "stop_latency_us", "latency_us", "loop", "git_revision", "address"}
 
 
 def scrub(value):
