@@ -56,6 +56,9 @@ exclude=(
   # recording tests and `ctl watch` of the Python client's fake-coordinator test. The normal CI
   # stage runs it.
   '^cli_tool$'
+  # Python plots of three shipped runs per kind (tools/test_report_kinds.py, 15-60 s); no new
+  # C++ (the runs are `hyloop run`, which the recording tests run here). Normal CI runs it.
+  '^report_kinds$'
 )
 exclude_regex=$(IFS='|'; echo "${exclude[*]}")
 label_args=()
