@@ -27,11 +27,6 @@ namespace ex = hyloop::experiment;
 
 namespace {
 
-constexpr std::uint32_t kRigSender = 1;  // kLoopServices index + 1
-constexpr std::uint32_t kActuatorSender = 2;
-constexpr std::uint32_t kDynamicsSender = 3;
-constexpr unsigned kRowParts = (1U << kRigSender) | (1U << kDynamicsSender);
-
 bool terminal(v1::RunState s) {
   return s == v1::RUN_STATE_FINISHED || s == v1::RUN_STATE_STOPPED || s == v1::RUN_STATE_ESTOPPED ||
          s == v1::RUN_STATE_FAILED;
@@ -124,17 +119,6 @@ void Coordinator::set_state_locked(v1::RunState state) {
   status_.set_state(state);
   for (const auto& [s, gauge] : state_gauges_) {
     gauge.set(s == state ? 1.0 : 0.0);
-  }
-}
-
-void Coordinator::record_row(const std::vector<double>& row) {
-  recorder_->record_cycle(row);
-  cycles_recorded_.add();
-  // A run that can no longer be recorded (a full disk, an I/O error) is stopped: the end of the
-  // run says why (RunRecording::complete throws the journal's error).
-  if (!recording_failed_ && recording_ && !recording_->journal().error().empty()) {
-    recording_failed_ = true;
-    stop_.store(true);
   }
 }
 
@@ -314,6 +298,18 @@ grpc::Status Coordinator::start(const v1::StartRequest& request, v1::RunStatus* 
   status_.set_total_cycles(static_cast<std::uint64_t>(recorder_->total_steps()));
   status_.set_out_dir(out_dir.string());
   status_.set_message("starting");
+  reset_run_state_locked();
+  runs_.push_back({});
+  runs_.back().set_run_id(run_id);
+  runs_.back().set_scenario(scenario_name_);
+  runs_.back().set_out_dir(out_dir.string());
+  runs_.back().set_state(v1::RUN_STATE_RUNNING);
+  *reply = status_;
+  run_thread_ = std::thread([this, out = out_dir.string()] { run(out); });
+  return grpc::Status::OK;
+}
+
+void Coordinator::reset_run_state_locked() {
   stop_ = false;
   estop_ = false;
   stop_reason_.clear();
@@ -334,14 +330,6 @@ grpc::Status Coordinator::start(const v1::StartRequest& request, v1::RunStatus* 
   rejected_.clear();
   late_commands_ = 0;
   loop_event_.clear();
-  runs_.push_back({});
-  runs_.back().set_run_id(run_id);
-  runs_.back().set_scenario(scenario_name_);
-  runs_.back().set_out_dir(out_dir.string());
-  runs_.back().set_state(v1::RUN_STATE_RUNNING);
-  *reply = status_;
-  run_thread_ = std::thread([this, out = out_dir.string()] { run(out); });
-  return grpc::Status::OK;
 }
 
 grpc::Status Coordinator::stop(v1::RunStatus* reply) {
@@ -426,10 +414,6 @@ grpc::Status Coordinator::check_not_latched() {
               "): an operator must reset it first (Experiment.Reset: `hyloop ctl ADDRESS reset`)"};
 }
 
-std::string Coordinator::service_fault(ServiceHandle& s, bool in_loop) {
-  return service_fault(s, s.state(), in_loop);
-}
-
 v1::ServiceStatus Coordinator::service_status(const ServiceHandle& s,
                                               const std::optional<v1::LifecycleReply>& st) {
   v1::ServiceStatus ss;
@@ -439,20 +423,6 @@ v1::ServiceStatus Coordinator::service_status(const ServiceHandle& s,
   ss.set_state(st ? st->state() : v1::LIFECYCLE_STATE_UNSPECIFIED);
   ss.set_message(st ? st->message() : "unreachable");
   return ss;
-}
-
-std::string Coordinator::service_fault(const ServiceHandle& s,
-                                       const std::optional<v1::LifecycleReply>& st, bool in_loop) {
-  if (!st) return "service " + s.name() + " failed: not answering (died or stopped?)";
-  if (st->state() == v1::LIFECYCLE_STATE_ERROR) {
-    return "service " + s.name() + " failed: " + st->message();
-  }
-  if (in_loop && st->state() != v1::LIFECYCLE_STATE_ACTIVE) {
-    return "service " + s.name() +
-           " left the run: " + v1::LifecycleState_Name(st->state()).substr(16) + " mid-run (" +
-           st->message() + "; deactivated or shut down by another client?)";
-  }
-  return {};
 }
 
 void Coordinator::status(v1::RunStatus* reply) {
@@ -505,12 +475,6 @@ void Coordinator::list_runs(v1::ListRunsReply* reply) {
   for (const auto& r : runs_) {
     *reply->add_runs() = r;
   }
-}
-
-void Coordinator::keep_row_locked(std::uint64_t cycle, const std::vector<double>& row) {
-  recent_rows_[cycle % kRecentRows] = row;
-  recent_cycles_[cycle % kRecentRows] = cycle;
-  status_.set_cycle(cycle + 1);
 }
 
 bool Coordinator::next_frame(std::uint64_t after_cycle, std::uint32_t decimation,
@@ -586,111 +550,6 @@ void Coordinator::release_services() {
   }
 }
 
-void Coordinator::record(const v1::Telemetry& t) {
-  const std::uint32_t sender = t.header().sender();
-  if (t.names_size() > 0) {
-    std::vector<std::string>& names = names_[sender];
-    names.assign(t.names().begin(), t.names().end());
-    std::vector<int>& cols = columns_[sender];
-    cols.assign(names.size(), -1);
-    const std::vector<std::string>& headers = record_columns_;
-    for (std::size_t i = 0; i < names.size(); ++i) {
-      const auto it = std::find(headers.begin(), headers.end(), names[i]);
-      if (it != headers.end()) cols[i] = static_cast<int>(it - headers.begin());
-    }
-  }
-  if (sender == kRigSender) {
-    cycles_received_.add();
-  }
-  misses_[sender] = t.deadline_misses();
-  rejected_[sender] = t.rejected();
-  const std::uint64_t cycle = t.header().cycle();
-  const std::vector<int>& cols = columns_[sender];
-  const std::vector<std::string>& names = names_[sender];
-  if (sender == kRigSender) {
-    rig_last_cycle_ = std::max(rig_last_cycle_, cycle);
-  }
-  if (sender == kRigSender || sender == kDynamicsSender) {
-    Pending& p = pending_[cycle];
-    p.row.resize(record_columns_.size());
-    for (int i = 0; i < t.values_size() && i < static_cast<int>(cols.size()); ++i) {
-      if (cols[static_cast<std::size_t>(i)] >= 0) {
-        p.row[static_cast<std::size_t>(cols[static_cast<std::size_t>(i)])] = t.values(i);
-      } else if (names[static_cast<std::size_t>(i)] == "late_commands[-]") {
-        late_commands_ = static_cast<std::uint64_t>(t.values(i));
-      }
-    }
-    p.parts |= 1U << sender;
-  } else if (sender == kActuatorSender) {
-    for (int i = 0; i < t.values_size() && i < static_cast<int>(names.size()); ++i) {
-      const std::string& n = names[static_cast<std::size_t>(i)];
-      if (n == "latency[ns]" && t.values(i) > 0.0) {
-        latencies_.push_back(static_cast<std::int64_t>(t.values(i)));
-      } else if (n == "estop_latency[ns]" && t.values(i) > 0.0) {
-        estop_latency_ns_ = static_cast<std::int64_t>(t.values(i));
-      } else if (n == "watchdog[-]" && t.values(i) > 0.0) {
-        ++watchdog_cycles_;
-      }
-    }
-  }
-  if (!t.event().empty()) {
-    if (t.event().rfind("stop:", 0) == 0) {
-      record_row(pending_[cycle].row);  // the last row of the dynamics
-      pending_.erase(cycle);
-      recorder_->record_stop(t.event().substr(5));
-      recording_->journal().event("stop", t.event().substr(5));
-    }
-    loop_event_ = t.event();
-  }
-  // Rows complete in cycle order go to the recorder; in real time an incomplete one is skipped
-  // once later ones are complete (counted).
-  for (;;) {
-    auto it = pending_.find(next_record_);
-    if (it != pending_.end() && it->second.parts == kRowParts) {
-      record_row(it->second.row);
-      {
-        const std::lock_guard<std::mutex> lock(mutex_);
-        keep_row_locked(next_record_, it->second.row);
-        status_.set_virtual_time_s(it->second.row.front());
-      }
-      if (next_record_ % 16 == 0) changed_.notify_all();
-      pending_.erase(it);
-      ++next_record_;
-      continue;
-    }
-    if (mode_ == v1::CLOCK_MODE_REAL_TIME && !pending_.empty() &&
-        pending_.rbegin()->first > next_record_ + 50) {
-      pending_.erase(next_record_);
-      ++skipped_cycles_;
-      ++next_record_;
-      continue;
-    }
-    break;
-  }
-}
-
-void Coordinator::flush_incomplete() {
-  while (!pending_.empty()) {
-    const auto it = pending_.begin();
-    if (it->first < next_record_) {
-      pending_.erase(it);
-      continue;
-    }
-    if (it->first == next_record_ && it->second.parts == kRowParts) {
-      recorder_->record_cycle(it->second.row);
-      {
-        const std::lock_guard<std::mutex> lock(mutex_);
-        keep_row_locked(next_record_, it->second.row);
-      }
-      pending_.erase(it);
-    } else {
-      ++skipped_cycles_;
-      if (it->first == next_record_) pending_.erase(it);
-    }
-    ++next_record_;
-  }
-}
-
 nlohmann::json Coordinator::distributed_summary(v1::RunState state,
                                                 const std::string& message) const {
   nlohmann::json d;
@@ -751,226 +610,27 @@ void Coordinator::finish(v1::RunState state, const std::string& message) {
   }
 }
 
-void Coordinator::run(std::string out_dir) noexcept {
-  std::string run_id;
-  {
-    const std::lock_guard<std::mutex> lock(mutex_);
-    run_id = status_.run_id();
+void Coordinator::complete_recording(const std::string& run_id, v1::RunState state,
+                                     const std::string& message, double wall_time_s) {
+  nlohmann::json extra = distributed_summary(state, message);
+  // The recorder never ran the loop itself: the wall time and rate are the services' (the
+  // in-process run's are its own loop's), and a run ended from outside the model says why.
+  extra["wall_time_s"] = wall_time_s;
+  extra["steps_per_second"] =
+      wall_time_s > 0.0 ? static_cast<double>(recorder_->cycle()) / wall_time_s : 0.0;
+  if (const nlohmann::json kind = recorder_->summary(); state != v1::RUN_STATE_FINISHED &&
+                                                        kind.contains("stop_reason") &&
+                                                        kind["stop_reason"].is_null()) {
+    extra["stop_reason"] = state == v1::RUN_STATE_ESTOPPED  ? "emergency_stop"
+                           : state == v1::RUN_STATE_STOPPED ? "operator_stop"
+                                                            : "service_fault";
   }
-  std::unique_ptr<tp::IpcRunDir> ipc_run_dir;  // removed when run() returns
-  v1::LoopEndpoints endpoints;
-  v1::RunState final_state = v1::RUN_STATE_FINISHED;
-  std::string message;
-  std::atomic<bool> bare_stop{false};
-  std::thread bare;
-  telemetry_rejected_ = 0;
-  try {
-    endpoints = endpoints_for(run_id, ipc_run_dir);
-    const auto telemetry_channel = bind_telemetry(endpoints);
-    tp::Channel& telemetry = *telemetry_channel;
-    message = start_loop(run_id, scenario_text_, endpoints, mode_, "dynamics");
-    bool ok = message.empty();
-    // The run's wall time: from the loop's start (every service active) to the end of its loop.
-    const auto loop_start = std::chrono::steady_clock::now();
-    if (mode_ == v1::CLOCK_MODE_REAL_TIME) {
-      bare = std::thread([this, &bare_stop] {
-        tp::PeriodicClockConfig c;
-        c.period =
-            std::chrono::nanoseconds(static_cast<std::int64_t>(recorder_->step_size() * 1e9 + 0.5));
-        tp::PeriodicClock clock(c);
-        clock.start();
-        while (!bare_stop.load(std::memory_order_relaxed)) {
-          const tp::Tick tick = clock.wait_next();
-          ++bare_ticks_;
-          if (tick.missed) ++bare_misses_;
-        }
-      });
-    }
-    {
-      const std::lock_guard<std::mutex> lock(mutex_);
-      status_.set_message(ok ? "running" : message);
-    }
-    std::vector<std::byte> buffer(1 << 16);
-    v1::Telemetry t;
-    const auto total = static_cast<std::uint64_t>(recorder_->total_steps());
-    auto next_health = std::chrono::steady_clock::now();
-    auto estop_since = std::chrono::steady_clock::time_point{};
-    auto rig_done_at = std::chrono::steady_clock::time_point{};
-    std::uint64_t backlog = 0;  // telemetry messages read in a row that were already waiting
-    const auto in_loop = [](const ServiceHandle& s) {
-      return std::find(kLoopServices.begin(), kLoopServices.end(), s.name()) != kLoopServices.end();
-    };
-    // A fault: the run fails with `why`; an emergency stop fans out (the actuator ramps the rig
-    // to rest; every service latches it until an operator's reset), then what was sent before
-    // the fault is drained into the recording.
-    std::string unreachable;  // a service that stopped answering: not called again this run
-    const auto fail = [&](const std::string& why) {
-      final_state = v1::RUN_STATE_FAILED;
-      message = why;
-      ok = false;
-      for (const char* name : {"actuator", "dynamics", "sensor", "rig-emulator"}) {
-        if (ServiceHandle* s = find_service(name); s != nullptr && unreachable != name) {
-          (void)s->emergency_stop("run failed: " + why);
-        }
-      }
-      const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(500);
-      while (std::chrono::steady_clock::now() < until) {
-        if (auto got = telemetry.receive(buffer, std::chrono::milliseconds(50))) {
-          if (accept_telemetry(*got, run_id, t)) record(t);
-        }
-      }
-    };
-    while (ok) {
-      const std::int64_t read_start = tp::monotonic_now_ns();
-      if (auto got = telemetry.receive(buffer, std::chrono::milliseconds(50))) {
-        if (accept_telemetry(*got, run_id, t)) {
-          backlog = t.header().send_time_ns() <= read_start ? backlog + 1 : 0;
-          telemetry_depth_.raise(static_cast<double>(backlog));
-          record(t);
-        }
-        if (next_record_ < total && static_cast<std::uint64_t>(recorder_->cycle()) < total &&
-            loop_event_.rfind("stop:", 0) != 0 && loop_event_.rfind("fault:", 0) != 0 &&
-            std::chrono::steady_clock::now() < next_health) {
-          continue;
-        }
-      }
-      if (next_record_ >= total || static_cast<std::uint64_t>(recorder_->cycle()) >= total) {
-        message = "finished: " + std::to_string(recorder_->cycle()) + " cycles";
-        break;
-      }
-      // Real time: the rig has run its last cycle; rows still incomplete after a grace period
-      // lost a message on the way (counted as skipped) and the run is over.
-      if (mode_ == v1::CLOCK_MODE_REAL_TIME && rig_last_cycle_ + 1 >= total) {
-        if (rig_done_at == std::chrono::steady_clock::time_point{}) {
-          rig_done_at = std::chrono::steady_clock::now();
-        } else if (std::chrono::steady_clock::now() - rig_done_at >
-                   std::chrono::milliseconds(500)) {
-          flush_incomplete();
-          message = "finished: " + std::to_string(recorder_->cycle()) + " cycles recorded of " +
-                    std::to_string(total) + " (" + std::to_string(skipped_cycles_) +
-                    " incomplete: a message was lost)";
-          break;
-        }
-      }
-      if (loop_event_.rfind("stop:", 0) == 0) {
-        message = "the dynamics stopped the run: " + loop_event_.substr(5);
-        break;
-      }
-      // A loop service reported a fault (the rig: its actuator went silent): the run fails.
-      if (loop_event_.rfind("fault:", 0) == 0 && final_state != v1::RUN_STATE_FAILED &&
-          !estop_.load() && !stop_.load()) {
-        fail(loop_event_.substr(6));
-        break;
-      }
-      if (loop_event_ == "watchdog:at_rest" && final_state != v1::RUN_STATE_FAILED) {
-        final_state = v1::RUN_STATE_FAILED;
-        message = "commands stopped arriving: the actuator's watchdog brought the rig to rest";
-        // Name the cause: a service that died or failed (the watchdog is usually faster than
-        // the periodic health check). A dead process can take a moment to stop answering.
-        for (int attempt = 0; attempt < 3; ++attempt) {
-          std::string cause;
-          for (auto& sv : services_) {
-            cause = service_fault(*sv, in_loop(*sv));
-            if (!cause.empty()) break;
-          }
-          if (!cause.empty()) {
-            message = cause + "; the actuator's watchdog brought the rig to rest";
-            break;
-          }
-          std::this_thread::sleep_for(std::chrono::milliseconds(200));
-        }
-        // Keep draining briefly: rows already sent are recorded below.
-      }
-      if (stop_.load()) {
-        final_state = v1::RUN_STATE_STOPPED;
-        message = "stopped on request";
-        break;
-      }
-      if (estop_.load()) {
-        if (estop_since == std::chrono::steady_clock::time_point{}) {
-          estop_since = std::chrono::steady_clock::now();
-        }
-        if (loop_event_ == "estop:at_rest" ||
-            std::chrono::steady_clock::now() - estop_since > std::chrono::seconds(3)) {
-          final_state = v1::RUN_STATE_ESTOPPED;
-          const std::lock_guard<std::mutex> lock(mutex_);
-          message = "emergency stop: " + stop_reason_;
-          break;
-        }
-      }
-      const auto now = std::chrono::steady_clock::now();
-      if (now >= next_health) {
-        next_health = now + options_.health_period;
-        std::vector<std::optional<v1::LifecycleReply>> states;
-        std::vector<v1::ServiceStatus> health;
-        for (auto& s : services_) {
-          states.push_back(s->state());
-          health.push_back(service_status(*s, states.back()));
-        }
-        {
-          const std::lock_guard<std::mutex> lock(mutex_);
-          health_ = std::move(health);
-        }
-        for (std::size_t i = 0; i < services_.size(); ++i) {
-          const ServiceHandle& s = *services_[i];
-          if (std::string fault = service_fault(s, states[i], in_loop(s)); !fault.empty()) {
-            if (!states[i]) unreachable = s.name();
-            fail(fault);
-            break;
-          }
-        }
-        if (final_state == v1::RUN_STATE_FAILED && ok) {
-          break;  // the watchdog case
-        }
-      }
-    }
-    if (!ok && final_state == v1::RUN_STATE_FINISHED) {
-      final_state = v1::RUN_STATE_FAILED;
-    }
-    const double wall_time_s =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - loop_start).count();
-    bare_stop = true;
-    if (bare.joinable()) bare.join();
-    // A service that does not answer (dead, or stopped: its Deactivate would wait out the
-    // deadline) is skipped.
-    for (const char* name : {"actuator", "dynamics", "sensor", "rig-emulator"}) {
-      if (ServiceHandle* s = find_service(name);
-          s != nullptr && name != unreachable && s->state()) {
-        (void)s->deactivate();
-      }
-    }
-    nlohmann::json extra = distributed_summary(final_state, message);
-    // The recorder never ran the loop itself: the wall time and rate are the services' (the
-    // in-process run's are its own loop's), and a run ended from outside the model says why.
-    extra["wall_time_s"] = wall_time_s;
-    extra["steps_per_second"] =
-        wall_time_s > 0.0 ? static_cast<double>(recorder_->cycle()) / wall_time_s : 0.0;
-    if (const nlohmann::json kind = recorder_->summary(); final_state != v1::RUN_STATE_FINISHED &&
-                                                          kind.contains("stop_reason") &&
-                                                          kind["stop_reason"].is_null()) {
-      extra["stop_reason"] = final_state == v1::RUN_STATE_ESTOPPED  ? "emergency_stop"
-                             : final_state == v1::RUN_STATE_STOPPED ? "operator_stop"
-                                                                    : "service_fault";
-    }
-    recording_->journal().event("end", std::string(state_name(final_state)) + ": " + message);
-    const nlohmann::json summary = recording_->complete(*recorder_, extra);
-    recorder_->set_row_observer(nullptr);
-    recording_.reset();
-    {
-      const std::lock_guard<std::mutex> lock(mutex_);
-      summaries_[run_id] = summary.dump(2) + "\n";
-    }
-  } catch (const std::exception& e) {
-    bare_stop = true;
-    if (bare.joinable()) bare.join();
-    final_state = v1::RUN_STATE_FAILED;
-    message = std::string("coordinator: ") + e.what() + "; the run directory " + out_dir +
-              " is marked INCOMPLETE (hyloop summary --recover)";
-    recorder_->set_row_observer(nullptr);
-    recording_.reset();
-  }
-  finish(final_state, message);
-  changed_.notify_all();
+  recording_->journal().event("end", std::string(state_name(state)) + ": " + message);
+  const nlohmann::json summary = recording_->complete(*recorder_, extra);
+  recorder_->set_row_observer(nullptr);
+  recording_.reset();
+  const std::lock_guard<std::mutex> lock(mutex_);
+  summaries_[run_id] = summary.dump(2) + "\n";
 }
 
 ServiceHandle* Coordinator::find_service(const std::string& name) const {
@@ -1053,6 +713,78 @@ std::string Coordinator::start_loop(const std::string& run_id, const std::string
   return {};
 }
 
+namespace {
+
+/// The scenario of RunIdentification: the sweep as `hyloop identify` runs it (the actuator
+/// latches every step, identification.samples cycles).
+grpc::Status identification_scenario(const v1::RunIdentificationRequest& request,
+                                     ex::SitsScenario& s) {
+  try {
+    std::vector<std::string> overrides(request.overrides().begin(), request.overrides().end());
+    s = ex::parse_scenario(request.scenario_yaml(), "scenario", overrides);
+    const double duration = s.timing.step * static_cast<double>(s.identification.samples);
+    overrides.push_back("delays.control_cycle=false");
+    overrides.push_back("timing.duration_s=" + ex::format_number(duration));
+    overrides.push_back("metrics.window_s=" + ex::format_number(duration));
+    s = ex::parse_scenario(request.scenario_yaml(), "scenario", overrides);
+  } catch (const std::exception& e) {
+    return {grpc::StatusCode::INVALID_ARGUMENT, e.what()};
+  }
+  return grpc::Status::OK;
+}
+
+/// The identification report of a complete sweep into `reply`.
+grpc::Status identification_reply(const ex::SitsScenario& s, const ex::SweepData& data,
+                                  const std::string& run_id, v1::RunIdentificationReply* reply) {
+  nlohmann::json report;
+  try {
+    report = ex::identify_from_sweep(s, data);
+  } catch (const std::exception& e) {
+    return {grpc::StatusCode::FAILED_PRECONDITION, e.what()};
+  }
+  report["through"] = "services: actuator → rig emulator → sensor (lockstep)";
+  report["run_id"] = run_id;
+  reply->set_report_json(report.dump(2));
+  v1::ArxModelMessage* m = reply->mutable_model();
+  for (double a : report["discrete_model"]["den"]) m->add_a(a);
+  for (double b : report["discrete_model"]["num"]) m->add_b(b);
+  m->set_sample_time_s(s.timing.step);
+  return grpc::Status::OK;
+}
+
+}  // namespace
+
+std::string Coordinator::collect_sweep(const std::string& run_id, tp::Channel& telemetry,
+                                       ServiceHandle& ident, ex::SweepData& data,
+                                       std::size_t samples) {
+  data.command.reserve(samples);
+  data.position.reserve(samples);
+  std::vector<std::byte> buffer(1 << 16);
+  v1::Telemetry t;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(5);
+  for (;;) {
+    if (std::chrono::steady_clock::now() > deadline) return "identification run timed out";
+    const auto got = telemetry.receive(buffer, std::chrono::milliseconds(200));
+    if (!got) {
+      const auto st = ident.state();
+      if (!st || st->state() == v1::LIFECYCLE_STATE_ERROR) {
+        return "identification service failed: " + (st ? st->message() : "not answering");
+      }
+      continue;
+    }
+    // The identification service sends from the dynamics' slot.
+    if (!accept_telemetry(*got, run_id, t) || t.header().sender() != kDynamicsSender) {
+      continue;
+    }
+    if (t.event() == "identified") return {};
+    if (t.event().rfind("fault:", 0) == 0) return t.event().substr(6);
+    if (t.values_size() >= 2 && data.command.size() < samples) {
+      data.command.push_back(t.values(0));
+      data.position.push_back(t.values(1));
+    }
+  }
+}
+
 grpc::Status Coordinator::run_identification(const v1::RunIdentificationRequest& request,
                                              v1::RunIdentificationReply* reply) {
   ServiceHandle* ident = find_service("identification");
@@ -1062,18 +794,7 @@ grpc::Status Coordinator::run_identification(const v1::RunIdentificationRequest&
             "identification=ADDRESS)"};
   }
   ex::SitsScenario s;
-  try {
-    std::vector<std::string> overrides(request.overrides().begin(), request.overrides().end());
-    s = ex::parse_scenario(request.scenario_yaml(), "scenario", overrides);
-    // The sweep as `hyloop identify` runs it: the actuator latches every step, N cycles.
-    const double duration = s.timing.step * static_cast<double>(s.identification.samples);
-    overrides.push_back("delays.control_cycle=false");
-    overrides.push_back("timing.duration_s=" + ex::format_number(duration));
-    overrides.push_back("metrics.window_s=" + ex::format_number(duration));
-    s = ex::parse_scenario(request.scenario_yaml(), "scenario", overrides);
-  } catch (const std::exception& e) {
-    return {grpc::StatusCode::INVALID_ARGUMENT, e.what()};
-  }
+  if (grpc::Status parsed = identification_scenario(request, s); !parsed.ok()) return parsed;
   {
     const std::lock_guard<std::mutex> lock(mutex_);
     if (status_.state() == v1::RUN_STATE_RUNNING) {
@@ -1092,43 +813,12 @@ grpc::Status Coordinator::run_identification(const v1::RunIdentificationRequest&
   } catch (const std::exception& e) {
     return {grpc::StatusCode::FAILED_PRECONDITION, std::string("loop plane: ") + e.what()};
   }
-  tp::Channel& telemetry = *telemetry_channel;
   // The identification service in the dynamics' slot.
   std::string error =
       start_loop(run_id, ex::to_yaml(s), endpoints, v1::CLOCK_MODE_LOCKSTEP, "identification");
   ex::SweepData data;
   const auto n = static_cast<std::size_t>(s.identification.samples);
-  data.command.reserve(n);
-  data.position.reserve(n);
-  std::vector<std::byte> buffer(1 << 16);
-  v1::Telemetry t;
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(5);
-  while (error.empty()) {
-    if (std::chrono::steady_clock::now() > deadline) {
-      error = "identification run timed out";
-      break;
-    }
-    const auto got = telemetry.receive(buffer, std::chrono::milliseconds(200));
-    if (!got) {
-      const auto st = ident->state();
-      if (!st || st->state() == v1::LIFECYCLE_STATE_ERROR) {
-        error = "identification service failed: " + (st ? st->message() : "not answering");
-      }
-      continue;
-    }
-    if (!accept_telemetry(*got, run_id, t) || t.header().sender() != 3) {
-      continue;
-    }
-    if (t.event() == "identified") break;
-    if (t.event().rfind("fault:", 0) == 0) {
-      error = t.event().substr(6);
-      break;
-    }
-    if (t.values_size() >= 2 && data.command.size() < n) {
-      data.command.push_back(t.values(0));
-      data.position.push_back(t.values(1));
-    }
-  }
+  if (error.empty()) error = collect_sweep(run_id, *telemetry_channel, *ident, data, n);
   for (const char* name : {"actuator", "identification", "sensor", "rig-emulator"}) {
     (void)find_service(name)->deactivate();
   }
@@ -1139,20 +829,7 @@ grpc::Status Coordinator::run_identification(const v1::RunIdentificationRequest&
     return {grpc::StatusCode::ABORTED, "identification: " + std::to_string(data.command.size()) +
                                            " of " + std::to_string(n) + " samples arrived"};
   }
-  nlohmann::json report;
-  try {
-    report = ex::identify_from_sweep(s, data);
-  } catch (const std::exception& e) {
-    return {grpc::StatusCode::FAILED_PRECONDITION, e.what()};
-  }
-  report["through"] = "services: actuator → rig emulator → sensor (lockstep)";
-  report["run_id"] = run_id;
-  reply->set_report_json(report.dump(2));
-  v1::ArxModelMessage* m = reply->mutable_model();
-  for (double a : report["discrete_model"]["den"]) m->add_a(a);
-  for (double b : report["discrete_model"]["num"]) m->add_b(b);
-  m->set_sample_time_s(s.timing.step);
-  return grpc::Status::OK;
+  return identification_reply(s, data, run_id, reply);
 }
 
 void CoordinatorComponent::on_shutdown() { coordinator_.release_services(); }

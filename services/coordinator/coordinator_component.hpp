@@ -20,8 +20,11 @@
 #include <hyloop/v1/control.grpc.pb.h>
 #include <hyloop/v1/loop.pb.h>
 
+#include <array>
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
+#include <cstdint>
 #include <filesystem>
 #include <limits>
 #include <map>
@@ -34,7 +37,9 @@
 #include <vector>
 
 #include "coordinator/service_handle.hpp"
+#include "coordinator/stop_rules.hpp"
 #include "hyloop/experiment/experiment.hpp"
+#include "hyloop/experiment/jobs.hpp"
 #include "hyloop/experiment/run_directory.hpp"
 #include "hyloop/runtime/component.hpp"
 #include "hyloop/runtime/metrics.hpp"
@@ -48,6 +53,10 @@ namespace hyloop::services {
 /// The loop services, in configuration order, with their sender ids.
 inline constexpr std::array<const char*, 4> kLoopServices = {"rig-emulator", "actuator", "dynamics",
                                                              "sensor"};
+/// Telemetry sender ids: the kLoopServices index + 1 (the command source takes the dynamics').
+inline constexpr std::uint32_t kRigSender = 1;
+inline constexpr std::uint32_t kActuatorSender = 2;
+inline constexpr std::uint32_t kDynamicsSender = 3;
 
 struct CoordinatorOptions {
   /// Where run directories are created (--runs-dir): Start.out_dir names one directory in it
@@ -122,17 +131,42 @@ class Coordinator {
   /// Records a row and counts it (run thread).
   void record_row(const std::vector<double>& row);
 
+  /// Resets the recording state of the run about to start (holding mutex_).
+  void reset_run_state_locked();
+
+  // The supervisor (coordinator_supervisor.cpp): runs the loop, records what arrives and ends
+  // the run by the first stop rule that fires (stop_rules.hpp).
+  struct RunContext;  // one run's supervision state
   void run(std::string out_dir) noexcept;
+  /// Reads telemetry into the recorder until a stop rule ends the run.
+  void supervise(RunContext& ctx);
+  /// What the stop rules see now.
+  [[nodiscard]] stop_rules::LoopView loop_view(const RunContext& ctx) const;
+  /// Evaluates the stop rules in order and applies the one that fires; true: the run is over.
+  bool apply_stop_rules(RunContext& ctx);
+  /// Polls every service; a fault fails the run. True: the run is over (the watchdog case).
+  bool check_health(RunContext& ctx);
+  /// Fails the run with `why`: the loop services' emergency stop, then the drain.
+  void fail(RunContext& ctx, const std::string& why);
+  /// Records the telemetry that arrives for `how_long`.
+  void drain(RunContext& ctx, std::chrono::milliseconds how_long);
+  /// The watchdog rule's message, naming the service that died or failed when one did.
+  std::string watchdog_message();
+  /// Deactivates the loop services that still answer.
+  void deactivate_loop(const std::string& unreachable);
+  /// Writes summary.json and completes the run directory.
+  void complete_recording(const std::string& run_id, v1::RunState state, const std::string& message,
+                          double wall_time_s);
+
+  /// Reads the identification sweep from the telemetry into `data` until the identification
+  /// service reports it done: "" or what failed.
+  std::string collect_sweep(const std::string& run_id, transport::Channel& telemetry,
+                            ServiceHandle& ident, experiment::SweepData& data, std::size_t samples);
+
   [[nodiscard]] ServiceHandle* find_service(const std::string& name) const;
   /// OK, or FAILED_PRECONDITION naming the latched emergency stop (the coordinator's or a
   /// loop service's that no reset covers) and how to reset it. Not holding mutex_.
   grpc::Status check_not_latched();
-  /// Why `s` cannot carry the run on ("" when it can): not answering, ERROR, or (a loop service,
-  /// `in_loop`) no longer ACTIVE: deactivated or shut down mid-run by someone else.
-  static std::string service_fault(ServiceHandle& s, bool in_loop);
-  /// As above, from a state already asked for (std::nullopt: not answering).
-  static std::string service_fault(const ServiceHandle& s,
-                                   const std::optional<v1::LifecycleReply>& st, bool in_loop);
   /// The ServiceStatus of `s` for GetStatus.
   static v1::ServiceStatus service_status(const ServiceHandle& s,
                                           const std::optional<v1::LifecycleReply>& st);
@@ -143,7 +177,19 @@ class Coordinator {
   std::string start_loop(const std::string& run_id, const std::string& scenario_yaml,
                          const v1::LoopEndpoints& endpoints, v1::ClockMode mode,
                          const char* command_source);
+  // The recorder (coordinator_recorder.cpp): telemetry of the rig and the dynamics merged into
+  // rows, recorded complete and in cycle order; the actuator's latencies and watchdog.
   void record(const v1::Telemetry& t);
+  /// Maps the value names a sender announced to record columns.
+  void learn_columns(std::uint32_t sender, const v1::Telemetry& t);
+  /// Puts the rig's or the dynamics' values of a cycle into its pending row.
+  void merge_row_part(std::uint32_t sender, const v1::Telemetry& t);
+  /// The actuator's sample-to-command latency, e-stop latency and watchdog cycles.
+  void note_actuator(const v1::Telemetry& t);
+  /// A loop event: the dynamics' stop records its last row and the stop reason.
+  void note_event(const v1::Telemetry& t);
+  /// Records the rows complete in cycle order (real time: skips one stuck behind later rows).
+  void record_complete_rows();
   void finish(v1::RunState state, const std::string& message);
   /// Real time, at the end: records the complete rows left in order, skips the incomplete.
   void flush_incomplete();

@@ -32,6 +32,8 @@ using namespace hyloop;
 using services::IdentificationComponent;
 
 const fs::path kSource = HYLOOP_SOURCE_DIR;
+// The identification service takes the dynamics' slot (the coordinator's kDynamicsSender).
+constexpr std::uint32_t kDynamicsSender = 3;
 
 std::string identify_yaml() {
   return experiment::read_scenario_text((kSource / "scenarios/sits/identify.yaml").string());
@@ -73,7 +75,7 @@ class IdentificationLoop : public ::testing::Test {
     v1::ConfigureRequest c;
     c.set_run_id(kRun);
     c.set_mode(v1::CLOCK_MODE_LOCKSTEP);
-    c.set_sender_id(3);
+    c.set_sender_id(kDynamicsSender);
     c.set_scenario_yaml(yaml);
     c.mutable_endpoints()->set_sensor_to_dynamics("inproc://id-sensor");
     c.mutable_endpoints()->set_dynamics_to_actuator("inproc://id-cmd");

@@ -1,0 +1,62 @@
+#include "coordinator/stop_rules.hpp"
+
+namespace hyloop::services::stop_rules {
+
+namespace {
+
+bool starts_with(std::string_view s, std::string_view prefix) {
+  return s.substr(0, prefix.size()) == prefix;
+}
+
+}  // namespace
+
+bool finished(const LoopView& v) {
+  return v.next_record >= v.total_cycles || v.recorded_cycles >= v.total_cycles;
+}
+
+bool rig_done(const LoopView& v) { return v.real_time && v.rig_last_cycle + 1 >= v.total_cycles; }
+
+bool lost_tail(const LoopView& v) {
+  return rig_done(v) && v.rig_done_at != Clock::time_point{} &&
+         v.now - v.rig_done_at > kLostTailGrace;
+}
+
+bool dynamics_stopped(const LoopView& v) { return starts_with(v.loop_event, "stop:"); }
+
+bool loop_fault(const LoopView& v) {
+  return starts_with(v.loop_event, "fault:") && !v.failing && !v.estop_requested &&
+         !v.stop_requested;
+}
+
+bool watchdog_at_rest(const LoopView& v) {
+  return v.loop_event == "watchdog:at_rest" && !v.failing;
+}
+
+bool operator_stop(const LoopView& v) { return v.stop_requested; }
+
+bool emergency_stop_done(const LoopView& v) {
+  return v.estop_requested && v.estop_since != Clock::time_point{} &&
+         (v.loop_event == "estop:at_rest" || v.now - v.estop_since > kEstopRestTimeout);
+}
+
+bool health_due(const LoopView& v) { return v.now >= v.next_health; }
+
+bool keep_reading(const LoopView& v) {
+  return !finished(v) && !starts_with(v.loop_event, "stop:") &&
+         !starts_with(v.loop_event, "fault:") && !health_due(v);
+}
+
+std::string service_fault(const std::string& name, const std::optional<v1::LifecycleReply>& st,
+                          bool in_loop) {
+  if (!st) return "service " + name + " failed: not answering (died or stopped?)";
+  if (st->state() == v1::LIFECYCLE_STATE_ERROR) {
+    return "service " + name + " failed: " + st->message();
+  }
+  if (in_loop && st->state() != v1::LIFECYCLE_STATE_ACTIVE) {
+    return "service " + name + " left the run: " + v1::LifecycleState_Name(st->state()).substr(16) +
+           " mid-run (" + st->message() + "; deactivated or shut down by another client?)";
+  }
+  return {};
+}
+
+}  // namespace hyloop::services::stop_rules

@@ -1,0 +1,69 @@
+#pragma once
+// The coordinator's stop rules: one predicate per way a distributed run ends, evaluated by its
+// supervisor (Coordinator::apply_stop_rules) after each telemetry message or quiet 50 ms, in the
+// order they are declared here. Each is a pure function of a LoopView, so each is unit-tested
+// on its own (tests/services/stop_rules_test.cpp).
+
+#include <hyloop/v1/control.pb.h>
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace hyloop::services::stop_rules {
+
+using Clock = std::chrono::steady_clock;
+
+/// Real time: how long rows may stay incomplete after the rig ran its last cycle.
+inline constexpr std::chrono::milliseconds kLostTailGrace{500};
+/// How long an emergency stop waits for the actuator's "estop:at_rest" before ending the run.
+inline constexpr std::chrono::seconds kEstopRestTimeout{3};
+
+/// What the supervisor sees of a run at one instant.
+struct LoopView {
+  std::uint64_t total_cycles = 0;     // cycles the scenario runs
+  std::uint64_t next_record = 0;      // the next cycle the recorder takes in order
+  std::uint64_t recorded_cycles = 0;  // rows the recorder holds
+  std::uint64_t rig_last_cycle = 0;   // the newest cycle the rig reported
+  bool real_time = false;
+  std::string_view loop_event;  // the newest loop event ("stop:…", "fault:…", "watchdog:at_rest")
+  bool failing = false;         // the run is already failed (the watchdog rule fired)
+  bool stop_requested = false;   // Experiment.Stop (or the journal failed)
+  bool estop_requested = false;  // Experiment.EmergencyStop
+  Clock::time_point now;
+  Clock::time_point rig_done_at;  // when rig_done was first seen ({}: not yet)
+  Clock::time_point estop_since;  // when estop_requested was first seen ({}: not yet)
+  Clock::time_point next_health;  // when the services are polled next
+};
+
+/// Every cycle of the scenario is recorded.
+[[nodiscard]] bool finished(const LoopView& v);
+/// Real time: the rig has run its last cycle (starts the lost-tail grace period).
+[[nodiscard]] bool rig_done(const LoopView& v);
+/// Real time: rows still incomplete kLostTailGrace after the rig's last cycle lost a message.
+[[nodiscard]] bool lost_tail(const LoopView& v);
+/// The dynamics ended the run ("stop:REASON": the model's own stop criterion).
+[[nodiscard]] bool dynamics_stopped(const LoopView& v);
+/// A loop service reported a fault ("fault:WHY", e.g. the rig lost its actuator) while nothing
+/// else is ending the run.
+[[nodiscard]] bool loop_fault(const LoopView& v);
+/// The actuator's watchdog brought the rig to rest (commands stopped arriving): the run fails,
+/// draining on.
+[[nodiscard]] bool watchdog_at_rest(const LoopView& v);
+/// An operator's stop (or the recording failed).
+[[nodiscard]] bool operator_stop(const LoopView& v);
+/// An emergency stop, once the actuator reports the rig at rest or kEstopRestTimeout passed.
+[[nodiscard]] bool emergency_stop_done(const LoopView& v);
+/// The services are due a health poll (service_fault on each).
+[[nodiscard]] bool health_due(const LoopView& v);
+/// Nothing can have ended the run since the last evaluation: keep reading telemetry.
+[[nodiscard]] bool keep_reading(const LoopView& v);
+
+/// Why the service `name` in state `st` (std::nullopt: not answering) cannot carry the run on,
+/// "" when it can: unreachable, ERROR, or (a loop service, `in_loop`) no longer ACTIVE.
+[[nodiscard]] std::string service_fault(const std::string& name,
+                                        const std::optional<v1::LifecycleReply>& st, bool in_loop);
+
+}  // namespace hyloop::services::stop_rules
