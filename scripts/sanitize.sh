@@ -56,7 +56,7 @@ exclude=(
   # recording tests and `ctl watch` of the Python client's fake-coordinator test. The normal CI
   # stage runs it.
   '^cli_tool$'
-  # Python plots of three shipped runs per kind (tools/test_report_kinds.py, 15-60 s); no new
+  # Python plots of three shipped runs, one per kind (tools/test_report_kinds.py, 10-60 s); no new
   # C++ (the runs are `hyloop run`, which the recording tests run here). Normal CI runs it.
   '^report_kinds$'
 )

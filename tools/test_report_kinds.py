@@ -61,6 +61,7 @@ class KindFiguresTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.mod = load("hyloop_report_kinds_test", SCRIPT)
+        cls.figures_mod = sys.modules["hyloop_report.figures"]
         cls.tr = load("hyloop_test_report", os.path.join(HERE, "test_report.py"))
         cls.tmp = tempfile.TemporaryDirectory(prefix="hyloop_report_kinds_")
 
@@ -69,19 +70,14 @@ class KindFiguresTest(unittest.TestCase):
         cls.tmp.cleanup()
 
     def figures(self, run_dir):
-        """{file name: Figure} that report_one saves, without writing files."""
+        """{file name: Figure} that report_one would save (none is written)."""
         figs = {}
-        save = self.mod._save
 
         def keep(fig, path, written):
             figs[os.path.basename(path)] = fig
             written.append(path)
 
-        self.mod._save = keep
-        try:
-            self.mod.report_one(self.mod.Run(run_dir), os.path.join(run_dir, "plots"))
-        finally:
-            self.mod._save = save
+        self.figures_mod.report_one(self.mod.Run(run_dir), run_dir, save=keep)
         return figs
 
     def sits_run(self, name, kind):

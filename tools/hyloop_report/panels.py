@@ -8,15 +8,23 @@ from .io import note
 from .plotting import (BAND, HYBRID_STYLE, IDEAL_STYLE, ZOOM, blank, fmt, lines,
                        missing_msg, peak_in_window, scaled_unit, shade_window)
 
-def panel_velocity(ax, run):
+def _twin_panel(ax, run, hybrid, twin, quantity, default_unit, color, title):
+    """A hybrid signal (wide light band) and its ideal twin (thin dark line) on one axis.
+    hybrid, twin: (column, legend label)."""
+    (h, h_label), (i, i_label) = hybrid, twin
     ok = lines(ax, run.t, [
-        (run.cols.get("v"), "v (hybrid simulation)", dict(HYBRID_STYLE, color="C0")),
-        (run.cols.get("v_ideal"), "v_i (ideal twin)", IDEAL_STYLE),
-    ], "velocity", run.unit("v", run.unit("v_ideal", "m/s")))
+        (run.cols.get(h), h_label, dict(HYBRID_STYLE, color=color)),
+        (run.cols.get(i), i_label, IDEAL_STYLE),
+    ], quantity, run.unit(h, run.unit(i, default_unit)))
     if not ok:
-        blank(ax, missing_msg(run, "v", "v_ideal"))
-    ax.set_title("velocity vs ideal twin", fontsize=10)
+        blank(ax, missing_msg(run, h, i))
+    ax.set_title(title, fontsize=10)
     return ok
+
+
+def panel_velocity(ax, run):
+    return _twin_panel(ax, run, ("v", "v (hybrid simulation)"), ("v_ideal", "v_i (ideal twin)"),
+                       "velocity", "m/s", "C0", "velocity vs ideal twin")
 
 
 def _error_panel(ax, run, y, sym, unit, metric_key, missing):
@@ -45,15 +53,9 @@ def panel_ev(ax, run):
 
 
 def panel_force(ax, run):
-    ok = lines(ax, run.t, [
-        (run.cols.get("f_input"), "F′ (input force of the dynamic model)",
-         dict(HYBRID_STYLE, color="C1")),
-        (run.cols.get("f_ideal"), "E (ideal twin force)", IDEAL_STYLE),
-    ], "force", run.unit("f_input", run.unit("f_ideal", "N")))
-    if not ok:
-        blank(ax, missing_msg(run, "f_input", "f_ideal"))
-    ax.set_title("input force vs ideal", fontsize=10)
-    return ok
+    return _twin_panel(ax, run, ("f_input", "F′ (input force of the dynamic model)"),
+                       ("f_ideal", "E (ideal twin force)"), "force", "N", "C1",
+                       "input force vs ideal")
 
 
 def panel_ef(ax, run):
@@ -63,29 +65,17 @@ def panel_ef(ax, run):
 
 
 def panel_power(ax, run):
-    ok = lines(ax, run.t, [
-        (run.cols.get("power"), "P (hybrid simulation)", dict(HYBRID_STYLE, color="C2")),
-        (run.cols.get("power_ideal"), "P_i (ideal twin)", IDEAL_STYLE),
-    ], "power", run.unit("power", run.unit("power_ideal", "W")))
-    if not ok:
-        blank(ax, missing_msg(run, "power", "power_ideal"))
-    ax.set_title("power vs ideal", fontsize=10)
-    return ok
+    return _twin_panel(ax, run, ("power", "P (hybrid simulation)"),
+                       ("power_ideal", "P_i (ideal twin)"), "power", "W", "C2", "power vs ideal")
 
 
 def panel_energy(ax, run):
-    ok = lines(ax, run.t, [
-        (run.cols.get("energy"), "energy (hybrid simulation)", dict(HYBRID_STYLE, color="C4")),
-        (run.cols.get("energy_ideal"), "energy (ideal twin)", IDEAL_STYLE),
-    ], "energy", run.unit("energy", run.unit("energy_ideal", "J")))
-    if not ok:
-        blank(ax, missing_msg(run, "energy", "energy_ideal"))
     er = run.summary.get("energy_ratio")
-    t = "energy vs ideal"
+    title = "energy vs ideal"
     if isinstance(er, (int, float)):
-        t += f"  (energy ratio last/first cycle: {er:.4g})"
-    ax.set_title(t, fontsize=10)
-    return ok
+        title += f"  (energy ratio last/first cycle: {er:.4g})"
+    return _twin_panel(ax, run, ("energy", "energy (hybrid simulation)"),
+                       ("energy_ideal", "energy (ideal twin)"), "energy", "J", "C4", title)
 
 
 def _gain_like(ax, run, name, sym, desc, color):
