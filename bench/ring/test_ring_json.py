@@ -1,10 +1,11 @@
 #!/usr/bin/python3
 """The results JSON of ring_bench keeps its keys and structure (ctest ring_bench_json).
 
-    /usr/bin/python3 bench/ring/test_ring_json.py build/bin/ring_bench
-    /usr/bin/python3 bench/ring/test_ring_json.py --check OTHER.json   (no run)
+    /usr/bin/python3 bench/ring/test_ring_json.py build/bin/ring_bench   (runs --quick)
+    /usr/bin/python3 bench/ring/test_ring_json.py --check build/ring_quick.json
 
-Runs the bench in its shortest mode (--quick) and compares the file it writes with
+ctest runs the second form on the file the smoke test ring_bench_smoke wrote (ring_bench
+--quick). It compares the file of a --quick run with
 testdata/ring_quick_reference.json, written by ring_bench before it was split into ring/ (the
 format of bench/results/ring.json, which docs/performance.md reads): the same keys in every
 object, the same rows and ratio entries (by transport, placement, pacing, rate), and values of
