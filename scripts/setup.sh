@@ -33,6 +33,8 @@ packages=(
   python3-venv python3-pip python3-setuptools python3-wheel
   # tools/check_scenario_doc.py reads resolved scenarios (the docs test).
   python3-yaml
+  # tools/check_scenario_schema.py: every scenario against `hyloop schema KIND` (draft 2020-12).
+  python3-jsonschema
 )
 
 # --with-docker (opt-in; CI uses it): a Docker engine, and debootstrap for the offline base image

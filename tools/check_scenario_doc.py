@@ -11,14 +11,21 @@ The documented fields are the backticked names in the first column of the tables
 "| field |" under each "## Kind `KIND`" heading of docs/scenarios.md; a row may abbreviate "`a.b.c`, `d`, `e`" for
 a.b.c, a.b.d, a.b.e.
 
+Those tables are generated from the field tables (libs/experiment scenario_fields.hpp) by
+`hyloop schema KIND --markdown` between the markers BEGIN/END below, in each kind's section; the
+check also fails when the text there differs from what the tables generate (`--write` rewrites it).
+
     check_scenario_doc.py --hyloop build/bin/hyloop [--doc docs/scenarios.md] [--scenarios DIR]
-Exit 0 when every accepted field of every kind is documented in that kind's section and every
-documented field is accepted; else 1, listing the differences.
+                          [--write]
+Exit 0 when every accepted field of every kind is documented in that kind's section, every
+documented field is accepted and the generated sections are current; else 1, listing the
+differences.
 """
 
 from __future__ import annotations
 
 import argparse
+import difflib
 import re
 import subprocess
 import sys
@@ -32,6 +39,38 @@ PROBE = "zz_doc_probe"
 ALLOWED = re.compile(r"unknown field \(allowed here: (?P<keys>[^)]*)\)")
 KIND_HEADING = re.compile(r"^##\s+Kind\s+`(?P<kind>[a-z0-9_]+)`")
 TICKED = re.compile(r"`([^`]+)`")
+BEGIN = "<!-- BEGIN generated: hyloop schema {kind} --markdown (tools/check_scenario_doc.py --write) -->"
+END = "<!-- END generated: hyloop schema {kind} --markdown -->"
+
+
+def generated_sections(hyloop: str, doc: Path, write: bool) -> List[str]:
+    """Compares (or with write, replaces) each kind's generated section; returns the problems."""
+    kinds = subprocess.run([hyloop, "schema", "--list"], capture_output=True, text=True,
+                           check=True).stdout.split()
+    text = doc.read_text(encoding="utf-8")
+    problems = []
+    for kind in kinds:
+        begin, end = BEGIN.format(kind=kind), END.format(kind=kind)
+        want = subprocess.run([hyloop, "schema", kind, "--markdown"], capture_output=True,
+                              text=True, check=True).stdout
+        a, b = text.find(begin), text.find(end)
+        if a < 0 or b < a:
+            problems.append(f"{doc.name}: no generated section for kind {kind} (markers {begin!r} "
+                            f"... {end!r} in its '## Kind `{kind}`' section)")
+            continue
+        have = text[a + len(begin):b].strip("\n") + "\n"
+        if have != want:
+            if write:
+                text = text[:a + len(begin)] + "\n" + want + text[b:]
+            else:
+                diff = difflib.unified_diff(have.splitlines(), want.splitlines(), "docs", "tables",
+                                            lineterm="", n=0)
+                problems.append(f"{doc.name}: the generated section of kind {kind} is not current "
+                                f"(run tools/check_scenario_doc.py --hyloop HYLOOP --write):\n  " +
+                                "\n  ".join(list(diff)[:40]))
+    if write:
+        doc.write_text(text, encoding="utf-8")
+    return problems
 
 
 def leaf_paths(node: object, prefix: str = "") -> Iterable[str]:
@@ -130,7 +169,13 @@ def main() -> int:
     p.add_argument("--hyloop", required=True)
     p.add_argument("--doc", type=Path, default=root / "docs" / "scenarios.md")
     p.add_argument("--scenarios", type=Path, default=root / "scenarios")
+    p.add_argument("--write", action="store_true",
+                   help="rewrite the generated sections from `hyloop schema KIND --markdown`")
     a = p.parse_args()
+
+    generated = generated_sections(a.hyloop, a.doc, a.write)
+    for g in generated:
+        print(g)
 
     scenarios = sorted(a.scenarios.rglob("*.yaml"))
     accepted = accepted_fields(a.hyloop, scenarios)
@@ -149,7 +194,9 @@ def main() -> int:
     for kind in sorted(set(documented) - set(accepted)):
         print(f"{kind}: documented, but no shipped scenario has this kind")
         bad = True
-    print(f"{len(scenarios)} shipped scenarios; {'FAILED' if bad else 'ok'}")
+    bad |= bool(generated)
+    print(f"{len(scenarios)} shipped scenarios; generated sections "
+          f"{'NOT current' if generated else 'current'}; {'FAILED' if bad else 'ok'}")
     return 1 if bad else 0
 
 

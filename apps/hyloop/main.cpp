@@ -21,6 +21,7 @@
 #include "hyloop/experiment/scenario.hpp"
 #include "hyloop/experiment/sits_runner.hpp"
 #include "run_output.hpp"
+#include "schema.hpp"
 #include "up.hpp"
 
 namespace fs = std::filesystem;
@@ -170,6 +171,9 @@ int main(int argc, char** argv) {
   hyloop::app::CertsCliOptions certs_options;
   CLI::App* certs = hyloop::app::add_certs_subcommand(app, certs_options);
 
+  hyloop::app::SchemaOptions schema_options;
+  CLI::App* schema = hyloop::app::add_schema_subcommand(app, schema_options);
+
   hyloop::app::UpOptions up_options;
   auto* up = app.add_subcommand(
       "up",
@@ -276,6 +280,7 @@ int main(int argc, char** argv) {
 
   if (*ctl) return hyloop::app::run_ctl(ctl_options);
   if (*certs) return hyloop::app::run_certs(certs_options);
+  if (*schema) return hyloop::app::run_schema(schema_options);
   try {
     if (*up) {
       if (!up_options.serve && (up_options.scenario.empty() || up_options.out.empty())) {

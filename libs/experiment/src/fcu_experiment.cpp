@@ -9,6 +9,7 @@
 
 #include "hyloop/experiment/run_export.hpp"
 #include "hyloop/experiment/scenario.hpp"
+#include "hyloop/experiment/scenario_fields.hpp"
 #include "hyloop/experiment/yaml_fields.hpp"
 
 namespace hyloop::experiment {
@@ -22,113 +23,278 @@ FcuCompensatorType parse_type(const std::string& text, MapReader& reader) {
               "\"" + excerpt(text) + "\": must be one of none, inverse, polynomial");
 }
 
+namespace f = fields;
+using F = FcuScenario;
+
+BoundField<F> compensator_type() {
+  BoundField<F> b{
+      f::spec("compensator.type", "", FieldType::kEnum, {},
+              "none (x_p = x_c), inverse (x_p = alpha*x_c[k] - (alpha - 1)*x_c[k-1], alpha = "
+              "delay/step + 1) or polynomial (degree-order fit of the last points commands, "
+              "steps_ahead steps ahead)"),
+      [](MapReader& r, const std::string& k, F& s) {
+        std::string type(to_string(s.compensator.type));
+        r.string(k, type);
+        s.compensator.type = parse_type(type, r);
+      },
+      [](YAML::Emitter& e, const std::string& k, const F& s) {
+        e << YAML::Key << k << YAML::Value << std::string(to_string(s.compensator.type));
+      },
+      [](const F& s) { return nlohmann::json(std::string(to_string(s.compensator.type))); }};
+  b.spec.values = {"none", "inverse", "polynomial"};
+  return b;
+}
+
+BoundField<F> sinusoids() {
+  BoundField<F> b{
+      f::spec("reference.sinusoids", "", FieldType::kObjectList, {},
+              "the terms a*sin(2*pi*f*t + phi) of the power-lever reference"),
+      [](MapReader& r, const std::string& k, F& s) {
+        const YAML::Node list = r.get(k);
+        if (!list) return;
+        if (!list.IsSequence()) {
+          r.fail(r.field(k), "must be a list of {amplitude_deg, frequency_hz, phase_rad}");
+        }
+        s.reference.sinusoids.clear();
+        for (std::size_t i = 0; i < list.size(); ++i) {
+          MapReader term(list[i], r.field(k) + "[" + std::to_string(i) + "]", r.origin());
+          PlaSinusoid p;
+          term.number("amplitude_deg", p.amplitude);
+          term.number("frequency_hz", p.frequency);
+          term.number("phase_rad", p.phase);
+          term.finish();
+          s.reference.sinusoids.push_back(p);
+        }
+      },
+      [](YAML::Emitter& e, const std::string& k, const F& s) {
+        e << YAML::Key << k << YAML::Value << YAML::BeginSeq;
+        for (const PlaSinusoid& p : s.reference.sinusoids) {
+          e << YAML::Flow << YAML::BeginMap;
+          e << YAML::Key << "amplitude_deg" << YAML::Value << p.amplitude;
+          e << YAML::Key << "frequency_hz" << YAML::Value << p.frequency;
+          e << YAML::Key << "phase_rad" << YAML::Value << p.phase;
+          e << YAML::EndMap;
+        }
+        e << YAML::EndSeq;
+      },
+      [](const F& s) {
+        nlohmann::json list = nlohmann::json::array();
+        for (const PlaSinusoid& p : s.reference.sinusoids) {
+          list.push_back({{"amplitude_deg", p.amplitude},
+                          {"frequency_hz", p.frequency},
+                          {"phase_rad", p.phase}});
+        }
+        return list;
+      }};
+  b.spec.items = {f::spec("amplitude_deg", "deg", FieldType::kNumber, at_least(0), "a"),
+                  f::spec("frequency_hz", "Hz", FieldType::kNumber, at_least(0),
+                          "f, below 1/(2*timing.step_s)"),
+                  f::spec("phase_rad", "rad", FieldType::kNumber, {}, "phi")};
+  return b;
+}
+
+/// A field that may be left out or null ("derived"); `given` records that the file gave it.
+template <typename Read, typename Write>
+BoundField<F> derived(FieldSpec spec, std::string derived_text, Read read, Write write) {
+  spec.nullable = true;
+  spec.default_text = std::move(derived_text);
+  return {std::move(spec),
+          [read](MapReader& r, const std::string& k, F& s) {
+            if (const YAML::Node n = r.get(k); n && !n.IsNull()) read(r, k, s);
+          },
+          write,
+          {}};
+}
+
+const BoundTable<F>& fcu_table() {
+  static const BoundTable<F> table(
+      "fcu",
+      "Fuel control unit hardware-in-the-loop test: turbojet and ECU numerical, the FCU's "
+      "metering valve physical (FCU paper)",
+      {
+          f::integer<F>(
+              "schema_version", "", closed(1, 1), "the scenario format; this hyloop reads 1",
+              [](auto& s) -> auto& { return s.schema_version; }),
+          f::text<F>(
+              "name", FieldType::kString, {}, "names the run (non-empty)",
+              [](auto& s) -> auto& { return s.name; }),
+          f::text<F>(
+              "description", FieldType::kString, {}, "one line for the report",
+              [](auto& s) -> auto& { return s.description; }),
+          f::kind<F>("fcu", true),
+          f::number<F>(
+              "timing.step_s", "s", left_open(0, 1), "Delta t",
+              [](auto& s) -> auto& { return s.timing.step; }),
+          f::number<F>(
+              "timing.duration_s", "s", closed(0, 1e6),
+              "the run, >= 10 steps and at most 5e7 steps",
+              [](auto& s) -> auto& { return s.timing.duration; }),
+          f::number<F>(
+              "reference.offset_deg", "deg", {},
+              "PLA offset; offset +- the sum of the amplitudes within [ecu.pla_idle_deg, "
+              "ecu.pla_max_deg]",
+              [](auto& s) -> auto& { return s.reference.offset; }),
+          f::number<F>(
+              "reference.ramp_in_s", "s", at_least(0),
+              "T_r of the raised-cosine ramp-in of the lever, < timing.duration_s (0: none)",
+              [](auto& s) -> auto& { return s.reference.ramp_in; }),
+          sinusoids(),
+          f::number<F>(
+              "transfer.motor_delay_s", "s", at_least(0),
+              "tau_A of the AC motor: 0 (off) or at least one step, at most 1e6 steps",
+              [](auto& s) -> auto& { return s.transfer.motor_delay; }),
+          f::number<F>(
+              "transfer.flow_meter_delay_s", "s", at_least(0),
+              "tau_F of the flow meter: 0 (off) or at least one step",
+              [](auto& s) -> auto& { return s.transfer.flow_meter_delay; }),
+          f::number<F>(
+              "transfer.measurement_noise_std_kg_s", "kg/s", at_least(0), "flow-meter noise",
+              [](auto& s) -> auto& { return s.transfer.measurement_noise_std; }),
+          f::seed<F>(
+              "transfer.seed", "seed of the flow-meter noise",
+              [](auto& s) -> auto& { return s.transfer.seed; }),
+          compensator_type(),
+          f::used_when(
+              f::integer<F>(
+                  "compensator.points", "", closed(1, core::PolynomialPredictor::kMaxPoints),
+                  "n, in [order + 1, " + std::to_string(core::PolynomialPredictor::kMaxPoints) +
+                      "]",
+                  [](auto& s) -> auto& { return s.compensator.points; }),
+              "type", {"polynomial"}),
+          f::used_when(f::integer<F>(
+                           "compensator.order", "", closed(0, 8), "N, the degree",
+                           [](auto& s) -> auto& { return s.compensator.order; }),
+                       "type", {"polynomial"}),
+          f::used_when(derived(
+                           f::spec("compensator.steps_ahead", "", FieldType::kInteger,
+                                   closed(1, 100000), "P, the prediction horizon in steps"),
+                           "round(total transfer delay / step)",
+                           [](MapReader& r, const std::string& k, F& s) {
+                             r.integer(k, s.compensator.steps_ahead);
+                             s.compensator.steps_ahead_given = true;
+                           },
+                           [](YAML::Emitter& e, const std::string& k, const F& s) {
+                             if (s.resolved_steps_ahead() >= 1) {
+                               e << YAML::Key << k << YAML::Value << s.resolved_steps_ahead();
+                             }
+                           }),
+                       "type", {"polynomial"}),
+          f::used_when(derived(
+                           f::spec("compensator.delay_s", "s", FieldType::kNumber, above(0),
+                                   "tau of the inverse compensator, in [timing.step_s, 1e6 steps]"),
+                           "the total transfer delay",
+                           [](MapReader& r, const std::string& k, F& s) {
+                             r.number(k, s.compensator.delay);
+                             s.compensator.delay_given = true;
+                           },
+                           [](YAML::Emitter& e, const std::string& k, const F& s) {
+                             if (s.resolved_compensator_delay() >= s.timing.step) {
+                               e << YAML::Key << k << YAML::Value << s.resolved_compensator_delay();
+                             }
+                           }),
+                       "type", {"inverse"}),
+          f::limit<F>(
+              "safety.command_min_kg_s", "kg/s", {},
+              "lower end of the command window; a command outside is rejected and the last one "
+              "held (-.inf: unbounded)",
+              [](auto& s) -> auto& { return s.safety.command_min; }, true),
+          derived(
+              f::spec("safety.command_max_kg_s", "kg/s", FieldType::kLimit, {},
+                      "upper end of the command window, > command_min_kg_s (.inf: "
+                      "unbounded)"),
+              "fcu.flow_gain_kg_s",
+              [](MapReader& r, const std::string& k, F& s) {
+                r.limit(k, s.safety.command_max);
+                s.safety.command_max_given = true;
+              },
+              [](YAML::Emitter& e, const std::string& k, const F& s) {
+                e << YAML::Key << k << YAML::Value
+                  << s.safety.resolved_command_max(s.fcu.flow_gain);
+              }),
+          f::integer<F>(
+              "safety.watchdog_cycles", "", closed(1, 100000),
+              "rejected cycles in a row before the actuator holds for good",
+              [](auto& s) -> auto& { return s.safety.watchdog_cycles; }),
+          f::limit<F>(
+              "safety.command_acceleration_max_kg_s3", "kg/s^3", above(0),
+              "|second difference| bound of the command (.inf: no limit)",
+              [](auto& s) -> auto& { return s.safety.command_acceleration_max; }),
+          f::number<F>(
+              "engine.idle_speed", "", FieldRange{0, 1, true, true}, "n_idle, normalised",
+              [](auto& s) -> auto& { return s.engine.idle_speed; }),
+          f::number<F>(
+              "engine.idle_fuel_kg_s", "kg/s", at_least(0), "w_idle",
+              [](auto& s) -> auto& { return s.engine.idle_fuel; }),
+          f::number<F>(
+              "engine.design_fuel_kg_s", "kg/s", {}, "w_design, > idle_fuel_kg_s",
+              [](auto& s) -> auto& { return s.engine.design_fuel; }),
+          f::number<F>(
+              "engine.idle_time_constant_s", "s", above(0), "tau_idle",
+              [](auto& s) -> auto& { return s.engine.idle_time_constant; }),
+          f::number<F>(
+              "engine.design_time_constant_s", "s", above(0), "tau_design",
+              [](auto& s) -> auto& { return s.engine.design_time_constant; }),
+          f::number<F>(
+              "ecu.pla_idle_deg", "deg", {}, "PLA at idle demand",
+              [](auto& s) -> auto& { return s.ecu.pla_idle; }),
+          f::number<F>(
+              "ecu.pla_max_deg", "deg", {}, "PLA at maximum demand, > pla_idle_deg",
+              [](auto& s) -> auto& { return s.ecu.pla_max; }),
+          f::number<F>(
+              "ecu.max_speed", "", {},
+              "n_max demanded at pla_max, in (engine.idle_speed, metrics.speed_limit)",
+              [](auto& s) -> auto& { return s.ecu.max_speed; }),
+          f::number<F>(
+              "ecu.kp_kg_s", "kg/s", at_least(0), "K_p per unit speed error",
+              [](auto& s) -> auto& { return s.ecu.kp; }),
+          f::number<F>(
+              "ecu.ki_kg_s2", "kg/s^2", at_least(0), "K_i per unit speed error",
+              [](auto& s) -> auto& { return s.ecu.ki; }),
+          f::number<F>(
+              "ecu.accel_ratio", "", at_least(1), "acceleration limit r_acc*w_ss(n)",
+              [](auto& s) -> auto& { return s.ecu.accel_ratio; }),
+          f::number<F>(
+              "ecu.decel_ratio", "", left_open(0, 1), "deceleration limit r_dec*w_ss(n)",
+              [](auto& s) -> auto& { return s.ecu.decel_ratio; }),
+          f::number<F>(
+              "fcu.valve_time_constant_s", "s", at_least(0), "of the metering valve",
+              [](auto& s) -> auto& { return s.fcu.valve_time_constant; }),
+          f::number<F>(
+              "fcu.flow_gain_kg_s", "kg/s", above(0),
+              "K_v, the fuel flow at a fully open valve; must meter the initial fuel flow",
+              [](auto& s) -> auto& { return s.fcu.flow_gain; }),
+          f::number<F>(
+              "metrics.delay_search_s", "s", {},
+              "largest lag of the delay estimate, in [2 steps, duration_s/2)",
+              [](auto& s) -> auto& { return s.metrics.delay_search; }),
+          f::number<F>(
+              "metrics.delay_window_s", "s", {},
+              "the final window of the delay estimate, > 2*delay_search_s",
+              [](auto& s) -> auto& { return s.metrics.delay_window; }),
+          f::number<F>(
+              "metrics.speed_limit", "", above(1), "the run stops if n leaves [0, speed_limit]",
+              [](auto& s) -> auto& { return s.metrics.speed_limit; }),
+          f::boolean<F>(
+              "outputs.samples", "keep samples.csv",
+              [](auto& s) -> auto& { return s.outputs.samples; }),
+          f::integer<F>(
+              "outputs.decimation", "", at_least(1), "record every n-th step",
+              [](auto& s) -> auto& { return s.outputs.decimation; }),
+          f::text<F>(
+              "outputs.progress", FieldType::kEnum, {"auto", "on", "off"},
+              "progress line on stderr (auto: when a terminal)",
+              [](auto& s) -> auto& { return s.outputs.progress; }),
+          f::text<F>(
+              "outputs.format", FieldType::kEnum, {"csv", "hdf5"},
+              "csv (samples.csv) or hdf5 (also run.h5, recorded while the run runs; hyloop export "
+              "converts a run afterwards)",
+              [](auto& s) -> auto& { return s.outputs.format; }),
+      });
+  return table;
+}
+
 void parse_into(const YAML::Node& root, const std::string& origin, FcuScenario& s) {
-  MapReader top(root, "", origin);
-  top.integer("schema_version", s.schema_version);
-  top.string("name", s.name);
-  top.string("description", s.description);
-  std::string kind = "fcu";
-  top.string("kind", kind);
-  if (kind != "fcu") top.fail("kind", "\"" + excerpt(kind) + "\": must be fcu");
-
-  MapReader timing = top.child("timing");
-  timing.number("step_s", s.timing.step);
-  timing.number("duration_s", s.timing.duration);
-  timing.finish();
-
-  MapReader reference = top.child("reference");
-  reference.number("offset_deg", s.reference.offset);
-  reference.number("ramp_in_s", s.reference.ramp_in);
-  const YAML::Node list = reference.get("sinusoids");
-  if (list) {
-    if (!list.IsSequence()) {
-      reference.fail(reference.field("sinusoids"),
-                     "must be a list of {amplitude_deg, frequency_hz, phase_rad}");
-    }
-    s.reference.sinusoids.clear();
-    for (std::size_t i = 0; i < list.size(); ++i) {
-      MapReader term(list[i], reference.field("sinusoids") + "[" + std::to_string(i) + "]", origin);
-      PlaSinusoid p;
-      term.number("amplitude_deg", p.amplitude);
-      term.number("frequency_hz", p.frequency);
-      term.number("phase_rad", p.phase);
-      term.finish();
-      s.reference.sinusoids.push_back(p);
-    }
-  }
-  reference.finish();
-
-  MapReader transfer = top.child("transfer");
-  transfer.number("motor_delay_s", s.transfer.motor_delay);
-  transfer.number("flow_meter_delay_s", s.transfer.flow_meter_delay);
-  transfer.number("measurement_noise_std_kg_s", s.transfer.measurement_noise_std);
-  transfer.unsigned64("seed", s.transfer.seed);
-  transfer.finish();
-
-  MapReader comp = top.child("compensator");
-  std::string type(to_string(s.compensator.type));
-  comp.string("type", type);
-  s.compensator.type = parse_type(type, comp);
-  comp.integer("points", s.compensator.points);
-  comp.integer("order", s.compensator.order);
-  // Absent or null: derived from the total transfer delay.
-  if (const YAML::Node p = comp.get("steps_ahead"); p && !p.IsNull()) {
-    comp.integer("steps_ahead", s.compensator.steps_ahead);
-    s.compensator.steps_ahead_given = true;
-  }
-  if (const YAML::Node d = comp.get("delay_s"); d && !d.IsNull()) {
-    comp.number("delay_s", s.compensator.delay);
-    s.compensator.delay_given = true;
-  }
-  comp.finish();
-
-  MapReader safety = top.child("safety");
-  safety.limit("command_min_kg_s", s.safety.command_min, true);
-  if (const YAML::Node m = safety.get("command_max_kg_s"); m && !m.IsNull()) {
-    safety.limit("command_max_kg_s", s.safety.command_max);
-    s.safety.command_max_given = true;
-  }
-  safety.integer("watchdog_cycles", s.safety.watchdog_cycles);
-  safety.limit("command_acceleration_max_kg_s3", s.safety.command_acceleration_max);
-  safety.finish();
-
-  MapReader engine = top.child("engine");
-  engine.number("idle_speed", s.engine.idle_speed);
-  engine.number("idle_fuel_kg_s", s.engine.idle_fuel);
-  engine.number("design_fuel_kg_s", s.engine.design_fuel);
-  engine.number("idle_time_constant_s", s.engine.idle_time_constant);
-  engine.number("design_time_constant_s", s.engine.design_time_constant);
-  engine.finish();
-
-  MapReader ecu = top.child("ecu");
-  ecu.number("pla_idle_deg", s.ecu.pla_idle);
-  ecu.number("pla_max_deg", s.ecu.pla_max);
-  ecu.number("max_speed", s.ecu.max_speed);
-  ecu.number("kp_kg_s", s.ecu.kp);
-  ecu.number("ki_kg_s2", s.ecu.ki);
-  ecu.number("accel_ratio", s.ecu.accel_ratio);
-  ecu.number("decel_ratio", s.ecu.decel_ratio);
-  ecu.finish();
-
-  MapReader fcu = top.child("fcu");
-  fcu.number("valve_time_constant_s", s.fcu.valve_time_constant);
-  fcu.number("flow_gain_kg_s", s.fcu.flow_gain);
-  fcu.finish();
-
-  MapReader metrics = top.child("metrics");
-  metrics.number("delay_search_s", s.metrics.delay_search);
-  metrics.number("delay_window_s", s.metrics.delay_window);
-  metrics.number("speed_limit", s.metrics.speed_limit);
-  metrics.finish();
-
-  MapReader out = top.child("outputs");
-  out.boolean("samples", s.outputs.samples);
-  out.integer("decimation", s.outputs.decimation);
-  out.string("progress", s.outputs.progress);
-  out.string("format", s.outputs.format);
-  out.finish();
-
-  top.finish();
+  fcu_table().parse(root, origin, s);
 }
 
 /// A delay of the transfer system: 0 (off) or at least one step.
@@ -336,89 +502,9 @@ FcuScenario load_fcu_scenario(const std::string& path, const std::vector<std::st
   return parse_fcu_scenario(read_scenario_text(path), path, overrides);
 }
 
-std::string to_yaml(const FcuScenario& s) {
-  YAML::Emitter e;
-  e.SetDoublePrecision(17);
-  const auto kv = [&e](const char* key, auto value) {
-    e << YAML::Key << key << YAML::Value << value;
-  };
-  e << YAML::BeginMap;
-  kv("schema_version", s.schema_version);
-  kv("name", s.name);
-  kv("description", s.description);
-  kv("kind", "fcu");
-  e << YAML::Key << "timing" << YAML::Value << YAML::BeginMap;
-  kv("step_s", s.timing.step);
-  kv("duration_s", s.timing.duration);
-  e << YAML::EndMap;
-  e << YAML::Key << "reference" << YAML::Value << YAML::BeginMap;
-  kv("offset_deg", s.reference.offset);
-  kv("ramp_in_s", s.reference.ramp_in);
-  e << YAML::Key << "sinusoids" << YAML::Value << YAML::BeginSeq;
-  for (const PlaSinusoid& p : s.reference.sinusoids) {
-    e << YAML::Flow << YAML::BeginMap;
-    kv("amplitude_deg", p.amplitude);
-    kv("frequency_hz", p.frequency);
-    kv("phase_rad", p.phase);
-    e << YAML::EndMap;
-  }
-  e << YAML::EndSeq;
-  e << YAML::EndMap;
-  e << YAML::Key << "transfer" << YAML::Value << YAML::BeginMap;
-  kv("motor_delay_s", s.transfer.motor_delay);
-  kv("flow_meter_delay_s", s.transfer.flow_meter_delay);
-  kv("measurement_noise_std_kg_s", s.transfer.measurement_noise_std);
-  kv("seed", s.transfer.seed);
-  e << YAML::EndMap;
-  e << YAML::Key << "compensator" << YAML::Value << YAML::BeginMap;
-  kv("type", std::string(to_string(s.compensator.type)));
-  kv("points", s.compensator.points);
-  kv("order", s.compensator.order);
-  if (s.resolved_steps_ahead() >= 1) kv("steps_ahead", s.resolved_steps_ahead());
-  if (s.resolved_compensator_delay() >= s.timing.step) {
-    kv("delay_s", s.resolved_compensator_delay());
-  }
-  e << YAML::EndMap;
-  e << YAML::Key << "safety" << YAML::Value << YAML::BeginMap;
-  kv("command_min_kg_s", s.safety.command_min);
-  kv("command_max_kg_s", s.safety.resolved_command_max(s.fcu.flow_gain));
-  kv("watchdog_cycles", s.safety.watchdog_cycles);
-  kv("command_acceleration_max_kg_s3", s.safety.command_acceleration_max);
-  e << YAML::EndMap;
-  e << YAML::Key << "engine" << YAML::Value << YAML::BeginMap;
-  kv("idle_speed", s.engine.idle_speed);
-  kv("idle_fuel_kg_s", s.engine.idle_fuel);
-  kv("design_fuel_kg_s", s.engine.design_fuel);
-  kv("idle_time_constant_s", s.engine.idle_time_constant);
-  kv("design_time_constant_s", s.engine.design_time_constant);
-  e << YAML::EndMap;
-  e << YAML::Key << "ecu" << YAML::Value << YAML::BeginMap;
-  kv("pla_idle_deg", s.ecu.pla_idle);
-  kv("pla_max_deg", s.ecu.pla_max);
-  kv("max_speed", s.ecu.max_speed);
-  kv("kp_kg_s", s.ecu.kp);
-  kv("ki_kg_s2", s.ecu.ki);
-  kv("accel_ratio", s.ecu.accel_ratio);
-  kv("decel_ratio", s.ecu.decel_ratio);
-  e << YAML::EndMap;
-  e << YAML::Key << "fcu" << YAML::Value << YAML::BeginMap;
-  kv("valve_time_constant_s", s.fcu.valve_time_constant);
-  kv("flow_gain_kg_s", s.fcu.flow_gain);
-  e << YAML::EndMap;
-  e << YAML::Key << "metrics" << YAML::Value << YAML::BeginMap;
-  kv("delay_search_s", s.metrics.delay_search);
-  kv("delay_window_s", s.metrics.delay_window);
-  kv("speed_limit", s.metrics.speed_limit);
-  e << YAML::EndMap;
-  e << YAML::Key << "outputs" << YAML::Value << YAML::BeginMap;
-  kv("samples", s.outputs.samples);
-  kv("decimation", s.outputs.decimation);
-  kv("progress", s.outputs.progress);
-  kv("format", s.outputs.format);
-  e << YAML::EndMap;
-  e << YAML::EndMap;
-  return std::string(e.c_str()) + "\n";
-}
+std::string to_yaml(const FcuScenario& s) { return fcu_table().emit(s); }
+
+const FieldTable& fcu_field_table() { return fcu_table().table(); }
 
 // ---------------------------------------------------------------------------------- runner
 

@@ -11,6 +11,7 @@
 #include "hyloop/core/tracking_metrics.hpp"
 #include "hyloop/experiment/run_directory.hpp"
 #include "hyloop/experiment/run_export.hpp"
+#include "hyloop/experiment/scenario_fields.hpp"
 #include "hyloop/experiment/yaml_fields.hpp"
 
 namespace hyloop::experiment {
@@ -20,6 +21,166 @@ namespace {
 
 nlohmann::json num(double v) {
   return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr);
+}
+
+namespace f = fields;
+using R = RhtScenario;
+
+const BoundTable<R>& rht_table() {
+  static const BoundTable<R> table(
+      "rht",
+      "Real-time hybrid test of a single-storey structure under an earthquake with adaptive "
+      "delay compensation (RHT paper)",
+      {
+          f::integer<R>(
+              "schema_version", "", closed(1, 1), "the scenario format; this hyloop reads 1",
+              [](auto& s) -> auto& { return s.schema_version; }),
+          f::text<R>(
+              "name", FieldType::kString, {}, "names the run",
+              [](auto& s) -> auto& { return s.name; }),
+          f::text<R>(
+              "description", FieldType::kString, {}, "one line for the report",
+              [](auto& s) -> auto& { return s.description; }),
+          f::kind<R>("rht", true),
+          f::number<R>(
+              "structure.mass_kg", "kg", closed(1e-3, 1e9), "the storey's mass m",
+              [](auto& s) -> auto& { return s.structure.mass; }),
+          f::number<R>(
+              "structure.damping_ns_per_m", "N*s/m", at_least(0), "numerical damping c",
+              [](auto& s) -> auto& { return s.structure.damping; }),
+          f::number<R>(
+              "structure.numerical_stiffness_n_per_m", "N/m", at_least(0),
+              "stiffness kept in the model (the specimen carries the storey's)",
+              [](auto& s) -> auto& { return s.structure.numerical_stiffness; }),
+          f::number<R>(
+              "specimen.stiffness_n_per_m", "N/m", at_least(0),
+              "the physical specimen's stiffness (default: period 1 s with 1000 kg)",
+              [](auto& s) -> auto& { return s.specimen.stiffness; }),
+          f::number<R>(
+              "specimen.damping_ns_per_m", "N*s/m", at_least(0), "c of the specimen",
+              [](auto& s) -> auto& { return s.specimen.damping; }),
+          f::text<R>(
+              "ground_motion.file", FieldType::kFile, {},
+              "the record: a data file (docs/scenarios.md \"Data files\")",
+              [](auto& s) -> auto& { return s.ground_motion.file; }),
+          f::text<R>(
+              "ground_motion.format", FieldType::kEnum, {"auto", "at2", "two_column"},
+              "at2 (PEER) or two_column (time, acceleration); auto: by content",
+              [](auto& s) -> auto& { return s.ground_motion.format; }),
+          f::text<R>(
+              "ground_motion.unit", FieldType::kEnum, {"g", "m/s2", "m/s^2"},
+              "acceleration unit of a two-column file",
+              [](auto& s) -> auto& { return s.ground_motion.unit; }),
+          f::number<R>(
+              "ground_motion.peak_g", "g", closed(0, 5),
+              "the record is scaled to this peak (0 keeps the record's)",
+              [](auto& s) -> auto& { return s.ground_motion.peak_g; }),
+          f::number<R>(
+              "servo.omega_rad_s", "rad/s", above(0),
+              "omega of the actuator G(s) = omega^2/(s^2 + 2*zeta*omega*s + omega^2)",
+              [](auto& s) -> auto& { return s.servo.omega; }),
+          f::number<R>(
+              "servo.zeta", "", above(0), "zeta of G(s)",
+              [](auto& s) -> auto& { return s.servo.zeta; }),
+          f::boolean<R>(
+              "servo.varying", "omega varies between omega_min_rad_s and omega_max_rad_s",
+              [](auto& s) -> auto& { return s.servo.varying; }),
+          f::used_when(
+              f::number<R>(
+                  "servo.omega_min_rad_s", "rad/s", above(0), "lowest omega, <= omega_max_rad_s",
+                  [](auto& s) -> auto& { return s.servo.omega_min; }),
+              "varying", {"true"}),
+          f::used_when(f::number<R>(
+                           "servo.omega_max_rad_s", "rad/s", {}, "highest omega",
+                           [](auto& s) -> auto& { return s.servo.omega_max; }),
+                       "varying", {"true"}),
+          f::used_when(f::number<R>(
+                           "servo.variation_period_s", "s", above(0), "the period of omega(t)",
+                           [](auto& s) -> auto& { return s.servo.period; }),
+                       "varying", {"true"}),
+          f::number<R>(
+              "servo.noise_std_m", "m", at_least(0), "noise on the measured displacement",
+              [](auto& s) -> auto& { return s.servo.noise_std; }),
+          f::seed<R>(
+              "servo.seed", "seed of the noise and the variation",
+              [](auto& s) -> auto& { return s.servo.seed; }),
+          f::number<R>(
+              "servo.stroke_m", "m", above(0),
+              "a command beyond +- stroke is never sent and stops the run",
+              [](auto& s) -> auto& { return s.servo.stroke; }),
+          f::limit<R>(
+              "servo.acceleration_max_mps2", "m/s^2", above(0),
+              "bound on the command's implied acceleration (.inf: no limit; \"Acceleration "
+              "limit\")",
+              [](auto& s) -> auto& { return s.servo.acceleration_max; }),
+          f::text<R>(
+              "compensator.type", FieldType::kEnum, {"none", "adaptive"},
+              "adaptive inverse compensation or none",
+              [](auto& s) -> auto& { return s.compensator.type; }),
+          f::used_when(f::text<R>(
+                           "compensator.model", FieldType::kEnum, {"p3", "p4", "p7"},
+                           "parameters of the loading-system model",
+                           [](auto& s) -> auto& { return s.compensator.model; }),
+                       "type", {"adaptive"}),
+          f::used_when(
+              f::number<R>(
+                  "compensator.forgetting_factor", "", left_open(0, 1), "lambda of the RLS",
+                  [](auto& s) -> auto& { return s.compensator.forgetting_factor; }),
+              "type", {"adaptive"}),
+          f::used_when(f::number<R>(
+                           "compensator.batch_ridge", "", at_least(0),
+                           "relative ridge of the offline batch fit (0: plain least squares)",
+                           [](auto& s) -> auto& { return s.compensator.batch_ridge; }),
+                       "type", {"adaptive"}),
+          f::used_when(f::number<R>(
+                           "compensator.max_parameter_jump", "", above(0),
+                           "RLS guard: an update changing a parameter by more is rejected",
+                           [](auto& s) -> auto& { return s.compensator.max_parameter_jump; }),
+                       "type", {"adaptive"}),
+          f::used_when(
+              f::number<R>(
+                  "compensator.max_covariance_trace", "", above(0), "RLS guard on trace(P)",
+                  [](auto& s) -> auto& { return s.compensator.max_covariance_trace; }),
+              "type", {"adaptive"}),
+          f::used_when(f::boolean<R>(
+                           "compensator.adapt", "adapt online (false: keep the offline model)",
+                           [](auto& s) -> auto& { return s.compensator.adapt; }),
+                       "type", {"adaptive"}),
+          f::used_when(f::number<R>(
+                           "compensator.offline_noise_std_m", "m", at_least(0),
+                           "measurement noise of the offline run that initialises the model",
+                           [](auto& s) -> auto& { return s.compensator.offline_noise_std; }),
+                       "type", {"adaptive"}),
+          f::number<R>(
+              "timing.step_s", "s", left_open(0, 0.1),
+              "central difference step, < T/pi of the structure",
+              [](auto& s) -> auto& { return s.timing.step; }),
+          f::number<R>(
+              "timing.duration_s", "s", closed(0, 1e5),
+              "0: the record's duration; duration/step <= 1e6",
+              [](auto& s) -> auto& { return s.timing.duration; }),
+          f::number<R>(
+              "metrics.settle_time_s", "s", at_least(0),
+              "errors after this time are reported separately",
+              [](auto& s) -> auto& { return s.metrics.settle_time; }),
+          f::number<R>(
+              "metrics.oscillation_threshold", "", left_open(0, 1),
+              "Nyquist share of the command that flags a 2*step oscillation",
+              [](auto& s) -> auto& { return s.metrics.oscillation_threshold; }),
+          f::boolean<R>(
+              "outputs.samples", "keep samples.csv",
+              [](auto& s) -> auto& { return s.outputs.samples; }),
+          f::text<R>(
+              "outputs.progress", FieldType::kEnum, {"auto", "on", "off"},
+              "progress line on stderr (auto: when a terminal)",
+              [](auto& s) -> auto& { return s.outputs.progress; }),
+          f::text<R>(
+              "outputs.format", FieldType::kEnum, {"csv", "hdf5"},
+              "csv (samples.csv) or hdf5 (also run.h5, recorded while the run runs; hyloop export "
+              "converts a run afterwards)",
+              [](auto& s) -> auto& { return s.outputs.format; }),
+      });
+  return table;
 }
 
 }  // namespace
@@ -35,68 +196,11 @@ RhtScenario parse_rht_scenario(const std::string& text, const std::string& path,
   RhtScenario s;
   s.origin = path;
   s.data = data;
-  MapReader top(root, "", path);
-  top.integer("schema_version", s.schema_version);
-  top.string("name", s.name);
-  top.string("description", s.description);
-  std::string kind = "rht";
-  top.string("kind", kind);
-  MapReader st = top.child("structure");
-  st.number("mass_kg", s.structure.mass);
-  st.number("damping_ns_per_m", s.structure.damping);
-  st.number("numerical_stiffness_n_per_m", s.structure.numerical_stiffness);
-  st.finish();
-  MapReader sp = top.child("specimen");
-  sp.number("stiffness_n_per_m", s.specimen.stiffness);
-  sp.number("damping_ns_per_m", s.specimen.damping);
-  sp.finish();
-  MapReader gm = top.child("ground_motion");
-  gm.string("file", s.ground_motion.file);
-  gm.string("format", s.ground_motion.format);
-  gm.string("unit", s.ground_motion.unit);
-  gm.number("peak_g", s.ground_motion.peak_g);
-  gm.finish();
-  MapReader sv = top.child("servo");
-  sv.number("omega_rad_s", s.servo.omega);
-  sv.number("zeta", s.servo.zeta);
-  sv.boolean("varying", s.servo.varying);
-  sv.number("omega_min_rad_s", s.servo.omega_min);
-  sv.number("omega_max_rad_s", s.servo.omega_max);
-  sv.number("variation_period_s", s.servo.period);
-  sv.number("noise_std_m", s.servo.noise_std);
-  sv.unsigned64("seed", s.servo.seed);
-  sv.number("stroke_m", s.servo.stroke);
-  sv.limit("acceleration_max_mps2", s.servo.acceleration_max);
-  sv.finish();
-  MapReader cp = top.child("compensator");
-  cp.string("type", s.compensator.type);
-  cp.string("model", s.compensator.model);
-  cp.number("forgetting_factor", s.compensator.forgetting_factor);
-  cp.number("batch_ridge", s.compensator.batch_ridge);
-  cp.number("max_parameter_jump", s.compensator.max_parameter_jump);
-  cp.number("max_covariance_trace", s.compensator.max_covariance_trace);
-  cp.boolean("adapt", s.compensator.adapt);
-  cp.number("offline_noise_std_m", s.compensator.offline_noise_std);
-  cp.finish();
-  MapReader tm = top.child("timing");
-  tm.number("step_s", s.timing.step);
-  tm.number("duration_s", s.timing.duration);
-  tm.finish();
-  MapReader mt = top.child("metrics");
-  mt.number("settle_time_s", s.metrics.settle_time);
-  mt.number("oscillation_threshold", s.metrics.oscillation_threshold);
-  mt.finish();
-  MapReader out = top.child("outputs");
-  out.boolean("samples", s.outputs.samples);
-  out.string("progress", s.outputs.progress);
-  out.string("format", s.outputs.format);
-  out.finish();
-  top.finish();
+  rht_table().parse(root, path, s);
 
   const auto fail = [&](const std::string& msg) { throw ScenarioError(path + ": " + msg); };
   validate_with_origin(path, [&] {
     require(s.schema_version == 1, "schema_version", s.schema_version, "this hyloop reads 1");
-    if (kind != "rht") fail("kind = \"" + excerpt(kind) + "\": must be rht");
     require(s.structure.mass >= 1e-3 && s.structure.mass <= 1e9, "structure.mass_kg",
             s.structure.mass, "must be in [1e-3, 1e9] kg");
     require(s.structure.damping >= 0.0, "structure.damping_ns_per_m", s.structure.damping,
@@ -157,53 +261,9 @@ RhtScenario parse_rht_scenario(const std::string& text, const std::string& path,
   return s;
 }
 
-std::string to_yaml(const RhtScenario& s) {
-  YAML::Emitter e;
-  e.SetDoublePrecision(17);
-  e << YAML::BeginMap << YAML::Key << "schema_version" << YAML::Value << s.schema_version
-    << YAML::Key << "name" << YAML::Value << s.name << YAML::Key << "description" << YAML::Value
-    << s.description << YAML::Key << "kind" << YAML::Value << "rht";
-  e << YAML::Key << "structure" << YAML::Value << YAML::BeginMap << YAML::Key << "mass_kg"
-    << YAML::Value << s.structure.mass << YAML::Key << "damping_ns_per_m" << YAML::Value
-    << s.structure.damping << YAML::Key << "numerical_stiffness_n_per_m" << YAML::Value
-    << s.structure.numerical_stiffness << YAML::EndMap;
-  e << YAML::Key << "specimen" << YAML::Value << YAML::BeginMap << YAML::Key << "stiffness_n_per_m"
-    << YAML::Value << s.specimen.stiffness << YAML::Key << "damping_ns_per_m" << YAML::Value
-    << s.specimen.damping << YAML::EndMap;
-  e << YAML::Key << "ground_motion" << YAML::Value << YAML::BeginMap << YAML::Key << "file"
-    << YAML::Value << s.ground_motion.file << YAML::Key << "format" << YAML::Value
-    << s.ground_motion.format << YAML::Key << "unit" << YAML::Value << s.ground_motion.unit
-    << YAML::Key << "peak_g" << YAML::Value << s.ground_motion.peak_g << YAML::EndMap;
-  e << YAML::Key << "servo" << YAML::Value << YAML::BeginMap << YAML::Key << "omega_rad_s"
-    << YAML::Value << s.servo.omega << YAML::Key << "zeta" << YAML::Value << s.servo.zeta
-    << YAML::Key << "varying" << YAML::Value << s.servo.varying << YAML::Key << "omega_min_rad_s"
-    << YAML::Value << s.servo.omega_min << YAML::Key << "omega_max_rad_s" << YAML::Value
-    << s.servo.omega_max << YAML::Key << "variation_period_s" << YAML::Value << s.servo.period
-    << YAML::Key << "noise_std_m" << YAML::Value << s.servo.noise_std << YAML::Key << "seed"
-    << YAML::Value << s.servo.seed << YAML::Key << "stroke_m" << YAML::Value << s.servo.stroke
-    << YAML::Key << "acceleration_max_mps2" << YAML::Value << s.servo.acceleration_max
-    << YAML::EndMap;
-  e << YAML::Key << "compensator" << YAML::Value << YAML::BeginMap << YAML::Key << "type"
-    << YAML::Value << s.compensator.type << YAML::Key << "model" << YAML::Value
-    << s.compensator.model << YAML::Key << "forgetting_factor" << YAML::Value
-    << s.compensator.forgetting_factor << YAML::Key << "batch_ridge" << YAML::Value
-    << s.compensator.batch_ridge << YAML::Key << "max_parameter_jump" << YAML::Value
-    << s.compensator.max_parameter_jump << YAML::Key << "max_covariance_trace" << YAML::Value
-    << s.compensator.max_covariance_trace << YAML::Key << "adapt" << YAML::Value
-    << s.compensator.adapt << YAML::Key << "offline_noise_std_m" << YAML::Value
-    << s.compensator.offline_noise_std << YAML::EndMap;
-  e << YAML::Key << "timing" << YAML::Value << YAML::BeginMap << YAML::Key << "step_s"
-    << YAML::Value << s.timing.step << YAML::Key << "duration_s" << YAML::Value << s.timing.duration
-    << YAML::EndMap;
-  e << YAML::Key << "metrics" << YAML::Value << YAML::BeginMap << YAML::Key << "settle_time_s"
-    << YAML::Value << s.metrics.settle_time << YAML::Key << "oscillation_threshold" << YAML::Value
-    << s.metrics.oscillation_threshold << YAML::EndMap;
-  e << YAML::Key << "outputs" << YAML::Value << YAML::BeginMap << YAML::Key << "samples"
-    << YAML::Value << s.outputs.samples << YAML::Key << "progress" << YAML::Value
-    << s.outputs.progress << YAML::Key << "format" << YAML::Value << s.outputs.format
-    << YAML::EndMap << YAML::EndMap;
-  return std::string(e.c_str()) + "\n";
-}
+std::string to_yaml(const RhtScenario& s) { return rht_table().emit(s); }
+
+const FieldTable& rht_field_table() { return rht_table().table(); }
 
 RhtExperiment::RhtExperiment(const RhtScenario& scenario)
     : scenario_(scenario),

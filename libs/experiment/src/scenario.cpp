@@ -11,150 +11,358 @@
 #include <sstream>
 
 #include "hyloop/experiment/run_export.hpp"
+#include "hyloop/experiment/scenario_fields.hpp"
 #include "hyloop/experiment/yaml_fields.hpp"
 
 namespace hyloop::experiment {
 namespace {
 
+namespace f = fields;
+using S = SitsScenario;
+
+// compensator.type and identification.method: enums held as C++ enums.
+BoundField<S> compensator_type() {
+  BoundField<S> b{
+      f::spec("compensator.type", "", FieldType::kEnum, {},
+              "the schedule of K_h (see \"Compensators and how to pick a gain\")"),
+      [](MapReader& r, const std::string& k, S& s) {
+        std::string type(core::to_string(s.compensator.kind));
+        r.string(k, type);
+        try {
+          s.compensator.kind = core::parse_compensator_kind(type);
+        } catch (const std::invalid_argument& e) {
+          r.fail(r.field(k), excerpt(e.what()));
+        }
+      },
+      [](YAML::Emitter& e, const std::string& k, const S& s) {
+        e << YAML::Key << k << YAML::Value << std::string(core::to_string(s.compensator.kind));
+      },
+      [](const S& s) { return nlohmann::json(std::string(core::to_string(s.compensator.kind))); }};
+  b.spec.values = {"none", "fgc", "lgc", "scvg"};
+  return b;
+}
+
+BoundField<S> identification_method() {
+  BoundField<S> b{
+      f::spec("identification.method", "", FieldType::kEnum, {},
+              "the estimator (docs/identification.md): oe (output error), iv (refined "
+              "instrumental variable) or arx (equation error, biased by output noise)"),
+      [](MapReader& r, const std::string& k, S& s) {
+        std::string method = core::to_string(s.identification.method);
+        r.string(k, method);
+        try {
+          s.identification.method = core::parse_fit_method(method, "identification.method");
+        } catch (const std::invalid_argument& e) {
+          throw ScenarioError(e.what());
+        }
+      },
+      [](YAML::Emitter& e, const std::string& k, const S& s) {
+        e << YAML::Key << k << YAML::Value << core::to_string(s.identification.method);
+      },
+      [](const S& s) { return nlohmann::json(core::to_string(s.identification.method)); }};
+  b.spec.values = {"oe", "iv", "arx"};
+  return b;
+}
+
+const BoundTable<S>& sits_table() {
+  static const BoundTable<S> table(
+      "sits",
+      "Structure-in-the-SITS loop: a numerical mass in contact with a rig through a robot (SITS "
+      "paper)",
+      {
+          f::integer<S>(
+              "schema_version", "", closed(1, 1), "the scenario format; this hyloop reads 1",
+              [](auto& s) -> auto& { return s.schema_version; }),
+          f::text<S>(
+              "name", FieldType::kString, {}, "names the run (non-empty)",
+              [](auto& s) -> auto& { return s.name; }),
+          f::text<S>(
+              "description", FieldType::kString, {}, "one line for the report",
+              [](auto& s) -> auto& { return s.description; }),
+          f::kind<S>("sits", false),
+          f::number<S>(
+              "model.mass_kg", "kg", closed(1e-3, 1e7), "m_e of the numerical target",
+              [](auto& s) -> auto& { return s.model.mass; }),
+          f::number<S>(
+              "model.initial_position_m", "m", {}, "x(0); must lie within rig.limits",
+              [](auto& s) -> auto& { return s.model.initial_position; }),
+          f::number<S>(
+              "model.initial_velocity_mps", "m/s", {}, "V0, what sets the loop vibrating",
+              [](auto& s) -> auto& { return s.model.initial_velocity; }),
+          f::number<S>(
+              "rig.contact.stiffness_n_per_m", "N/m", left_open(0, 1e10),
+              "K_tc, the contact stiffness",
+              [](auto& s) -> auto& { return s.rig.contact.stiffness; }),
+          f::number<S>(
+              "rig.contact.damping_ns_per_m", "N*s/m", at_least(0), "B_tc, the contact damping",
+              [](auto& s) -> auto& { return s.rig.contact.damping; }),
+          BoundField<S>{[] {
+                          FieldSpec p =
+                              f::spec("rig.robot.preset", "", FieldType::kEnum, {},
+                                      "G_R(s) of the robot: default (omega_n = 2*pi*40, zeta = "
+                                      "0.6, omega_z = 300), paper (2*pi*30, 0.35, 299.76), "
+                                      "second_order (the given omega_n, zeta, omega_z), custom "
+                                      "(num, den)");
+                          p.values = {"default", "paper", "second_order", "custom"};
+                          return p;
+                        }(),
+                        [](MapReader& r, const std::string& k, S& s) {
+                          r.string(k, s.rig.robot.preset);
+                          if (s.rig.robot.preset == "paper") {
+                            s.rig.robot.omega_n = 2.0 * std::numbers::pi * 30.0;
+                            s.rig.robot.zeta = 0.35;
+                            s.rig.robot.omega_z = 299.76;
+                          }
+                        },
+                        [](YAML::Emitter& e, const std::string& k, const S& s) {
+                          e << YAML::Key << k << YAML::Value << s.rig.robot.preset;
+                        },
+                        [](const S& s) { return nlohmann::json(s.rig.robot.preset); }},
+          f::emitted_if(f::used_when(f::number<S>(
+                                         "rig.robot.omega_n_rad_s", "rad/s", above(0),
+                                         "omega_n of the second-order form (paper: 2*pi*30)",
+                                         [](auto& s) -> auto& { return s.rig.robot.omega_n; }),
+                                     "preset", {"default", "paper", "second_order"}),
+                        [](const S& s) { return s.rig.robot.preset != "custom"; }),
+          f::emitted_if(f::used_when(f::number<S>(
+                                         "rig.robot.zeta", "", above(0),
+                                         "zeta of the second-order form (paper: 0.35)",
+                                         [](auto& s) -> auto& { return s.rig.robot.zeta; }),
+                                     "preset", {"default", "paper", "second_order"}),
+                        [](const S& s) { return s.rig.robot.preset != "custom"; }),
+          f::emitted_if(f::used_when(f::number<S>(
+                                         "rig.robot.omega_z_rad_s", "rad/s", above(0),
+                                         "omega_z, the zero (paper: 299.76)",
+                                         [](auto& s) -> auto& { return s.rig.robot.omega_z; }),
+                                     "preset", {"default", "paper", "second_order"}),
+                        [](const S& s) { return s.rig.robot.preset != "custom"; }),
+          f::emitted_if(f::required_when(f::numbers<S>(
+                                             "rig.robot.num", "", {},
+                                             "numerator, descending powers of s (length <= den's)",
+                                             [](auto& s) -> auto& { return s.rig.robot.num; }),
+                                         "preset", {"custom"}),
+                        [](const S& s) { return s.rig.robot.preset == "custom"; }),
+          f::emitted_if(
+              f::required_when(f::numbers<S>(
+                                   "rig.robot.den", "", {},
+                                   "denominator, descending powers of s (den[0] != 0, order <= " +
+                                       std::to_string(core::kMaxLtiOrder) + ")",
+                                   [](auto& s) -> auto& { return s.rig.robot.den; }),
+                               "preset", {"custom"}),
+              [](const S& s) { return s.rig.robot.preset == "custom"; }),
+          f::number<S>(
+              "rig.sensor.delay_s", "s", at_least(0),
+              "tau_s of the force measurement, at most 1e6 steps (fractional steps interpolate)",
+              [](auto& s) -> auto& { return s.rig.sensor_delay; }),
+          f::number<S>(
+              "rig.sensor.force_noise_std_n", "N", at_least(0), "white noise on the measured force",
+              [](auto& s) -> auto& { return s.rig.force_noise_std; }),
+          f::number<S>(
+              "rig.sensor.position_noise_std_m", "m", at_least(0),
+              "white noise on the measured position",
+              [](auto& s) -> auto& { return s.rig.position_noise_std; }),
+          f::seed<S>(
+              "rig.sensor.seed", "seed of the sensor noise",
+              [](auto& s) -> auto& { return s.rig.seed; }),
+          f::number<S>(
+              "rig.limits.position_min_m", "m", {},
+              "lower end of the stroke, < position_max_m; leaving the stroke stops the run",
+              [](auto& s) -> auto& { return s.rig.limits.position_min; }),
+          f::number<S>(
+              "rig.limits.position_max_m", "m", {}, "upper end of the stroke",
+              [](auto& s) -> auto& { return s.rig.limits.position_max; }),
+          f::number<S>(
+              "rig.limits.velocity_max_mps", "m/s", above(0),
+              "|v| bound; faster commands are rejected",
+              [](auto& s) -> auto& { return s.rig.limits.velocity_max; }),
+          f::limit<S>(
+              "rig.limits.acceleration_max_mps2", "m/s^2", above(0),
+              "the safety window's bound on the command's implied acceleration (.inf: no limit; "
+              "docs/scenarios.md \"Acceleration limit\")",
+              [](auto& s) -> auto& { return s.safety.acceleration_max; }),
+          f::integer<S>(
+              "rig.faults.corrupt_message_every", "", at_least(0),
+              "the rig emulator service sends every n-th measurement message corrupted (a bad "
+              "link; the sensor service rejects and counts it; hyloop run has no link and ignores "
+              "it); 0: off",
+              [](auto& s) -> auto& { return s.rig.corrupt_message_every; }),
+          f::boolean<S>(
+              "acquisition.tare",
+              "the sensor service zeroes the force at the first sample before arming",
+              [](auto& s) -> auto& { return s.acquisition.tare; }),
+          f::number<S>(
+              "acquisition.filter_time_constant_s", "s", at_least(0),
+              "tau_f of the sensor's first-order anti-aliasing low-pass (0: off; its delay adds to "
+              "the measured delay)",
+              [](auto& s) -> auto& { return s.acquisition.filter_time_constant; }),
+          f::limit<S>(
+              "safety.rate_limit_mps", "m/s", above(0),
+              "the actuator's bound on |dx|/T of the command (.inf: no limit)",
+              [](auto& s) -> auto& { return s.safety.rate_limit; }),
+          f::integer<S>(
+              "safety.watchdog_cycles", "", closed(1, 100000),
+              "cycles without a valid command before the actuator's watchdog trips",
+              [](auto& s) -> auto& { return s.safety.watchdog_cycles; }),
+          f::number<S>(
+              "safety.stop_deceleration_mps2", "m/s^2", above(0),
+              "the ramp to rest on a watchdog trip or an e-stop",
+              [](auto& s) -> auto& { return s.safety.stop_deceleration; }),
+          f::boolean<S>(
+              "delays.force_measurement", "the sensor delay is on (off: d = 0)",
+              [](auto& s) -> auto& { return s.delays.force_measurement; }),
+          f::boolean<S>(
+              "delays.control_cycle", "the command is held for control_period_s (off: h = 1)",
+              [](auto& s) -> auto& { return s.delays.control_cycle; }),
+          f::boolean<S>(
+              "delays.robot_response", "the robot's G_R is on (off: the robot is bypassed)",
+              [](auto& s) -> auto& { return s.delays.robot_response; }),
+          f::number<S>(
+              "timing.step_s", "s", closed(1e-6, 1), "T, the step",
+              [](auto& s) -> auto& { return s.timing.step; }),
+          f::number<S>(
+              "timing.control_period_s", "s", {}, "Tc, a whole multiple (>= 1) of step_s",
+              [](auto& s) -> auto& { return s.timing.control_period; }),
+          f::number<S>(
+              "timing.duration_s", "s", closed(1e-6, 1e6),
+              "the run, >= step_s and at most 5e7 steps",
+              [](auto& s) -> auto& { return s.timing.duration; }),
+          compensator_type(),
+          f::used_when(f::number<S>(
+                           "compensator.k_eps0", "N*s/m", {}, "K_eps0",
+                           [](auto& s) -> auto& { return s.compensator.k_eps0; }),
+                       "type", {"fgc", "lgc", "scvg"}),
+          f::used_when(f::number<S>(
+                           "compensator.k_eps1", "N*s/m per s", {}, "K_eps1",
+                           [](auto& s) -> auto& { return s.compensator.k_eps1; }),
+                       "type", {"lgc", "scvg"}),
+          f::used_when(f::number<S>(
+                           "compensator.k_eps2", "N*s/m per J*s", {}, "K_eps2",
+                           [](auto& s) -> auto& { return s.compensator.k_eps2; }),
+                       "type", {"scvg"}),
+          f::used_when(f::number<S>(
+                           "compensator.switch_time_s", "s", at_least(0), "t_eps of SCVG",
+                           [](auto& s) -> auto& { return s.compensator.switch_time; }),
+                       "type", {"scvg"}),
+          f::used_when(
+              f::boolean<S>(
+                  "compensator.bumpless", "SCVG continues from K_eps0 + K_eps1*t_eps at the switch",
+                  [](auto& s) -> auto& { return s.compensator.bumpless; }),
+              "type", {"scvg"}),
+          f::number<S>(
+              "compensator.tracking_differentiator.r", "", above(0),
+              "velocity factor r of the tracking differentiator",
+              [](auto& s) -> auto& { return s.tracking_differentiator.r; }),
+          f::number<S>(
+              "compensator.tracking_differentiator.h_s", "s", {},
+              "filtering factor h, >= timing.step_s",
+              [](auto& s) -> auto& { return s.tracking_differentiator.h; }),
+          f::boolean<S>(
+              "compensator.phase_correction.enabled",
+              "adds the stiffness correction K_x*X_R to F' (any type; core/phase_correction.hpp)",
+              [](auto& s) -> auto& { return s.compensator.phase_correction.enabled; }),
+          f::number<S>(
+              "compensator.phase_correction.k_x_initial_n_per_m", "N/m", {},
+              "K_x at the start, |value| <= k_x_max_n_per_m",
+              [](auto& s) -> auto& { return s.compensator.phase_correction.k_x_initial; }),
+          f::number<S>(
+              "compensator.phase_correction.k_x_max_n_per_m", "N/m", at_least(0), "|K_x| bound",
+              [](auto& s) -> auto& { return s.compensator.phase_correction.k_x_max; }),
+          f::number<S>(
+              "compensator.phase_correction.rate_max_n_per_m_s", "N/m/s", above(0),
+              "bound on |dK_x/dt|",
+              [](auto& s) -> auto& { return s.compensator.phase_correction.rate_max; }),
+          f::number<S>(
+              "compensator.phase_correction.bandwidth_rad_s", "rad/s", left_open(0, 100),
+              "omega_a of the phase-locked loop",
+              [](auto& s) -> auto& { return s.compensator.phase_correction.bandwidth; }),
+          f::number<S>(
+              "compensator.phase_correction.damping", "", left_open(0, 10),
+              "zeta_a of the phase-locked loop",
+              [](auto& s) -> auto& { return s.compensator.phase_correction.damping; }),
+          f::number<S>(
+              "compensator.phase_correction.start_time_s", "s", at_least(0),
+              "K_x adapts from this time",
+              [](auto& s) -> auto& { return s.compensator.phase_correction.start_time; }),
+          f::number<S>(
+              "compensator.phase_correction.min_amplitude_m", "m", at_least(0),
+              "K_x adapts only while both the target's and the twin's amplitudes exceed it",
+              [](auto& s) -> auto& { return s.compensator.phase_correction.min_amplitude; }),
+          f::text<S>(
+              "identification.signal", FieldType::kEnum, {"sine", "chirp"},
+              "sine: A*sin(omega*t) (Eq. 23); chirp: linear from chirp_start_hz to "
+              "chirp_end_hz",
+              [](auto& s) -> auto& { return s.identification.signal; }),
+          f::number<S>(
+              "identification.amplitude_m", "m", above(0), "A_R",
+              [](auto& s) -> auto& { return s.identification.amplitude; }),
+          f::used_when(f::number<S>(
+                           "identification.omega_rad_s", "rad/s", above(0), "omega_R",
+                           [](auto& s) -> auto& { return s.identification.omega; }),
+                       "signal", {"sine"}),
+          f::used_when(f::number<S>(
+                           "identification.chirp_start_hz", "Hz", at_least(0), "f0",
+                           [](auto& s) -> auto& { return s.identification.chirp_start_hz; }),
+                       "signal", {"chirp"}),
+          f::used_when(f::number<S>(
+                           "identification.chirp_end_hz", "Hz", above(0),
+                           "f1, in (chirp_start_hz, 1/(2*timing.step_s))",
+                           [](auto& s) -> auto& { return s.identification.chirp_end_hz; }),
+                       "signal", {"chirp"}),
+          f::integer<S>(
+              "identification.samples", "", closed(0, 1e7), "N_R, in [10*(na+nb)+nk, 1e7]",
+              [](auto& s) -> auto& { return s.identification.samples; }),
+          f::integer<S>(
+              "identification.na", "", closed(0, 8), "ARX order of A",
+              [](auto& s) -> auto& { return s.identification.na; }),
+          f::integer<S>(
+              "identification.nb", "", closed(1, 8), "ARX order of B",
+              [](auto& s) -> auto& { return s.identification.nb; }),
+          f::integer<S>(
+              "identification.nk", "", closed(0, 100), "input delay, steps",
+              [](auto& s) -> auto& { return s.identification.nk; }),
+          identification_method(),
+          f::numbers<S>(
+              "identification.report_frequencies_hz", "Hz", above(0),
+              "where the identification report compares the fit with G_R",
+              [](auto& s) -> auto& { return s.identification.report_frequencies_hz; }),
+          f::boolean<S>(
+              "outputs.samples", "keep samples.csv",
+              [](auto& s) -> auto& { return s.outputs.samples; }),
+          f::integer<S>(
+              "outputs.decimation", "", at_least(1), "record every n-th step",
+              [](auto& s) -> auto& { return s.outputs.decimation; }),
+          f::text<S>(
+              "outputs.progress", FieldType::kEnum, {"auto", "on", "off"},
+              "progress line on stderr (auto: when a terminal)",
+              [](auto& s) -> auto& { return s.outputs.progress; }),
+          f::text<S>(
+              "outputs.format", FieldType::kEnum, {"csv", "hdf5"},
+              "csv (samples.csv) or hdf5 (also run.h5, recorded while the run runs; hyloop export "
+              "converts a run afterwards)",
+              [](auto& s) -> auto& { return s.outputs.format; }),
+          f::with_default(
+              BoundField<S>{
+                  f::spec("metrics.window_s", "s", FieldType::kNumber, above(0),
+                          "final window of the summary metrics, in (0, timing.duration_s]"),
+                  [](MapReader& r, const std::string& k, S& s) {
+                    s.metrics.window = std::numeric_limits<double>::quiet_NaN();  // left out
+                    r.number(k, s.metrics.window);
+                  },
+                  [](YAML::Emitter& e, const std::string& k, const S& s) {
+                    e << YAML::Key << k << YAML::Value << s.metrics.window;
+                  },
+                  {}},
+              kDefaultMetricsWindow, "5, or the whole run when shorter"),
+          f::number<S>(
+              "metrics.diverged_energy_ratio", "", above(1),
+              "diverged when energy_ratio exceeds it",
+              [](auto& s) -> auto& { return s.metrics.diverged_energy_ratio; }),
+      });
+  return table;
+}
+
 void parse_into(const YAML::Node& root, const std::string& origin, SitsScenario& s) {
-  MapReader top(root, "", origin);
-  top.integer("schema_version", s.schema_version);
-  top.string("name", s.name);
-  top.string("description", s.description);
-  std::string kind = "sits";
-  top.string("kind", kind);
-  if (kind != "sits") top.fail("kind", "\"" + excerpt(kind) + "\": must be sits");
-
-  MapReader model = top.child("model");
-  model.number("mass_kg", s.model.mass);
-  model.number("initial_position_m", s.model.initial_position);
-  model.number("initial_velocity_mps", s.model.initial_velocity);
-  model.finish();
-
-  MapReader rig = top.child("rig");
-  MapReader contact = rig.child("contact");
-  contact.number("stiffness_n_per_m", s.rig.contact.stiffness);
-  contact.number("damping_ns_per_m", s.rig.contact.damping);
-  contact.finish();
-  MapReader robot = rig.child("robot");
-  robot.string("preset", s.rig.robot.preset);
-  if (s.rig.robot.preset == "paper") {
-    s.rig.robot.omega_n = 2.0 * std::numbers::pi * 30.0;
-    s.rig.robot.zeta = 0.35;
-    s.rig.robot.omega_z = 299.76;
-  }
-  robot.number("omega_n_rad_s", s.rig.robot.omega_n);
-  robot.number("zeta", s.rig.robot.zeta);
-  robot.number("omega_z_rad_s", s.rig.robot.omega_z);
-  robot.numbers("num", s.rig.robot.num);
-  robot.numbers("den", s.rig.robot.den);
-  robot.finish();
-  MapReader sensor = rig.child("sensor");
-  sensor.number("delay_s", s.rig.sensor_delay);
-  sensor.number("force_noise_std_n", s.rig.force_noise_std);
-  sensor.number("position_noise_std_m", s.rig.position_noise_std);
-  sensor.unsigned64("seed", s.rig.seed);
-  sensor.finish();
-  MapReader limits = rig.child("limits");
-  limits.number("position_min_m", s.rig.limits.position_min);
-  limits.number("position_max_m", s.rig.limits.position_max);
-  limits.number("velocity_max_mps", s.rig.limits.velocity_max);
-  limits.limit("acceleration_max_mps2", s.safety.acceleration_max);
-  limits.finish();
-  MapReader faults = rig.child("faults");
-  faults.integer("corrupt_message_every", s.rig.corrupt_message_every);
-  faults.finish();
-  rig.finish();
-
-  MapReader acq = top.child("acquisition");
-  acq.boolean("tare", s.acquisition.tare);
-  acq.number("filter_time_constant_s", s.acquisition.filter_time_constant);
-  acq.finish();
-
-  MapReader safety = top.child("safety");
-  safety.limit("rate_limit_mps", s.safety.rate_limit);
-  safety.integer("watchdog_cycles", s.safety.watchdog_cycles);
-  safety.number("stop_deceleration_mps2", s.safety.stop_deceleration);
-  safety.finish();
-
-  MapReader delays = top.child("delays");
-  delays.boolean("force_measurement", s.delays.force_measurement);
-  delays.boolean("control_cycle", s.delays.control_cycle);
-  delays.boolean("robot_response", s.delays.robot_response);
-  delays.finish();
-
-  MapReader timing = top.child("timing");
-  timing.number("step_s", s.timing.step);
-  timing.number("control_period_s", s.timing.control_period);
-  timing.number("duration_s", s.timing.duration);
-  timing.finish();
-
-  MapReader comp = top.child("compensator");
-  std::string type(core::to_string(s.compensator.kind));
-  comp.string("type", type);
-  try {
-    s.compensator.kind = core::parse_compensator_kind(type);
-  } catch (const std::invalid_argument& e) {
-    comp.fail(comp.field("type"), excerpt(e.what()));
-  }
-  comp.number("k_eps0", s.compensator.k_eps0);
-  comp.number("k_eps1", s.compensator.k_eps1);
-  comp.number("k_eps2", s.compensator.k_eps2);
-  comp.number("switch_time_s", s.compensator.switch_time);
-  comp.boolean("bumpless", s.compensator.bumpless);
-  MapReader td = comp.child("tracking_differentiator");
-  td.number("r", s.tracking_differentiator.r);
-  td.number("h_s", s.tracking_differentiator.h);
-  td.finish();
-  MapReader pc = comp.child("phase_correction");
-  core::PhaseCorrectionConfig& p = s.compensator.phase_correction;
-  pc.boolean("enabled", p.enabled);
-  pc.number("k_x_initial_n_per_m", p.k_x_initial);
-  pc.number("k_x_max_n_per_m", p.k_x_max);
-  pc.number("rate_max_n_per_m_s", p.rate_max);
-  pc.number("bandwidth_rad_s", p.bandwidth);
-  pc.number("damping", p.damping);
-  pc.number("start_time_s", p.start_time);
-  pc.number("min_amplitude_m", p.min_amplitude);
-  pc.finish();
-  comp.finish();
-
-  MapReader ident = top.child("identification");
-  ident.string("signal", s.identification.signal);
-  ident.number("amplitude_m", s.identification.amplitude);
-  ident.number("omega_rad_s", s.identification.omega);
-  ident.number("chirp_start_hz", s.identification.chirp_start_hz);
-  ident.number("chirp_end_hz", s.identification.chirp_end_hz);
-  ident.integer("samples", s.identification.samples);
-  ident.integer("na", s.identification.na);
-  ident.integer("nb", s.identification.nb);
-  ident.integer("nk", s.identification.nk);
-  {
-    std::string method = core::to_string(s.identification.method);
-    ident.string("method", method);
-    try {
-      s.identification.method = core::parse_fit_method(method, "identification.method");
-    } catch (const std::invalid_argument& e) {
-      throw ScenarioError(e.what());
-    }
-  }
-  ident.numbers("report_frequencies_hz", s.identification.report_frequencies_hz);
-  ident.finish();
-
-  MapReader out = top.child("outputs");
-  out.boolean("samples", s.outputs.samples);
-  out.integer("decimation", s.outputs.decimation);
-  out.string("progress", s.outputs.progress);
-  out.string("format", s.outputs.format);
-  out.finish();
-
-  MapReader metrics = top.child("metrics");
-  s.metrics.window = std::numeric_limits<double>::quiet_NaN();  // left out: see parse_scenario
-  metrics.number("window_s", s.metrics.window);
-  metrics.number("diverged_energy_ratio", s.metrics.diverged_energy_ratio);
-  metrics.finish();
-
-  top.finish();
+  sits_table().parse(root, origin, s);
   s.tracking_differentiator.step = s.timing.step;
 }
 
@@ -365,119 +573,8 @@ SitsScenario load_scenario(const std::string& path, const std::vector<std::strin
   return parse_scenario(read_scenario_text(path), path, overrides);
 }
 
-std::string to_yaml(const SitsScenario& s) {
-  YAML::Emitter e;
-  e.SetDoublePrecision(17);
-  e << YAML::BeginMap;
-  e << YAML::Key << "schema_version" << YAML::Value << s.schema_version;
-  e << YAML::Key << "name" << YAML::Value << s.name;
-  e << YAML::Key << "description" << YAML::Value << s.description;
-  e << YAML::Key << "kind" << YAML::Value << "sits";
-  e << YAML::Key << "model" << YAML::Value << YAML::BeginMap;
-  e << YAML::Key << "mass_kg" << YAML::Value << s.model.mass;
-  e << YAML::Key << "initial_position_m" << YAML::Value << s.model.initial_position;
-  e << YAML::Key << "initial_velocity_mps" << YAML::Value << s.model.initial_velocity;
-  e << YAML::EndMap;
-  e << YAML::Key << "rig" << YAML::Value << YAML::BeginMap;
-  e << YAML::Key << "contact" << YAML::Value << YAML::BeginMap;
-  e << YAML::Key << "stiffness_n_per_m" << YAML::Value << s.rig.contact.stiffness;
-  e << YAML::Key << "damping_ns_per_m" << YAML::Value << s.rig.contact.damping;
-  e << YAML::EndMap;
-  e << YAML::Key << "robot" << YAML::Value << YAML::BeginMap;
-  e << YAML::Key << "preset" << YAML::Value << s.rig.robot.preset;
-  if (s.rig.robot.preset == "custom") {
-    e << YAML::Key << "num" << YAML::Value << YAML::Flow << s.rig.robot.num;
-    e << YAML::Key << "den" << YAML::Value << YAML::Flow << s.rig.robot.den;
-  } else {
-    e << YAML::Key << "omega_n_rad_s" << YAML::Value << s.rig.robot.omega_n;
-    e << YAML::Key << "zeta" << YAML::Value << s.rig.robot.zeta;
-    e << YAML::Key << "omega_z_rad_s" << YAML::Value << s.rig.robot.omega_z;
-  }
-  e << YAML::EndMap;
-  e << YAML::Key << "sensor" << YAML::Value << YAML::BeginMap;
-  e << YAML::Key << "delay_s" << YAML::Value << s.rig.sensor_delay;
-  e << YAML::Key << "force_noise_std_n" << YAML::Value << s.rig.force_noise_std;
-  e << YAML::Key << "position_noise_std_m" << YAML::Value << s.rig.position_noise_std;
-  e << YAML::Key << "seed" << YAML::Value << s.rig.seed;
-  e << YAML::EndMap;
-  e << YAML::Key << "limits" << YAML::Value << YAML::BeginMap;
-  e << YAML::Key << "position_min_m" << YAML::Value << s.rig.limits.position_min;
-  e << YAML::Key << "position_max_m" << YAML::Value << s.rig.limits.position_max;
-  e << YAML::Key << "velocity_max_mps" << YAML::Value << s.rig.limits.velocity_max;
-  e << YAML::Key << "acceleration_max_mps2" << YAML::Value << s.safety.acceleration_max;
-  e << YAML::EndMap;
-  e << YAML::Key << "faults" << YAML::Value << YAML::BeginMap;
-  e << YAML::Key << "corrupt_message_every" << YAML::Value << s.rig.corrupt_message_every;
-  e << YAML::EndMap;
-  e << YAML::EndMap;
-  e << YAML::Key << "acquisition" << YAML::Value << YAML::BeginMap;
-  e << YAML::Key << "tare" << YAML::Value << s.acquisition.tare;
-  e << YAML::Key << "filter_time_constant_s" << YAML::Value << s.acquisition.filter_time_constant;
-  e << YAML::EndMap;
-  e << YAML::Key << "safety" << YAML::Value << YAML::BeginMap;
-  e << YAML::Key << "rate_limit_mps" << YAML::Value << s.safety.rate_limit;
-  e << YAML::Key << "watchdog_cycles" << YAML::Value << s.safety.watchdog_cycles;
-  e << YAML::Key << "stop_deceleration_mps2" << YAML::Value << s.safety.stop_deceleration;
-  e << YAML::EndMap;
-  e << YAML::Key << "delays" << YAML::Value << YAML::BeginMap;
-  e << YAML::Key << "force_measurement" << YAML::Value << s.delays.force_measurement;
-  e << YAML::Key << "control_cycle" << YAML::Value << s.delays.control_cycle;
-  e << YAML::Key << "robot_response" << YAML::Value << s.delays.robot_response;
-  e << YAML::EndMap;
-  e << YAML::Key << "timing" << YAML::Value << YAML::BeginMap;
-  e << YAML::Key << "step_s" << YAML::Value << s.timing.step;
-  e << YAML::Key << "control_period_s" << YAML::Value << s.timing.control_period;
-  e << YAML::Key << "duration_s" << YAML::Value << s.timing.duration;
-  e << YAML::EndMap;
-  e << YAML::Key << "compensator" << YAML::Value << YAML::BeginMap;
-  e << YAML::Key << "type" << YAML::Value << std::string(core::to_string(s.compensator.kind));
-  e << YAML::Key << "k_eps0" << YAML::Value << s.compensator.k_eps0;
-  e << YAML::Key << "k_eps1" << YAML::Value << s.compensator.k_eps1;
-  e << YAML::Key << "k_eps2" << YAML::Value << s.compensator.k_eps2;
-  e << YAML::Key << "switch_time_s" << YAML::Value << s.compensator.switch_time;
-  e << YAML::Key << "bumpless" << YAML::Value << s.compensator.bumpless;
-  e << YAML::Key << "tracking_differentiator" << YAML::Value << YAML::BeginMap;
-  e << YAML::Key << "r" << YAML::Value << s.tracking_differentiator.r;
-  e << YAML::Key << "h_s" << YAML::Value << s.tracking_differentiator.h;
-  e << YAML::EndMap;
-  const core::PhaseCorrectionConfig& p = s.compensator.phase_correction;
-  e << YAML::Key << "phase_correction" << YAML::Value << YAML::BeginMap;
-  e << YAML::Key << "enabled" << YAML::Value << p.enabled;
-  e << YAML::Key << "k_x_initial_n_per_m" << YAML::Value << p.k_x_initial;
-  e << YAML::Key << "k_x_max_n_per_m" << YAML::Value << p.k_x_max;
-  e << YAML::Key << "rate_max_n_per_m_s" << YAML::Value << p.rate_max;
-  e << YAML::Key << "bandwidth_rad_s" << YAML::Value << p.bandwidth;
-  e << YAML::Key << "damping" << YAML::Value << p.damping;
-  e << YAML::Key << "start_time_s" << YAML::Value << p.start_time;
-  e << YAML::Key << "min_amplitude_m" << YAML::Value << p.min_amplitude;
-  e << YAML::EndMap;
-  e << YAML::EndMap;
-  e << YAML::Key << "identification" << YAML::Value << YAML::BeginMap;
-  e << YAML::Key << "signal" << YAML::Value << s.identification.signal;
-  e << YAML::Key << "amplitude_m" << YAML::Value << s.identification.amplitude;
-  e << YAML::Key << "omega_rad_s" << YAML::Value << s.identification.omega;
-  e << YAML::Key << "chirp_start_hz" << YAML::Value << s.identification.chirp_start_hz;
-  e << YAML::Key << "chirp_end_hz" << YAML::Value << s.identification.chirp_end_hz;
-  e << YAML::Key << "samples" << YAML::Value << s.identification.samples;
-  e << YAML::Key << "na" << YAML::Value << s.identification.na;
-  e << YAML::Key << "nb" << YAML::Value << s.identification.nb;
-  e << YAML::Key << "nk" << YAML::Value << s.identification.nk;
-  e << YAML::Key << "method" << YAML::Value << core::to_string(s.identification.method);
-  e << YAML::Key << "report_frequencies_hz" << YAML::Value << YAML::Flow
-    << s.identification.report_frequencies_hz;
-  e << YAML::EndMap;
-  e << YAML::Key << "outputs" << YAML::Value << YAML::BeginMap;
-  e << YAML::Key << "samples" << YAML::Value << s.outputs.samples;
-  e << YAML::Key << "decimation" << YAML::Value << s.outputs.decimation;
-  e << YAML::Key << "progress" << YAML::Value << s.outputs.progress;
-  e << YAML::Key << "format" << YAML::Value << s.outputs.format;
-  e << YAML::EndMap;
-  e << YAML::Key << "metrics" << YAML::Value << YAML::BeginMap;
-  e << YAML::Key << "window_s" << YAML::Value << s.metrics.window;
-  e << YAML::Key << "diverged_energy_ratio" << YAML::Value << s.metrics.diverged_energy_ratio;
-  e << YAML::EndMap;
-  e << YAML::EndMap;
-  return std::string(e.c_str()) + "\n";
-}
+std::string to_yaml(const SitsScenario& s) { return sits_table().emit(s); }
+
+const FieldTable& sits_field_table() { return sits_table().table(); }
 
 }  // namespace hyloop::experiment

@@ -2,7 +2,9 @@
 // The SITS scenario: one YAML file describing the numerical model, the rig, which delays are on,
 // the compensator, the timing, the identification sweep and the outputs. Every field has a
 // default (the SITS paper's Table 1); every field read is validated; an unknown field is an
-// error. See docs/scenarios.md for the full schema.
+// error. The fields are declared once, in the field table of scenario.cpp (scenario_fields.hpp:
+// sits_field_table()), which parse_scenario and to_yaml walk; docs/scenarios.md and
+// `hyloop schema sits` are generated from it.
 
 #include <cstdint>
 #include <limits>

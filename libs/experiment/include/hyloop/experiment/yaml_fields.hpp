@@ -91,6 +91,8 @@ class MapReader {
     throw ScenarioError(origin_ + ": " + field + ": " + what);
   }
 
+  [[nodiscard]] const std::string& origin() const noexcept { return origin_; }
+
   std::string field(const std::string& key) const {
     return path_.empty() ? key : path_ + "." + key;
   }

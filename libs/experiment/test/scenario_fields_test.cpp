@@ -1,0 +1,183 @@
+#include "hyloop/experiment/scenario_fields.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "hyloop/experiment/data_source.hpp"
+#include "hyloop/experiment/fcu_experiment.hpp"
+#include "hyloop/experiment/rht_experiment.hpp"
+#include "hyloop/experiment/scenario.hpp"
+
+namespace hyloop::experiment {
+namespace {
+
+namespace fs = std::filesystem;
+
+const fs::path kScenarios = fs::path(HYLOOP_SOURCE_DIR) / "scenarios";
+
+std::string kind_of(const std::string& text) {
+  const YAML::Node root = YAML::Load(text);
+  return root.IsMap() && root["kind"] ? root["kind"].Scalar() : "sits";
+}
+
+// Parses (and validates) with the kind's parser and emits the resolved scenario.
+std::string resolve(const std::string& text, const std::string& path,
+                    const std::vector<std::string>& overrides = {}) {
+  const std::string kind = kind_of(text);
+  if (kind == "rht") {
+    return to_yaml(parse_rht_scenario(text, path, overrides, DataSource::local_file(path)));
+  }
+  if (kind == "fcu") return to_yaml(parse_fcu_scenario(text, path, overrides));
+  return to_yaml(parse_scenario(text, path, overrides));
+}
+
+std::string error_of(const std::string& text, const std::string& path,
+                     const std::vector<std::string>& overrides) {
+  try {
+    resolve(text, path, overrides);
+  } catch (const ScenarioError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+std::vector<fs::path> shipped() {
+  std::vector<fs::path> files;
+  for (const auto& dir : fs::directory_iterator(kScenarios)) {
+    if (!dir.is_directory()) continue;
+    for (const auto& f : fs::directory_iterator(dir.path())) {
+      if (f.path().extension() == ".yaml") files.push_back(f.path());
+    }
+  }
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+std::string number_text(double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.17g", v);
+  return buf;
+}
+
+// Values just outside a field's range (none for an unbounded side).
+std::vector<std::string> outside(const FieldSpec& f) {
+  std::vector<std::string> out;
+  const bool integer = f.type == FieldType::kInteger;
+  const auto step = [&](double v) { return integer ? 1.0 : std::max(1e-3, std::abs(v) * 1e-3); };
+  if (f.range.min) {
+    out.push_back(number_text(
+        f.range.min_exclusive && !integer ? *f.range.min : *f.range.min - step(*f.range.min)));
+  }
+  if (f.range.max) {
+    out.push_back(number_text(
+        f.range.max_exclusive && !integer ? *f.range.max : *f.range.max + step(*f.range.max)));
+  }
+  return out;
+}
+
+TEST(ScenarioFields, EveryShippedScenarioRoundTripsToAFixedPoint) {
+  const std::vector<fs::path> files = shipped();
+  ASSERT_GE(files.size(), 30u);
+  for (const fs::path& file : files) {
+    const std::string path = file.string();
+    const std::string first = resolve(read_scenario_text(path), path);
+    const std::string second = resolve(first, path);
+    EXPECT_EQ(first, second) << path;
+  }
+}
+
+TEST(ScenarioFields, EachKindHasATableAndAnUnknownKindNone) {
+  for (const std::string& kind : scenario_field_kinds()) {
+    const FieldTable* table = scenario_fields(kind);
+    ASSERT_NE(table, nullptr) << kind;
+    EXPECT_EQ(table->kind, kind);
+    EXPECT_GE(table->fields.size(), 30u) << kind;
+    const FieldSpec* k = table->find("kind");
+    ASSERT_NE(k, nullptr) << kind;
+    EXPECT_EQ(k->values, std::vector<std::string>{kind});
+  }
+  EXPECT_EQ(scenario_fields("nope"), nullptr);
+  EXPECT_EQ(scenario_fields(""), nullptr);
+}
+
+// The table's ranges (what the schema and the doc promise) are what the parsers enforce: a value
+// just outside each bound is refused with a message naming the field.
+TEST(ScenarioFields, EveryRangeInTheTableIsEnforcedNamingTheField) {
+  const std::vector<std::pair<std::string, std::string>> bases = {
+      {"sits", "sits/ideal.yaml"}, {"rht", "rht/p4.yaml"}, {"fcu", "fcu/inverse.yaml"}};
+  int checked = 0;
+  for (const auto& [kind, base] : bases) {
+    const std::string path = (kScenarios / base).string();
+    const std::string text = read_scenario_text(path);
+    ASSERT_EQ(error_of(text, path, {}), "") << path;
+    for (const FieldSpec& f : scenario_fields(kind)->fields) {
+      for (const std::string& v : outside(f)) {
+        const std::string set = f.type == FieldType::kNumberList ? "[" + v + "]" : v;
+        const std::string e = error_of(text, path, {f.name + "=" + set});
+        EXPECT_NE(e.find(f.name), std::string::npos)
+            << kind << " " << f.name << " = " << set << ": " << (e.empty() ? "accepted" : e);
+        ++checked;
+      }
+      for (const FieldSpec& item : f.items) {
+        for (const std::string& v : outside(item)) {
+          const std::string e =
+              error_of(text, path, {f.name + "=[{" + item.name + ": " + v + "}]"});
+          const std::string named = f.name + "[0]." + item.name;
+          EXPECT_NE(e.find(named), std::string::npos)
+              << kind << " " << named << " = " << v << ": " << (e.empty() ? "accepted" : e);
+          ++checked;
+        }
+      }
+    }
+  }
+  EXPECT_GE(checked, 80);
+}
+
+// The schema holds every field of the table at its dotted path; fields a kind must name are
+// required (rht and fcu: kind, since a file without it is read as sits).
+TEST(ScenarioFields, SchemaHoldsEveryFieldAtItsPath) {
+  for (const std::string& kind : scenario_field_kinds()) {
+    const FieldTable& table = *scenario_fields(kind);
+    const nlohmann::ordered_json schema = json_schema(table);
+    EXPECT_EQ(schema["$schema"], "https://json-schema.org/draft/2020-12/schema");
+    for (const FieldSpec& f : table.fields) {
+      const nlohmann::ordered_json* at = &schema;
+      std::stringstream ss(f.name);
+      for (std::string part; std::getline(ss, part, '.');) {
+        ASSERT_TRUE((*at)["properties"].contains(part)) << kind << " " << f.name;
+        at = &(*at)["properties"][part];
+      }
+      EXPECT_TRUE(at->contains("description")) << f.name;
+      if (f.type == FieldType::kEnum) {
+        EXPECT_EQ((*at)["enum"].size(), f.values.size()) << f.name;
+      }
+    }
+    const bool kind_required = schema.contains("required");
+    EXPECT_EQ(kind_required, kind != "sits") << kind;
+  }
+}
+
+TEST(ScenarioFields, MarkdownReferenceNamesEveryField) {
+  for (const std::string& kind : scenario_field_kinds()) {
+    const FieldTable& table = *scenario_fields(kind);
+    const std::string md = markdown_reference(table);
+    for (const FieldSpec& f : table.fields) {
+      if (f.items.empty()) {  // a list of mappings has a row per key of an item instead
+        EXPECT_NE(md.find("| `" + f.name + "` |"), std::string::npos) << kind << " " << f.name;
+      }
+      for (const FieldSpec& i : f.items) {
+        EXPECT_NE(md.find("| `" + f.name + "[]." + i.name + "` |"), std::string::npos);
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace hyloop::experiment
