@@ -124,8 +124,7 @@ void replace_out_directory(const fs::path& out) {
 void print_scenario_notices(const std::string& path, const std::vector<std::string>& overrides,
                             std::ostream& out) {
   try {
-    if (experiment::scenario_kind(path) != "sits") return;  // only SITS has notices so far
-    for (const std::string& n : experiment::load_scenario(path, overrides).notices) {
+    for (const std::string& n : experiment::scenario_notices(path, overrides)) {
       out << "hyloop: warning: " << n << "\n";
     }
   } catch (const std::exception&) {

@@ -24,32 +24,44 @@ ActuatorComponent::ActuatorComponent()
     : LoopComponent("actuator"),
       input_(declare_input("dynamics_to_actuator", "dynamics_to_actuator")),
       sample_to_command_(declare_hop("sample_to_command")),
-      command_(metrics().gauge("hyloop_actuator_command_meters",
-                               "Position command after the safety layer (limits, rate limit).")),
       watchdog_(
           metrics().gauge("hyloop_watchdog_tripped",
                           "1 while the command watchdog has tripped (no fresh command in time).")),
       estop_(metrics().gauge("hyloop_emergency_stop",
                              "1 while an emergency stop is latched (gRPC or hardware input).")) {
-  const std::string limit_help = "The configured position limits.";
-  limit_min_ =
-      metrics().gauge("hyloop_actuator_position_limit_meters", limit_help, {{"bound", "min"}});
-  limit_max_ =
-      metrics().gauge("hyloop_actuator_position_limit_meters", limit_help, {{"bound", "max"}});
-  // FCU: the command is a fuel flow (kg/s in the loop, g/s in the metrics' base unit).
-  flow_command_ = metrics().gauge(
-      "hyloop_actuator_command_grams_per_second",
-      "FCU: the fuel-flow command after the safety layer (what the AC motor gets).");
-  const std::string flow_limit_help = "FCU: the configured fuel-flow command window.";
-  flow_limit_min_ = metrics().gauge("hyloop_actuator_command_limit_grams_per_second",
-                                    flow_limit_help, {{"bound", "min"}});
-  flow_limit_max_ = metrics().gauge("hyloop_actuator_command_limit_grams_per_second",
-                                    flow_limit_help, {{"bound", "max"}});
+  declare_command_gauges();
   for (std::size_t i = 0; i < kLimitKinds; ++i) {
     limit_hits_[i] =
         metrics().counter("hyloop_actuator_limit_hits_total",
                           "Commands that the safety layer clipped or refused, by kind of limit.",
                           {{"kind", kLimitKindNames[i]}});
+  }
+}
+
+void ActuatorComponent::declare_command_gauges() {
+  for (const ex::Kind* kind : ex::kinds()) {
+    const ex::CommandGauges g = kind->command_gauges();
+    const auto same = [&g](const QuantityGauges& c) { return c.metric == g.command_metric; };
+    if (g.command_metric.empty() ||
+        std::any_of(command_gauges_.begin(), command_gauges_.end(), same)) {
+      continue;
+    }
+    command_gauges_.push_back({g.command_metric, metrics().gauge(g.command_metric, g.actuator_help),
+                               metrics().gauge(g.limit_metric, g.limit_help, {{"bound", "min"}}),
+                               metrics().gauge(g.limit_metric, g.limit_help, {{"bound", "max"}})});
+  }
+}
+
+void ActuatorComponent::show_command_quantity(const ex::CommandGauges& spec) {
+  command_ = {};
+  command_scale_ = spec.scale;
+  for (const QuantityGauges& g : command_gauges_) {
+    const bool own = g.metric == spec.command_metric;
+    const double scale = own ? spec.scale : kNaN;
+    g.limit_min.set(scale * plan_.safety.limits.position_min);
+    g.limit_max.set(scale * plan_.safety.limits.position_max);
+    g.command.set(kNaN);
+    if (own) command_ = g.command;
   }
 }
 
@@ -65,7 +77,8 @@ void ActuatorComponent::count_limit_hits() noexcept {
 }
 
 void ActuatorComponent::configure_loop(const v1::ConfigureRequest& request) {
-  plan_ = ex::loop_plan(request.scenario_yaml());
+  const ex::Kind& kind = ex::find_scenario_kind(request.scenario_yaml());
+  plan_ = kind.loop_plan(request.scenario_yaml());
   stage_.emplace(plan_.hold_steps, plan_.safety);
   commands_ = std::make_unique<tp::LoopInput<v1::ActuatorCommand>>(
       context(),
@@ -90,16 +103,7 @@ void ActuatorComponent::configure_loop(const v1::ConfigureRequest& request) {
   estop_reaction_cycles_ = 0;
   trip_ns_ = 0;
   time_to_rest_ = 0;
-  // The gauges of the kind's command quantity; the others read NaN.
-  flow_ = plan_.kind == "fcu";
-  const double position_scale = flow_ ? kNaN : 1.0;
-  const double flow_scale = flow_ ? runtime::kGramsPerKilogram : kNaN;
-  limit_min_.set(position_scale * plan_.safety.limits.position_min);
-  limit_max_.set(position_scale * plan_.safety.limits.position_max);
-  flow_limit_min_.set(flow_scale * plan_.safety.limits.position_min);
-  flow_limit_max_.set(flow_scale * plan_.safety.limits.position_max);
-  command_.set(kNaN);
-  flow_command_.set(kNaN);
+  show_command_quantity(kind.command_gauges());
   watchdog_.set(0.0);
   estop_.set(0.0);
   limit_seen_ = {};
@@ -161,11 +165,7 @@ bool ActuatorComponent::cycle(std::uint64_t c, const v1::ActuatorCommand* comman
                                         o.watchdog ? 1.0 : 0.0,
                                         o.estopped ? 1.0 : 0.0,
                                         static_cast<double>(estop_latency_.load())};
-  if (flow_) {
-    flow_command_.set(runtime::kGramsPerKilogram * o.command.position);
-  } else {
-    command_.set(o.command.position);
-  }
+  command_.set(command_scale_ * o.command.position);
   watchdog_.set(o.watchdog ? 1.0 : 0.0);
   if (o.estopped) estop_.set(1.0);
   count_limit_hits();
@@ -247,25 +247,29 @@ void ActuatorComponent::run_loop() noexcept {
     ++c;
   }
   if (c < total && !lockstep()) {
-    // Stopped mid-run (Deactivate: the run was stopped, or another client switched the
-    // actuator off): the rig goes to rest through the safety layer's ramp before the loop ends
-    // (its latch is the safety layer's own, gone with the next configure), for at most
-    // kStopRampLimit.
-    note_stop_request();
-    const std::string latched = latched_emergency_stop();
-    stage_->safety().emergency_stop();
-    const auto period = std::chrono::nanoseconds(static_cast<std::int64_t>(step * 1e9));
-    const auto until = std::chrono::steady_clock::now() + kStopRampLimit;
-    while (cycle(c, nullptr) && std::chrono::steady_clock::now() < until) {
-      ++c;
-      std::this_thread::sleep_for(period);
-    }
-    report_stop(
-        c, latched.empty() ? "stopped mid-run (deactivated)" : "emergency stop (" + latched + ")",
-        true);
+    ramp_to_rest(c);
     return;
   }
   set_message("actuator: finished");
+}
+
+void ActuatorComponent::ramp_to_rest(std::uint64_t c) noexcept {
+  // Stopped mid-run (Deactivate: the run was stopped, or another client switched the
+  // actuator off): the rig goes to rest through the safety layer's ramp before the loop ends
+  // (its latch is the safety layer's own, gone with the next configure), for at most
+  // kStopRampLimit.
+  note_stop_request();
+  const std::string latched = latched_emergency_stop();
+  stage_->safety().emergency_stop();
+  const auto period = std::chrono::nanoseconds(static_cast<std::int64_t>(plan_.step * 1e9));
+  const auto until = std::chrono::steady_clock::now() + kStopRampLimit;
+  while (cycle(c, nullptr) && std::chrono::steady_clock::now() < until) {
+    ++c;
+    std::this_thread::sleep_for(period);
+  }
+  report_stop(
+      c, latched.empty() ? "stopped mid-run (deactivated)" : "emergency stop (" + latched + ")",
+      true);
 }
 
 void ActuatorComponent::report_stop(std::uint64_t c, const std::string& cause, bool requested) {

@@ -25,7 +25,10 @@
 #include <chrono>
 #include <memory>
 #include <optional>
+#include <string>
+#include <vector>
 
+#include "hyloop/experiment/kind.hpp"
 #include "hyloop/experiment/loop_parts.hpp"
 #include "hyloop/hal/actuator_stage.hpp"
 #include "hyloop/runtime/loop_component.hpp"
@@ -68,12 +71,19 @@ class ActuatorComponent final : public runtime::LoopComponent {
   /// watchdog trip or an e-stop (nothing more to send).
   bool cycle(std::uint64_t c, const v1::ActuatorCommand* command) noexcept;
 
+  /// Real time, stopped mid-run at cycle c: ramps the rig to rest (at most kStopRampLimit),
+  /// then reports the stop.
+  void ramp_to_rest(std::uint64_t c) noexcept;
   /// Notes the time (and loop cycle) of the first stop request of the run. Any thread.
   void note_stop_request() noexcept;
   /// Logs (warn) and reports why the loop ended with the rig stopped: `cause`, the first
   /// stopping command and the time to rest after the request (`requested`) or the trip. Once,
   /// after the last cycle.
   void report_stop(std::uint64_t c, const std::string& cause, bool requested);
+  /// Declares every registered kind's command gauges.
+  void declare_command_gauges();
+  /// Sets the gauges of the configured kind's command quantity (the others: NaN).
+  void show_command_quantity(const experiment::CommandGauges& spec);
   /// Adds the safety layer's new limit hits to hyloop_actuator_limit_hits_total (loop thread).
   void count_limit_hits() noexcept;
 
@@ -81,13 +91,15 @@ class ActuatorComponent final : public runtime::LoopComponent {
   // limit hits by kind (position, velocity, acceleration, rate, not_finite), watchdog, e-stop.
   std::size_t input_;
   runtime::HistogramSlot sample_to_command_;
-  runtime::GaugeSlot command_;
-  runtime::GaugeSlot limit_min_;
-  runtime::GaugeSlot limit_max_;
-  runtime::GaugeSlot flow_command_;
-  runtime::GaugeSlot flow_limit_min_;
-  runtime::GaugeSlot flow_limit_max_;
-  bool flow_ = false;  // FCU: the command is a fuel flow
+  /// The command gauges of every registered kind (experiment::CommandGauges), declared at
+  /// construction: the configured kind's are set, the others read NaN.
+  struct QuantityGauges {
+    std::string metric;
+    runtime::GaugeSlot command, limit_min, limit_max;
+  };
+  std::vector<QuantityGauges> command_gauges_;
+  runtime::GaugeSlot command_;  // the configured kind's (detached: none)
+  double command_scale_ = 1.0;  // loop unit → its metric's unit
   runtime::GaugeSlot watchdog_;
   runtime::GaugeSlot estop_;
   static constexpr std::size_t kLimitKinds = 5;

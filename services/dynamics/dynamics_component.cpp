@@ -64,6 +64,12 @@ void DynamicsComponent::DelayTracker::collect(const runtime::GaugeSlot& gauge) {
 
 DynamicsComponent::DynamicsComponent()
     : LoopComponent("dynamics"), input_(declare_input("sensor_to_dynamics", "sensor_to_dynamics")) {
+  declare_gauges();
+  delay_collector_ = metrics().add_collector(
+      [tracker = delay_, gauge = gauges_.delay] { tracker->collect(gauge); });
+}
+
+void DynamicsComponent::declare_gauges() {
   runtime::MetricsRegistry& m = metrics();
   gauges_.x =
       m.gauge("hyloop_target_displacement_meters", "Displacement x of the numerical target.");
@@ -75,12 +81,16 @@ DynamicsComponent::DynamicsComponent()
       m.gauge("hyloop_ideal_velocity_meters_per_second", "Velocity of the ideal twin.");
   gauges_.f_meas = m.gauge("hyloop_measured_force_newtons",
                            "Contact force as the dynamics received it (after the sensor's delay).");
-  gauges_.f_comp = m.gauge("hyloop_compensation_force_newtons",
-                           "Compensation force F_h = K_h * (estimated velocity).");
-  gauges_.k_h = m.gauge("hyloop_compensator_gain_newton_seconds_per_meter",
-                        "The compensator's current gain K_h.");
-  gauges_.eps_sum = m.gauge("hyloop_observed_energy_joule_seconds",
-                            "SCVG's energy observer, sum of |eps_h| * T.");
+  for (const ex::Kind* kind : ex::kinds()) {
+    for (const ex::GaugeSpec& g : kind->dynamics_gauges()) {
+      const auto same = [&g](const KindGauge& k) {
+        return k.metric == g.metric && k.labels == g.labels;
+      };
+      if (std::none_of(kind_gauges_.begin(), kind_gauges_.end(), same)) {
+        kind_gauges_.push_back({g.metric, g.labels, m.gauge(g.metric, g.help, g.labels)});
+      }
+    }
+  }
   gauges_.error = m.gauge("hyloop_tracking_error_meters", "Tracking error x - x_ideal.");
   gauges_.ratio =
       m.gauge("hyloop_velocity_ratio", "e_R of the last completed vibration cycle (SITS Eq. 44).");
@@ -89,26 +99,11 @@ DynamicsComponent::DynamicsComponent()
   gauges_.delay = m.gauge("hyloop_estimated_delay_seconds",
                           "The transfer system's delay estimated online (cross-correlation of "
                           "command and measured position).");
-  gauges_.speed = m.gauge("hyloop_engine_speed_ratio",
-                          "FCU: the engine's speed n, normalised (1 = design speed).");
-  gauges_.speed_ideal =
-      m.gauge("hyloop_ideal_engine_speed_ratio", "FCU: the ideal twin's engine speed, normalised.");
-  const std::string flow_help =
-      "FCU: fuel flow in g/s (Prometheus's base unit of mass is the gram): the ECU's command "
-      "x_c, the compensated command x_p sent to the motor, the flow meter's reading x_m.";
-  gauges_.flow_command =
-      m.gauge("hyloop_fuel_flow_grams_per_second", flow_help, {{"signal", "command"}});
-  gauges_.flow_compensated =
-      m.gauge("hyloop_fuel_flow_grams_per_second", flow_help, {{"signal", "compensated"}});
-  gauges_.flow_measured =
-      m.gauge("hyloop_fuel_flow_grams_per_second", flow_help, {{"signal", "measured"}});
-  delay_collector_ =
-      m.add_collector([tracker = delay_, gauge = gauges_.delay] { tracker->collect(gauge); });
 }
 
 DynamicsComponent::~DynamicsComponent() { metrics().remove_collector(delay_collector_); }
 
-int DynamicsComponent::column(const char* name) const noexcept {
+int DynamicsComponent::column(const std::string& name) const noexcept {
   const auto& names = dynamics_->names();
   for (std::size_t i = 0; i < names.size(); ++i) {
     if (names[i] == name) return static_cast<int>(i);
@@ -116,9 +111,34 @@ int DynamicsComponent::column(const char* name) const noexcept {
   return -1;
 }
 
+void DynamicsComponent::resolve_columns(const ex::Kind& kind) {
+  const ex::TrackingColumns t = kind.tracking_columns();
+  columns_ = {.x = column(t.x),
+              .v = column(t.v),
+              .x_ideal = column(t.x_ideal),
+              .v_ideal = column(t.v_ideal),
+              .f_meas = column(t.f_meas),
+              .energy = column(t.energy),
+              .energy_ideal = column(t.energy_ideal),
+              .f_ideal = column(t.f_ideal),
+              .f_input = column(t.f_input)};
+  const std::vector<ex::GaugeSpec> own = kind.dynamics_gauges();
+  for (KindGauge& g : kind_gauges_) {
+    g.column = -1;  // a gauge of another kind reads NaN
+    g.scale = 1.0;
+    for (const ex::GaugeSpec& spec : own) {
+      if (spec.metric == g.metric && spec.labels == g.labels) {
+        g.column = column(spec.column);
+        g.scale = spec.scale;
+      }
+    }
+  }
+}
+
 void DynamicsComponent::configure_loop(const v1::ConfigureRequest& request) {
-  plan_ = ex::loop_plan(request.scenario_yaml());
-  dynamics_ = ex::make_dynamics_part(request.scenario_yaml());
+  const ex::Kind& kind = ex::find_scenario_kind(request.scenario_yaml());
+  plan_ = kind.loop_plan(request.scenario_yaml());
+  dynamics_ = kind.make_dynamics_part(request.scenario_yaml());
   values_.assign(dynamics_->names().size(), 0.0);
   samples_ = std::make_unique<tp::LoopInput<v1::SensorSample>>(
       context(),
@@ -134,29 +154,7 @@ void DynamicsComponent::configure_loop(const v1::ConfigureRequest& request) {
   set_telemetry_names(dynamics_->names());
   estop_ = false;
 
-  // Metrics: columns by name. SITS has every one; RHT: the structure (d_desired) is the target,
-  // the reference structure (d_numerical) its ideal twin, velocities by differences, and no
-  // force compensator (those gauges read NaN). FCU: the engine's speeds and the fuel flows; the
-  // mechanical gauges read NaN (and the FCU gauges in the mechanical kinds).
-  const bool sits = plan_.kind == "sits";
-  columns_ = {};
-  columns_.x = column(sits ? "x[m]" : "d_desired[m]");
-  columns_.x_ideal = column(sits ? "x_ideal[m]" : "d_numerical[m]");
-  columns_.v = column("v[m/s]");
-  columns_.v_ideal = column("v_ideal[m/s]");
-  columns_.f_meas = column(sits ? "f_meas[N]" : "force[N]");
-  columns_.f_comp = column("f_comp[N]");
-  columns_.k_h = column("k_h[N*s/m]");
-  columns_.eps_sum = column("eps_sum[J*s]");
-  columns_.energy = column("energy[J]");
-  columns_.energy_ideal = column("energy_ideal[J]");
-  columns_.f_ideal = column("f_ideal[N]");
-  columns_.f_input = column("f_input[N]");
-  columns_.speed = column("speed[-]");
-  columns_.speed_ideal = column("speed_ideal[-]");
-  columns_.flow_command = column("x_c[kg/s]");
-  columns_.flow_compensated = column("x_p[kg/s]");
-  columns_.flow_measured = column("x_m[kg/s]");
+  resolve_columns(kind);
   const auto capacity = static_cast<std::size_t>(std::min<std::int64_t>(
       plan_.total_steps / 2 + 2, 1'000'000));  // a vibration cycle lasts at least two steps
   cycles_.emplace(capacity, 0.0);
@@ -186,15 +184,8 @@ void DynamicsComponent::publish(std::uint64_t k, double measured_position) noexc
   gauges_.x_ideal.set(x_ideal);
   gauges_.v_ideal.set(v_ideal);
   gauges_.f_meas.set(at(columns_.f_meas));
-  gauges_.f_comp.set(at(columns_.f_comp));
-  gauges_.k_h.set(at(columns_.k_h));
-  gauges_.eps_sum.set(at(columns_.eps_sum));
   gauges_.error.set(x - x_ideal);
-  gauges_.speed.set(at(columns_.speed));
-  gauges_.speed_ideal.set(at(columns_.speed_ideal));
-  gauges_.flow_command.set(runtime::kGramsPerKilogram * at(columns_.flow_command));
-  gauges_.flow_compensated.set(runtime::kGramsPerKilogram * at(columns_.flow_compensated));
-  gauges_.flow_measured.set(runtime::kGramsPerKilogram * at(columns_.flow_measured));
+  for (const KindGauge& g : kind_gauges_) g.slot.set(g.scale * at(g.column));
   const auto or0 = [](double d) { return std::isnan(d) ? 0.0 : d; };
   const double e_f = or0(at(columns_.f_ideal)) - or0(at(columns_.f_input));
   if (columns_.x >= 0) {  // vibration cycles of a mechanical target

@@ -9,7 +9,8 @@
 // actuator's watchdog then ramps the rig to rest.
 //
 // Metrics: the experiment gauges of docs/metrics.md, set every cycle from the values the part
-// computes (looked up by column name at configure), plus e_R of the last completed vibration
+// computes (looked up by column name at configure: the kind's TrackingColumns and GaugeSpecs,
+// kind.hpp), plus e_R of the last completed vibration
 // cycle (core::CycleMetrics), Mercan's tracking indicator (core::TrackingIndicator) on the
 // command issued for cycle k and the position measured in cycle k, and the delay estimated by
 // cross-correlation of those two signals (core::estimate_delay), which the loop hands to the
@@ -22,6 +23,7 @@
 
 #include "hyloop/core/cycle_metrics.hpp"
 #include "hyloop/core/tracking_metrics.hpp"
+#include "hyloop/experiment/kind.hpp"
 #include "hyloop/experiment/loop_parts.hpp"
 #include "hyloop/runtime/loop_component.hpp"
 
@@ -61,22 +63,35 @@ class DynamicsComponent final : public runtime::LoopComponent {
   void on_emergency_stop(std::string_view reason) noexcept override;
 
  private:
+  /// Declares the experiment gauges (the tracking ones, then every kind's own).
+  void declare_gauges();
   /// The column of `name` in the part's values, or −1.
-  [[nodiscard]] int column(const char* name) const noexcept;
+  [[nodiscard]] int column(const std::string& name) const noexcept;
+  /// Points the gauges at the configured kind's columns.
+  void resolve_columns(const experiment::Kind& kind);
   /// Sets the experiment gauges from the values of cycle k (loop thread).
   void publish(std::uint64_t k, double measured_position) noexcept;
 
   // Metrics.
   std::size_t input_;
   struct Gauges {
-    runtime::GaugeSlot x, v, x_ideal, v_ideal, f_meas, f_comp, k_h, eps_sum, error, ratio, ti,
-        delay, speed, speed_ideal, flow_command, flow_compensated, flow_measured;
+    runtime::GaugeSlot x, v, x_ideal, v_ideal, f_meas, error, ratio, ti, delay;
   } gauges_;
+  /// The tracking values of the configured kind (experiment::TrackingColumns), −1: none.
   struct Columns {
-    int x = -1, v = -1, x_ideal = -1, v_ideal = -1, f_meas = -1, f_comp = -1, k_h = -1,
-        eps_sum = -1, energy = -1, energy_ideal = -1, f_ideal = -1, f_input = -1, speed = -1,
-        speed_ideal = -1, flow_command = -1, flow_compensated = -1, flow_measured = -1;
+    int x = -1, v = -1, x_ideal = -1, v_ideal = -1, f_meas = -1, energy = -1, energy_ideal = -1,
+        f_ideal = -1, f_input = -1;
   } columns_;
+  /// The kinds' own gauges (experiment::GaugeSpec): every registered kind's, declared at
+  /// construction; each reads `column` of the configured kind (−1: NaN) times `scale`.
+  struct KindGauge {
+    std::string metric;
+    runtime::MetricLabels labels;
+    runtime::GaugeSlot slot;
+    int column = -1;
+    double scale = 1.0;
+  };
+  std::vector<KindGauge> kind_gauges_;
   std::optional<core::CycleMetrics> cycles_;
   std::size_t cycles_seen_ = 0;
   core::TrackingIndicator indicator_;

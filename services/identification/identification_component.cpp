@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "hyloop/experiment/experiment.hpp"
+#include "hyloop/experiment/kind.hpp"
 #include "hyloop/experiment/run_directory.hpp"
 #include "hyloop/transport/clock.hpp"
 
@@ -178,11 +179,7 @@ void IdentificationComponent::publish_rls(bool wait) noexcept {
 // ---- the loop -----------------------------------------------------------------------------------
 
 void IdentificationComponent::configure_loop(const v1::ConfigureRequest& request) {
-  const std::string kind = ex::scenario_kind_of_text(request.scenario_yaml(), "scenario");
-  if (kind != "sits") {
-    throw std::invalid_argument("scenario kind \"" + kind +
-                                "\": identification runs a sits scenario");
-  }
+  (void)ex::identification_kind(request.scenario_yaml());  // refuses the others by name
   scenario_ = ex::parse_scenario(request.scenario_yaml(), "scenario", {});
   const ex::SitsScenario& s = *scenario_;
   const auto n = static_cast<std::size_t>(s.identification.samples);

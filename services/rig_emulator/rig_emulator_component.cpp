@@ -15,26 +15,43 @@ namespace tp = hyloop::transport;
 RigEmulatorComponent::RigEmulatorComponent()
     : LoopComponent("rig-emulator"),
       input_(declare_input("actuator_to_rig", "actuator_to_rig")),
-      position_(metrics().gauge("hyloop_actuator_position_meters",
-                                "Measured actuator (robot) position.")),
-      command_(metrics().gauge("hyloop_actuator_command_meters",
-                               "Position command after the safety layer, as the rig applies it.")),
-      flow_command_(
-          metrics().gauge("hyloop_actuator_command_grams_per_second",
-                          "FCU: the fuel-flow command the rig applied (holds) in its last cycle.")),
       estop_(metrics().gauge("hyloop_emergency_stop",
-                             "1 while an emergency stop is latched (gRPC or hardware input).")) {}
+                             "1 while an emergency stop is latched (gRPC or hardware input).")) {
+  declare_quantity_gauges();
+}
+
+void RigEmulatorComponent::declare_quantity_gauges() {
+  const auto declare = [this](const std::string& metric, const std::string& help) {
+    const auto same = [&metric](const QuantityGauge& g) { return g.metric == metric; };
+    if (metric.empty() || std::any_of(quantity_gauges_.begin(), quantity_gauges_.end(), same)) {
+      return;
+    }
+    quantity_gauges_.push_back({metric, metrics().gauge(metric, help)});
+  };
+  for (const experiment::Kind* kind : experiment::kinds()) {
+    const experiment::CommandGauges g = kind->command_gauges();
+    declare(g.position_metric, g.position_help);
+    declare(g.command_metric, g.rig_help);
+  }
+}
+
+void RigEmulatorComponent::show_command_quantity(const experiment::CommandGauges& spec) {
+  constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+  position_ = command_ = {};
+  command_scale_ = spec.scale;
+  for (const QuantityGauge& g : quantity_gauges_) {
+    g.slot.set(kNaN);
+    if (g.metric == spec.position_metric) position_ = g.slot;
+    if (g.metric == spec.command_metric) command_ = g.slot;
+  }
+}
 
 void RigEmulatorComponent::configure_loop(const v1::ConfigureRequest& request) {
-  plan_ = experiment::loop_plan(request.scenario_yaml());
-  // FCU: the command is a fuel flow with a gauge of its own (the flow meter's reading is the
-  // dynamics' x_m); the position gauges read NaN, and the flow gauge in the mechanical kinds.
-  flow_ = plan_.kind == "fcu";
-  constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-  position_.set(kNaN);
-  command_.set(kNaN);
-  flow_command_.set(kNaN);
-  rig_ = experiment::make_rig_part(request.scenario_yaml());
+  const experiment::Kind& kind = experiment::find_scenario_kind(request.scenario_yaml());
+  plan_ = kind.loop_plan(request.scenario_yaml());
+  // The gauges of the kind's command quantity (the others read NaN).
+  show_command_quantity(kind.command_gauges());
+  rig_ = kind.make_rig_part(request.scenario_yaml());
   commands_ = std::make_unique<tp::LoopInput<v1::ActuatorCommand>>(
       context(),
       channel(endpoints_.actuator_to_rig(), "actuator_to_rig", tp::Pattern::kPull,
@@ -109,12 +126,8 @@ bool RigEmulatorComponent::cycle(std::uint64_t k, const v1::ActuatorCommand* com
   std::copy_n(measured_.truth.begin(), truth_count_, truth.begin());
   truth[truth_count_] = static_cast<double>(late_.load());
   send_telemetry(k, t, std::span<const double>(truth.data(), truth_count_ + 1), event);
-  if (flow_) {
-    flow_command_.set(runtime::kGramsPerKilogram * held_.position);
-  } else {
-    position_.set(measured_.position);
-    command_.set(held_.position);
-  }
+  position_.set(command_scale_ * measured_.position);
+  command_.set(command_scale_ * held_.position);
   if (hardware_estop_.load(std::memory_order_relaxed)) {
     estop_.set(1.0);
   }

@@ -21,7 +21,10 @@
 
 #include <memory>
 #include <optional>
+#include <string>
+#include <vector>
 
+#include "hyloop/experiment/kind.hpp"
 #include "hyloop/experiment/loop_parts.hpp"
 #include "hyloop/runtime/loop_component.hpp"
 #include "hyloop/transport/clock.hpp"
@@ -53,15 +56,26 @@ class RigEmulatorComponent final : public runtime::LoopComponent {
  private:
   bool cycle(std::uint64_t k, const v1::ActuatorCommand* command, std::int64_t tick_ns,
              std::string_view event = {}) noexcept;
+  /// Declares every registered kind's position and command gauges.
+  void declare_quantity_gauges();
+  /// Points position_ and command_ at the configured kind's gauges; every one reads NaN.
+  void show_command_quantity(const experiment::CommandGauges& spec);
 
   // Metrics: the input actuator_to_rig; the measured and the applied (held) position; the
   // hardware e-stop input.
   std::size_t input_;
+  /// The measured position and applied command gauges of every registered kind
+  /// (experiment::CommandGauges), declared at construction; the configured kind's are set
+  /// (position_, command_; detached: none), the others read NaN.
+  struct QuantityGauge {
+    std::string metric;
+    runtime::GaugeSlot slot;
+  };
+  std::vector<QuantityGauge> quantity_gauges_;
   runtime::GaugeSlot position_;
   runtime::GaugeSlot command_;
-  runtime::GaugeSlot flow_command_;
+  double command_scale_ = 1.0;  // loop unit → the metrics' unit
   runtime::GaugeSlot estop_;
-  bool flow_ = false;              // FCU: the command is a fuel flow
   std::int64_t held_send_ns_ = 0;  // send time of the command held
 
   experiment::LoopPlan plan_;

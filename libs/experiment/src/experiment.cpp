@@ -4,14 +4,11 @@
 
 #include <chrono>
 #include <fstream>
-#include <map>
-#include <mutex>
+#include <stdexcept>
 
-#include "hyloop/experiment/fcu_experiment.hpp"
-#include "hyloop/experiment/rht_experiment.hpp"
+#include "hyloop/experiment/kind.hpp"
 #include "hyloop/experiment/run_directory.hpp"
 #include "hyloop/experiment/scenario.hpp"
-#include "hyloop/experiment/sits_runner.hpp"
 #include "hyloop/experiment/yaml_fields.hpp"
 
 namespace hyloop::experiment {
@@ -68,41 +65,6 @@ void Experiment::run(const std::function<void(double, double)>& progress) {
   wall_time_s_ = std::chrono::duration<double>(Clock::now() - start).count();
 }
 
-namespace {
-std::map<std::string, ExperimentFactory>& registry() {
-  static std::map<std::string, ExperimentFactory> kinds = {
-      {"fcu",
-       [](const std::string& text, const std::string& origin,
-          const std::vector<std::string>& overrides, const DataSource& /*data*/) {
-         return std::unique_ptr<Experiment>(
-             std::make_unique<FcuExperiment>(parse_fcu_scenario(text, origin, overrides)));
-       }},
-      {"rht",
-       [](const std::string& text, const std::string& origin,
-          const std::vector<std::string>& overrides, const DataSource& data) {
-         return std::unique_ptr<Experiment>(
-             std::make_unique<RhtExperiment>(parse_rht_scenario(text, origin, overrides, data)));
-       }},
-      {"sits",
-       [](const std::string& text, const std::string& origin,
-          const std::vector<std::string>& overrides, const DataSource& /*data*/) {
-         return std::unique_ptr<Experiment>(
-             std::make_unique<SitsRunner>(parse_scenario(text, origin, overrides)));
-       }},
-  };
-  return kinds;
-}
-std::mutex& registry_mutex() {
-  static std::mutex m;
-  return m;
-}
-}  // namespace
-
-void register_experiment_kind(const std::string& kind, ExperimentFactory factory) {
-  const std::lock_guard<std::mutex> lock(registry_mutex());
-  registry()[kind] = std::move(factory);
-}
-
 std::string scenario_kind_of_text(const std::string& text, const std::string& origin) {
   const YAML::Node root = load_yaml(text, origin, {});
   if (!root.IsMap() || !root["kind"]) return "sits";
@@ -126,18 +88,21 @@ std::unique_ptr<Experiment> make_experiment_from_text(const std::string& text,
                                                       const DataSource& data) {
   const std::string origin = excerpt(origin_in);
   const std::string kind = scenario_kind_of_text(text, origin);
-  ExperimentFactory factory;
-  std::string known;
-  {
-    const std::lock_guard<std::mutex> lock(registry_mutex());
-    const auto it = registry().find(kind);
-    if (it != registry().end()) factory = it->second;
-    for (const auto& [name, unused] : registry()) known += (known.empty() ? "" : ", ") + name;
-  }
-  if (!factory) {
+  const Kind* found = nullptr;
+  try {
+    found = &find_kind(kind);
+  } catch (const std::invalid_argument&) {
+    std::string known;
+    for (const std::string& name : kind_names()) known += (known.empty() ? "" : ", ") + name;
     throw ScenarioError(origin + ": kind = \"" + excerpt(kind) + "\": must be one of " + known);
   }
-  return factory(text, origin, overrides, data);
+  return found->make_experiment(text, origin, overrides, data);
+}
+
+std::vector<std::string> scenario_notices(const std::string& path,
+                                          const std::vector<std::string>& overrides) {
+  const std::string text = read_scenario_text(path);
+  return find_kind(scenario_kind_of_text(text, path)).notices(text, path, overrides);
 }
 
 }  // namespace hyloop::experiment

@@ -1,7 +1,8 @@
 #pragma once
 // What every experiment kind (SITS, RHT, FCU, …) offers the tool and the run directory: a
 // cycle-by-cycle step() that is RT-safe, a table of recorded samples, a summary, the resolved
-// scenario. `make_experiment` reads a scenario's `kind` and builds the matching runner.
+// scenario. `make_experiment` reads a scenario's `kind` and has that kind (kind.hpp) build its
+// runner.
 
 #include <cstdint>
 #include <filesystem>
@@ -111,7 +112,8 @@ class Experiment {
 std::string scenario_kind(const std::string& path);
 
 /// Builds the runner of the scenario's kind from a file on the command line (its data files
-/// under DataSource::local_file). @throws ScenarioError (scenario.hpp).
+/// under DataSource::local_file). @throws ScenarioError (scenario.hpp), also for an unknown
+/// kind (naming it and the known kinds).
 std::unique_ptr<Experiment> make_experiment(const std::string& path,
                                             const std::vector<std::string>& overrides);
 
@@ -123,11 +125,9 @@ std::unique_ptr<Experiment> make_experiment_from_text(
     const DataSource& data = DataSource::server());
 /// The `kind` field of a scenario's text ("sits" when absent).
 std::string scenario_kind_of_text(const std::string& text, const std::string& origin);
-/// Registers a kind: the factory parses and validates the text with the overrides, reading any
-/// data file the scenario names through `data` (data_source.hpp).
-using ExperimentFactory = std::function<std::unique_ptr<Experiment>(
-    const std::string& text, const std::string& origin, const std::vector<std::string>& overrides,
-    const DataSource& data)>;
-void register_experiment_kind(const std::string& kind, ExperimentFactory factory);
+/// The warnings `hyloop run` prints about a valid scenario file (Kind::notices).
+/// @throws ScenarioError; std::invalid_argument for an unknown kind.
+std::vector<std::string> scenario_notices(const std::string& path,
+                                          const std::vector<std::string>& overrides);
 
 }  // namespace hyloop::experiment

@@ -4,8 +4,9 @@
 // (for the rig emulator service) and the numerical side (for the dynamics service). Each kind
 // implements them over the same blocks its in-process runner steps (SitsDynamics and the SITS
 // rig emulator; RhtDynamics and the servo emulator; FcuDynamics and the FCU rig emulator), so a
-// lockstep distributed run computes what `hyloop run` computes. Kinds without a distributed
-// form are refused by name.
+// lockstep distributed run computes what `hyloop run` computes. The functions below ask the
+// scenario's kind (kind.hpp); an unknown kind, or one without a distributed form, is refused by
+// name (std::invalid_argument).
 //
 // The loop messages carry the mechanical kinds' quantities (position in m, force in N). The FCU
 // loop maps onto them: the command is the fuel-flow demand x_p (kg/s) in the position fields,
@@ -35,8 +36,12 @@ struct LoopPlan {
   int corrupt_message_every = 0;  ///< rig fault injection (0: off)
 };
 
-/// @throws ScenarioError naming the field; std::invalid_argument for a kind without services.
+/// @throws ScenarioError naming the field; std::invalid_argument for an unknown kind or one
+/// without services.
 LoopPlan loop_plan(const std::string& scenario_text);
+/// The loop plan of a kind whose actuator latches every cycle (no hold, no conditioning).
+LoopPlan every_cycle_plan(std::string kind, std::int64_t total_steps, double step,
+                          const hal::SafetyConfig& safety, double initial_command);
 
 /// The rig's measurements of one cycle and its truth columns (for the recorder).
 struct RigSample {
@@ -68,5 +73,16 @@ class DynamicsPart {
                            std::span<double> values, hal::ActuatorCommand& next) noexcept = 0;
 };
 std::unique_ptr<DynamicsPart> make_dynamics_part(const std::string& scenario_text);
+
+/// The record columns [0, count) but `excluded` (the rig's, the recorder's): a dynamics part's.
+std::vector<std::size_t> columns_except(std::size_t count,
+                                        const std::vector<std::size_t>& excluded);
+/// The indices of a kind's column enumerators.
+template <class Column, std::size_t R>
+std::vector<std::size_t> column_indices(const std::array<Column, R>& columns) {
+  std::vector<std::size_t> out;
+  for (const Column c : columns) out.push_back(static_cast<std::size_t>(c));
+  return out;
+}
 
 }  // namespace hyloop::experiment

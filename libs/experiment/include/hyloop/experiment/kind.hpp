@@ -1,0 +1,107 @@
+#pragma once
+// An experiment kind as a plug-in: everything the tool, the loop services and the coordinator
+// need of a kind, at configure time only (never in a cycle). A kind is one object in its own file
+// (sits_kind.cpp, rht_kind.cpp, fcu_kind.cpp), listed once in kind.cpp; register_kind() adds
+// more at run time (tests). Callers look a kind up by the scenario's `kind` and never name one:
+// an unknown kind is refused by name (find_kind), never defaulted to another.
+//
+// A kind without a distributed form (no loop services) keeps the defaults of loop_plan(),
+// make_rig_part() and make_dynamics_part(), which throw std::invalid_argument naming the kind.
+
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "hyloop/experiment/data_source.hpp"
+#include "hyloop/experiment/experiment.hpp"
+#include "hyloop/experiment/loop_parts.hpp"
+
+namespace hyloop::experiment {
+
+/// A gauge the dynamics service exports from one of the values its DynamicsPart computes:
+/// each cycle, metric{labels} = scale · value of `column` (NaN while a kind without it runs).
+struct GaugeSpec {
+  std::string metric{};
+  std::string help{};
+  std::map<std::string, std::string> labels{};
+  std::string column{};  ///< "name[unit]" of DynamicsPart::names()
+  double scale = 1.0;    ///< column unit → metric unit (e.g. kg/s → g/s: 1000)
+};
+
+/// The values behind the dynamics service's generic tracking gauges (target and ideal twin
+/// displacement and velocity, the force it received, tracking error, e_R of vibration cycles):
+/// "name[unit]" of DynamicsPart::names(); empty: the gauge reads NaN. Without v (v_ideal) the
+/// velocity is the difference of x (x_ideal) over a step; without x no vibration cycles.
+struct TrackingColumns {
+  std::string x{}, x_ideal{}, v{}, v_ideal{}, f_meas{}, energy{}, energy_ideal{}, f_ideal{},
+      f_input{};
+};
+
+/// How the actuator and the rig emulator export the command (in the metric's unit, scale ·
+/// the loop's value): `command_metric` after the safety layer (actuator_help at the actuator,
+/// rig_help at the rig), `limit_metric`{bound="min"|"max"} the configured window, and
+/// `position_metric` the rig's measured position (empty: none). Empty command_metric: none.
+struct CommandGauges {
+  std::string command_metric{}, actuator_help{}, rig_help{};
+  std::string limit_metric{}, limit_help{};
+  std::string position_metric{}, position_help{};
+  double scale = 1.0;
+};
+/// The command gauges of a kind whose command is a position in m (SITS, RHT).
+CommandGauges mechanical_command_gauges();
+
+class Kind {
+ public:
+  virtual ~Kind() = default;
+
+  /// The scenario's `kind`.
+  [[nodiscard]] virtual std::string name() const = 0;
+  /// The in-process runner: parses and validates `text` with the overrides, reading any data
+  /// file the scenario names through `data`. @throws ScenarioError.
+  [[nodiscard]] virtual std::unique_ptr<Experiment> make_experiment(
+      const std::string& text, const std::string& origin, const std::vector<std::string>& overrides,
+      const DataSource& data) const = 0;
+  /// Warnings about a valid scenario that `hyloop run` prints (none by default).
+  /// @throws ScenarioError.
+  [[nodiscard]] virtual std::vector<std::string> notices(
+      const std::string& /*text*/, const std::string& /*origin*/,
+      const std::vector<std::string>& /*overrides*/) const {
+    return {};
+  }
+
+  // ---- the distributed form (loop_parts.hpp) ----
+  /// @throws ScenarioError naming the field; std::invalid_argument without a distributed form.
+  [[nodiscard]] virtual LoopPlan loop_plan(const std::string& text) const;
+  [[nodiscard]] virtual std::unique_ptr<RigPart> make_rig_part(const std::string& text) const;
+  [[nodiscard]] virtual std::unique_ptr<DynamicsPart> make_dynamics_part(
+      const std::string& text) const;
+  [[nodiscard]] virtual TrackingColumns tracking_columns() const { return {}; }
+  /// The kind's own dynamics gauges (beyond the tracking ones).
+  [[nodiscard]] virtual std::vector<GaugeSpec> dynamics_gauges() const { return {}; }
+  [[nodiscard]] virtual CommandGauges command_gauges() const { return {}; }
+  /// Whether the identification service runs this kind's scenarios.
+  [[nodiscard]] virtual bool identification() const { return false; }
+
+ protected:
+  /// The error of a kind without a distributed form.
+  [[noreturn]] void no_distributed_form() const;
+};
+
+/// Adds a kind. @throws std::invalid_argument when its name is empty or already registered.
+void register_kind(std::unique_ptr<Kind> kind);
+/// The kind named `name`. @throws std::invalid_argument naming it and the known kinds.
+const Kind& find_kind(std::string_view name);
+/// The kind of a scenario's text (its `kind` field, "sits" when absent). @throws ScenarioError
+/// for a malformed text, std::invalid_argument for an unknown kind.
+const Kind& find_scenario_kind(const std::string& text, const std::string& origin = "scenario");
+/// The kind of a scenario's text if the identification service runs it. @throws
+/// std::invalid_argument naming the kind and those that it runs (or an unknown kind).
+const Kind& identification_kind(const std::string& text);
+/// Every registered kind, in registration order (the shipped ones first).
+std::vector<const Kind*> kinds();
+/// The names of the registered kinds, sorted.
+std::vector<std::string> kind_names();
+
+}  // namespace hyloop::experiment

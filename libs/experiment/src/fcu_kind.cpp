@@ -1,0 +1,128 @@
+// The FCU kind (kind.hpp): its runner, its loop parts over FcuDynamics and the FCU rig emulator.
+// The loop messages' position fields carry its fuel flows (kg/s): the command is the demand x_p,
+// the measured "position" the flow meter's reading x_m; the metrics export them in g/s.
+#include "hyloop/experiment/fcu_dynamics.hpp"
+#include "hyloop/experiment/fcu_experiment.hpp"
+#include "hyloop/experiment/kind.hpp"
+
+namespace hyloop::experiment {
+namespace {
+
+constexpr const char* kOrigin = "scenario";
+/// Prometheus's base unit of mass is the gram (as runtime::kGramsPerKilogram; this library
+/// does not link the runtime).
+constexpr double kGramsPerKilogram = 1000.0;
+
+class FcuRig final : public RigPart {
+ public:
+  explicit FcuRig(const FcuScenario& s) : rig_(fcu_rig_config(s)) {
+    rig_.reset(fcu_initial_fuel(s));
+  }
+  void step(const hal::ActuatorCommand& applied, RigSample& out) noexcept override {
+    const hal::FcuRigSample& r = rig_.step(applied.position);
+    out.position = r.x_m;
+    out.velocity = 0.0;
+    out.force = 0.0;
+    out.truth = {r.x_motor, r.valve_position, r.fuel_flow, r.saturated ? 1.0 : 0.0};
+  }
+  std::vector<std::string> truth_names() const override {
+    const auto& c = fcu_record_columns();
+    return {c[col(FcuColumn::kXMotor)], c[col(FcuColumn::kValvePosition)],
+            c[col(FcuColumn::kFuelFlow)],
+            c[kFcuColumns + static_cast<std::size_t>(FcuExtraColumn::kValveSaturated)]};
+  }
+
+ private:
+  hal::FcuRigEmulator rig_;
+};
+
+class FcuDynamicsPart final : public DynamicsPart {
+ public:
+  explicit FcuDynamicsPart(const FcuScenario& s)
+      : scenario_(s), dynamics_(scenario_), row_(kFcuColumns + kFcuExtraColumns, 0.0) {
+    std::vector<std::size_t> excluded = column_indices(kFcuRigColumns);
+    excluded.push_back(kFcuColumns + static_cast<std::size_t>(FcuExtraColumn::kValveSaturated));
+    excluded.push_back(col(kFcuRecorderColumn));
+    columns_ = columns_except(row_.size(), excluded);
+    for (const std::size_t c : columns_) names_.push_back(fcu_record_columns()[c]);
+  }
+  const std::vector<std::string>& names() const override { return names_; }
+  const char* step(std::int64_t k, double position, double /*velocity*/, double /*force*/,
+                   std::span<double> values, hal::ActuatorCommand& next) noexcept override {
+    double command = 0.0;
+    const char* reason = dynamics_.step(k, position, row_, command);
+    for (std::size_t i = 0; i < columns_.size(); ++i) values[i] = row_[columns_[i]];
+    next = {command, 0.0};
+    return reason;
+  }
+
+ private:
+  FcuScenario scenario_;
+  FcuDynamics dynamics_;
+  std::vector<double> row_;
+  std::vector<std::size_t> columns_;
+  std::vector<std::string> names_;
+};
+
+std::vector<GaugeSpec> fuel_flow_gauges() {
+  const std::string help =
+      "FCU: fuel flow in g/s (Prometheus's base unit of mass is the gram): the ECU's command "
+      "x_c, the compensated command x_p sent to the motor, the flow meter's reading x_m.";
+  const std::string metric = "hyloop_fuel_flow_grams_per_second";
+  constexpr double kScale = kGramsPerKilogram;
+  return {{metric, help, {{"signal", "command"}}, "x_c[kg/s]", kScale},
+          {metric, help, {{"signal", "compensated"}}, "x_p[kg/s]", kScale},
+          {metric, help, {{"signal", "measured"}}, "x_m[kg/s]", kScale}};
+}
+
+class FcuKind final : public Kind {
+ public:
+  std::string name() const override { return "fcu"; }
+  std::unique_ptr<Experiment> make_experiment(const std::string& text, const std::string& origin,
+                                              const std::vector<std::string>& overrides,
+                                              const DataSource& /*data*/) const override {
+    return std::make_unique<FcuExperiment>(parse_fcu_scenario(text, origin, overrides));
+  }
+  LoopPlan loop_plan(const std::string& text) const override {
+    const FcuScenario s = parse_fcu_scenario(text, kOrigin, {});
+    return every_cycle_plan(name(), s.steps(), s.timing.step, fcu_safety_config(s),
+                            FcuDynamics(s).initial_command());
+  }
+  std::unique_ptr<RigPart> make_rig_part(const std::string& text) const override {
+    return std::make_unique<FcuRig>(parse_fcu_scenario(text, kOrigin, {}));
+  }
+  std::unique_ptr<DynamicsPart> make_dynamics_part(const std::string& text) const override {
+    return std::make_unique<FcuDynamicsPart>(parse_fcu_scenario(text, kOrigin, {}));
+  }
+  /// No mechanical target: the tracking gauges read NaN.
+  TrackingColumns tracking_columns() const override { return {}; }
+  std::vector<GaugeSpec> dynamics_gauges() const override {
+    std::vector<GaugeSpec> g = {
+        {.metric = "hyloop_engine_speed_ratio",
+         .help = "FCU: the engine's speed n, normalised (1 = design speed).",
+         .column = "speed[-]"},
+        {.metric = "hyloop_ideal_engine_speed_ratio",
+         .help = "FCU: the ideal twin's engine speed, normalised.",
+         .column = "speed_ideal[-]"}};
+    for (GaugeSpec& f : fuel_flow_gauges()) g.push_back(std::move(f));
+    return g;
+  }
+  CommandGauges command_gauges() const override {
+    return {.command_metric = "hyloop_actuator_command_grams_per_second",
+            .actuator_help =
+                "FCU: the fuel-flow command after the safety layer (what the AC motor gets).",
+            .rig_help = "FCU: the fuel-flow command the rig applied (holds) in its last cycle.",
+            .limit_metric = "hyloop_actuator_command_limit_grams_per_second",
+            .limit_help = "FCU: the configured fuel-flow command window.",
+            .scale = kGramsPerKilogram};
+  }
+};
+
+}  // namespace
+
+const Kind& fcu_kind() {
+  static const FcuKind kind;
+  return kind;
+}
+
+}  // namespace hyloop::experiment

@@ -1,0 +1,132 @@
+#include "hyloop/experiment/kind.hpp"
+
+#include <algorithm>
+#include <mutex>
+#include <stdexcept>
+#include <utility>
+
+#include "hyloop/experiment/yaml_fields.hpp"
+
+namespace hyloop::experiment {
+
+// The shipped kinds: one object each in its own file, one line each in registry() below. (A
+// self-registering static object would be dropped by the linker: the library is static and
+// nothing else refers to a kind's file.)
+const Kind& sits_kind();
+const Kind& rht_kind();
+const Kind& fcu_kind();
+
+namespace {
+
+struct Registry {
+  std::mutex mutex;
+  std::vector<const Kind*> kinds;
+  std::vector<std::unique_ptr<Kind>> owned;  // the ones register_kind() added
+};
+
+Registry& registry() {
+  static Registry r;
+  static const bool shipped = [] {
+    r.kinds = {&sits_kind(), &rht_kind(), &fcu_kind()};
+    return true;
+  }();
+  (void)shipped;
+  return r;
+}
+
+std::string joined(const std::vector<std::string>& names) {
+  std::string out;
+  for (const std::string& n : names) out += (out.empty() ? "" : ", ") + n;
+  return out;
+}
+
+}  // namespace
+
+LoopPlan Kind::loop_plan(const std::string& /*text*/) const { no_distributed_form(); }
+
+std::unique_ptr<RigPart> Kind::make_rig_part(const std::string& /*text*/) const {
+  no_distributed_form();
+}
+
+std::unique_ptr<DynamicsPart> Kind::make_dynamics_part(const std::string& /*text*/) const {
+  no_distributed_form();
+}
+
+void Kind::no_distributed_form() const {
+  throw std::invalid_argument("scenario kind \"" + name() +
+                              "\" has no distributed form (loop services): run it in process "
+                              "(hyloop run)");
+}
+
+CommandGauges mechanical_command_gauges() {
+  return {.command_metric = "hyloop_actuator_command_meters",
+          .actuator_help = "Position command after the safety layer (limits, rate limit).",
+          .rig_help = "Position command after the safety layer, as the rig applies it.",
+          .limit_metric = "hyloop_actuator_position_limit_meters",
+          .limit_help = "The configured position limits.",
+          .position_metric = "hyloop_actuator_position_meters",
+          .position_help = "Measured actuator (robot) position.",
+          .scale = 1.0};
+}
+
+void register_kind(std::unique_ptr<Kind> kind) {
+  if (kind == nullptr || kind->name().empty()) {
+    throw std::invalid_argument("register_kind: a kind needs a name");
+  }
+  Registry& r = registry();
+  const std::lock_guard<std::mutex> lock(r.mutex);
+  for (const Kind* k : r.kinds) {
+    if (k->name() == kind->name()) {
+      throw std::invalid_argument("register_kind: kind \"" + kind->name() +
+                                  "\" is already registered");
+    }
+  }
+  r.kinds.push_back(kind.get());
+  r.owned.push_back(std::move(kind));
+}
+
+const Kind& find_kind(std::string_view name) {
+  Registry& r = registry();
+  {
+    const std::lock_guard<std::mutex> lock(r.mutex);
+    for (const Kind* k : r.kinds) {
+      if (k->name() == name) return *k;
+    }
+  }
+  throw std::invalid_argument("unknown scenario kind \"" + excerpt(name) +
+                              "\": the known kinds are " + joined(kind_names()));
+}
+
+const Kind& find_scenario_kind(const std::string& text, const std::string& origin) {
+  return find_kind(scenario_kind_of_text(text, origin));
+}
+
+const Kind& identification_kind(const std::string& text) {
+  const Kind& kind = find_scenario_kind(text);
+  if (kind.identification()) return kind;
+  std::vector<std::string> able;
+  for (const Kind* k : kinds()) {
+    if (k->identification()) able.push_back(k->name());
+  }
+  std::string list;
+  for (std::size_t i = 0; i < able.size(); ++i) {
+    list += (i == 0 ? "" : (i + 1 == able.size() ? " or " : ", ")) + able[i];
+  }
+  throw std::invalid_argument("scenario kind \"" + kind.name() + "\": identification runs a " +
+                              list + " scenario");
+}
+
+std::vector<const Kind*> kinds() {
+  Registry& r = registry();
+  const std::lock_guard<std::mutex> lock(r.mutex);
+  return r.kinds;
+}
+
+std::vector<std::string> kind_names() {
+  std::vector<std::string> names;
+  for (const Kind* k : kinds()) names.push_back(k->name());
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+}  // namespace hyloop::experiment

@@ -1,0 +1,93 @@
+// The RHT kind (kind.hpp): its runner, its loop parts over RhtDynamics and the servo emulator.
+#include "hyloop/experiment/kind.hpp"
+#include "hyloop/experiment/rht_dynamics.hpp"
+#include "hyloop/experiment/rht_experiment.hpp"
+#include "hyloop/hal/servo_actuator_emulator.hpp"
+
+namespace hyloop::experiment {
+namespace {
+
+constexpr const char* kOrigin = "scenario";
+
+class RhtRig final : public RigPart {
+ public:
+  explicit RhtRig(const RhtScenario& s) : servo_(rht_servo_config(s, s.servo.seed)) {
+    servo_.reset(0.0);
+  }
+  void step(const hal::ActuatorCommand& applied, RigSample& out) noexcept override {
+    const hal::ServoMeasurement& m = servo_.step(applied.position);
+    out.position = m.displacement;
+    out.velocity = 0.0;
+    out.force = m.force;
+    out.truth = {m.true_displacement, m.omega, 0.0, 0.0};
+  }
+  std::vector<std::string> truth_names() const override {
+    return {rht_column_headers()[col(RhtColumn::kTrue)],
+            rht_column_headers()[col(RhtColumn::kOmega)]};
+  }
+
+ private:
+  hal::ServoActuatorEmulator servo_;
+};
+
+class RhtDynamicsPart final : public DynamicsPart {
+ public:
+  explicit RhtDynamicsPart(const RhtScenario& s)
+      : dynamics_(s),
+        row_(kRhtColumns, 0.0),
+        columns_(columns_except(kRhtColumns, column_indices(kRhtRigColumns))) {
+    for (std::size_t c : columns_) names_.push_back(rht_column_headers()[c]);
+  }
+  const std::vector<std::string>& names() const override { return names_; }
+  const char* step(std::int64_t k, double position, double /*velocity*/, double force,
+                   std::span<double> values, hal::ActuatorCommand& next) noexcept override {
+    double command = 0.0;
+    const char* reason = dynamics_.step(k, position, force, row_, command);
+    for (std::size_t i = 0; i < columns_.size(); ++i) values[i] = row_[columns_[i]];
+    next = {command, 0.0};
+    return reason;
+  }
+
+ private:
+  RhtDynamics dynamics_;
+  std::vector<double> row_;
+  std::vector<std::size_t> columns_;
+  std::vector<std::string> names_;
+};
+
+class RhtKind final : public Kind {
+ public:
+  std::string name() const override { return "rht"; }
+  std::unique_ptr<Experiment> make_experiment(const std::string& text, const std::string& origin,
+                                              const std::vector<std::string>& overrides,
+                                              const DataSource& data) const override {
+    return std::make_unique<RhtExperiment>(parse_rht_scenario(text, origin, overrides, data));
+  }
+  LoopPlan loop_plan(const std::string& text) const override {
+    const RhtScenario s = parse_rht_scenario(text, kOrigin, {});
+    const RhtDynamics d(s);
+    return every_cycle_plan(name(), d.total_steps(), s.timing.step, rht_safety_config(s),
+                            d.initial_command());
+  }
+  std::unique_ptr<RigPart> make_rig_part(const std::string& text) const override {
+    return std::make_unique<RhtRig>(parse_rht_scenario(text, kOrigin, {}));
+  }
+  std::unique_ptr<DynamicsPart> make_dynamics_part(const std::string& text) const override {
+    return std::make_unique<RhtDynamicsPart>(parse_rht_scenario(text, kOrigin, {}));
+  }
+  /// The structure (d_desired) is the target, the reference structure (d_numerical) its ideal
+  /// twin; velocities by differences; no force compensator.
+  TrackingColumns tracking_columns() const override {
+    return {.x = "d_desired[m]", .x_ideal = "d_numerical[m]", .f_meas = "force[N]"};
+  }
+  CommandGauges command_gauges() const override { return mechanical_command_gauges(); }
+};
+
+}  // namespace
+
+const Kind& rht_kind() {
+  static const RhtKind kind;
+  return kind;
+}
+
+}  // namespace hyloop::experiment

@@ -1,0 +1,123 @@
+// The SITS kind (kind.hpp): its runner, its loop parts over SitsDynamics and the SITS rig
+// emulator, its gauges.
+#include "hyloop/experiment/kind.hpp"
+#include "hyloop/experiment/scenario.hpp"
+#include "hyloop/experiment/sits_dynamics.hpp"
+#include "hyloop/experiment/sits_runner.hpp"
+#include "hyloop/hal/sits_rig_emulator.hpp"
+
+namespace hyloop::experiment {
+namespace {
+
+constexpr const char* kOrigin = "scenario";
+
+class SitsRig final : public RigPart {
+ public:
+  explicit SitsRig(const SitsScenario& s) : rig_(sits_rig_config(s)) {
+    rig_.reset(s.model.initial_position);
+  }
+  void step(const hal::ActuatorCommand& applied, RigSample& out) noexcept override {
+    (void)rig_.apply(applied);
+    rig_.advance();
+    const hal::ActuatorState robot = rig_.robot_state();
+    out.position = robot.position;
+    out.velocity = robot.velocity;
+    out.force = rig_.measured_force();
+    out.truth = {rig_.held_command().position, rig_.contact_force(), 0.0, 0.0};
+  }
+  std::vector<std::string> truth_names() const override {
+    return {std::string(kSitsColumnHeaders[col(SitsColumn::kXCmd)]),
+            std::string(kSitsColumnHeaders[col(SitsColumn::kFContact)])};
+  }
+
+ private:
+  hal::SitsRigEmulator rig_;
+};
+
+class SitsDynamicsPart final : public DynamicsPart {
+ public:
+  explicit SitsDynamicsPart(const SitsScenario& s)
+      : dynamics_(s), columns_(columns_except(kSitsColumns, column_indices(kSitsRigColumns))) {
+    for (std::size_t c : columns_) names_.emplace_back(kSitsColumnHeaders[c]);
+  }
+  const std::vector<std::string>& names() const override { return names_; }
+  const char* step(std::int64_t k, double position, double velocity, double force,
+                   std::span<double> values, hal::ActuatorCommand& next) noexcept override {
+    const StopReason r = dynamics_.step(k, {position, velocity, force}, row_, next);
+    for (std::size_t i = 0; i < columns_.size(); ++i) values[i] = row_[columns_[i]];
+    return r == StopReason::kNone ? nullptr : to_string(r).data();  // NUL-terminated literals
+  }
+
+ private:
+  SitsDynamics dynamics_;
+  SampleRow row_{};
+  std::vector<std::size_t> columns_;
+  std::vector<std::string> names_;
+};
+
+class SitsKind final : public Kind {
+ public:
+  std::string name() const override { return "sits"; }
+  std::unique_ptr<Experiment> make_experiment(const std::string& text, const std::string& origin,
+                                              const std::vector<std::string>& overrides,
+                                              const DataSource& /*data*/) const override {
+    return std::make_unique<SitsRunner>(parse_scenario(text, origin, overrides));
+  }
+  std::vector<std::string> notices(const std::string& text, const std::string& origin,
+                                   const std::vector<std::string>& overrides) const override {
+    return parse_scenario(text, origin, overrides).notices;
+  }
+  LoopPlan loop_plan(const std::string& text) const override {
+    const SitsScenario s = parse_scenario(text, kOrigin, {});
+    LoopPlan p;
+    p.kind = name();
+    p.total_steps = s.steps();
+    p.step = s.timing.step;
+    p.hold_steps = s.hold_steps();
+    p.safety = sits_safety_config(s);
+    p.initial = SitsDynamics(s).initial_command();
+    p.tare = s.acquisition.tare;
+    p.filter_time_constant = s.acquisition.filter_time_constant;
+    p.corrupt_message_every = s.rig.corrupt_message_every;
+    return p;
+  }
+  std::unique_ptr<RigPart> make_rig_part(const std::string& text) const override {
+    return std::make_unique<SitsRig>(parse_scenario(text, kOrigin, {}));
+  }
+  std::unique_ptr<DynamicsPart> make_dynamics_part(const std::string& text) const override {
+    return std::make_unique<SitsDynamicsPart>(parse_scenario(text, kOrigin, {}));
+  }
+  TrackingColumns tracking_columns() const override {
+    return {.x = "x[m]",
+            .x_ideal = "x_ideal[m]",
+            .v = "v[m/s]",
+            .v_ideal = "v_ideal[m/s]",
+            .f_meas = "f_meas[N]",
+            .energy = "energy[J]",
+            .energy_ideal = "energy_ideal[J]",
+            .f_ideal = "f_ideal[N]",
+            .f_input = "f_input[N]"};
+  }
+  std::vector<GaugeSpec> dynamics_gauges() const override {
+    return {{.metric = "hyloop_compensation_force_newtons",
+             .help = "Compensation force F_h = K_h * (estimated velocity).",
+             .column = "f_comp[N]"},
+            {.metric = "hyloop_compensator_gain_newton_seconds_per_meter",
+             .help = "The compensator's current gain K_h.",
+             .column = "k_h[N*s/m]"},
+            {.metric = "hyloop_observed_energy_joule_seconds",
+             .help = "SCVG's energy observer, sum of |eps_h| * T.",
+             .column = "eps_sum[J*s]"}};
+  }
+  CommandGauges command_gauges() const override { return mechanical_command_gauges(); }
+  bool identification() const override { return true; }
+};
+
+}  // namespace
+
+const Kind& sits_kind() {
+  static const SitsKind kind;
+  return kind;
+}
+
+}  // namespace hyloop::experiment

@@ -1,0 +1,123 @@
+// The kind registry (kind.hpp, issue 12): the shipped kinds are exactly sits, rht and fcu; an
+// unknown kind is refused by name, listing the known ones, by every entry point (never
+// defaulted to another kind); a kind registered at run time is dispatched to without any edit
+// of the loop code.
+#include "hyloop/experiment/kind.hpp"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "hyloop/experiment/scenario.hpp"
+
+namespace hyloop::experiment {
+namespace {
+
+using ::testing::HasSubstr;
+
+constexpr const char* kUnknown = "kind: crane\nname: tower\n";
+
+/// The message of what `f` throws as E ("" when it throws nothing).
+template <class E, class F>
+std::string message_of(F&& f) {
+  try {
+    f();
+  } catch (const E& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(KindRegistry, ListsExactlyTheShippedKinds) {
+  EXPECT_EQ(kind_names(), (std::vector<std::string>{"fcu", "rht", "sits"}));
+  for (const std::string& name : kind_names()) EXPECT_EQ(find_kind(name).name(), name);
+}
+
+TEST(KindRegistry, UnknownKindIsRefusedByNameWithTheKnownOnes) {
+  const std::string m = message_of<std::invalid_argument>([] { (void)find_kind("crane"); });
+  EXPECT_THAT(m, HasSubstr("\"crane\"")) << m;
+  EXPECT_THAT(m, HasSubstr("fcu, rht, sits")) << m;
+}
+
+TEST(KindRegistry, MakeExperimentRefusesAnUnknownKindByName) {
+  const std::string m = message_of<ScenarioError>(
+      [] { (void)make_experiment_from_text(kUnknown, "tower.yaml", {}); });
+  EXPECT_THAT(m, HasSubstr("tower.yaml: kind = \"crane\": must be one of fcu, rht, sits")) << m;
+}
+
+TEST(KindRegistry, LoopPartsRefuseAnUnknownKindByName) {
+  const std::string text = kUnknown;
+  for (const std::string& m :
+       {message_of<std::invalid_argument>([&] { (void)loop_plan(text); }),
+        message_of<std::invalid_argument>([&] { (void)make_rig_part(text); }),
+        message_of<std::invalid_argument>([&] { (void)make_dynamics_part(text); }),
+        message_of<std::invalid_argument>([&] { (void)identification_kind(text); })}) {
+    EXPECT_THAT(m, HasSubstr("\"crane\"")) << m;
+    EXPECT_THAT(m, HasSubstr("the known kinds are fcu, rht, sits")) << m;
+  }
+}
+
+TEST(KindRegistry, IdentificationRefusesTheKindsWithoutIt) {
+  const std::string m =
+      message_of<std::invalid_argument>([] { (void)identification_kind("kind: rht\n"); });
+  EXPECT_EQ(m, "scenario kind \"rht\": identification runs a sits scenario");
+}
+
+/// A test-only kind: a distributed form whose plan says where it came from; no runner.
+class ProbeKind final : public Kind {
+ public:
+  explicit ProbeKind(std::string name, bool distributed)
+      : name_(std::move(name)), distributed_(distributed) {}
+  std::string name() const override { return name_; }
+  std::unique_ptr<Experiment> make_experiment(const std::string& /*text*/,
+                                              const std::string& origin,
+                                              const std::vector<std::string>& /*overrides*/,
+                                              const DataSource& /*data*/) const override {
+    throw ScenarioError(origin + ": probe kind " + name_ + " has no runner");
+  }
+  LoopPlan loop_plan(const std::string& text) const override {
+    if (!distributed_) return Kind::loop_plan(text);
+    LoopPlan p;
+    p.kind = name_;
+    p.total_steps = 7;
+    p.step = 0.25;
+    return p;
+  }
+
+ private:
+  std::string name_;
+  bool distributed_;
+};
+
+TEST(KindRegistry, ARegisteredKindIsDispatchedToAndNeverDefaulted) {
+  register_kind(std::make_unique<ProbeKind>("probe", true));
+  register_kind(std::make_unique<ProbeKind>("probe_local", false));
+  EXPECT_EQ(find_kind("probe").name(), "probe");
+  const LoopPlan p = loop_plan("kind: probe\n");
+  EXPECT_EQ(p.kind, "probe");
+  EXPECT_EQ(p.total_steps, 7);
+  EXPECT_EQ(p.step, 0.25);
+  EXPECT_THAT(message_of<ScenarioError>(
+                  [] { (void)make_experiment_from_text("kind: probe\n", "p.yaml", {}); }),
+              HasSubstr("p.yaml: probe kind probe has no runner"));
+  // A kind without a distributed form is refused by name, not run as another kind.
+  for (const std::string& m :
+       {message_of<std::invalid_argument>([] { (void)loop_plan("kind: probe_local\n"); }),
+        message_of<std::invalid_argument>([] { (void)make_rig_part("kind: probe_local\n"); }),
+        message_of<std::invalid_argument>(
+            [] { (void)make_dynamics_part("kind: probe_local\n"); })}) {
+    EXPECT_THAT(m, HasSubstr("scenario kind \"probe_local\" has no distributed form")) << m;
+  }
+  EXPECT_THAT(message_of<std::invalid_argument>(
+                  [] { register_kind(std::make_unique<ProbeKind>("sits", true)); }),
+              HasSubstr("\"sits\" is already registered"));
+  EXPECT_EQ(find_kind("sits").name(), "sits");
+}
+
+}  // namespace
+}  // namespace hyloop::experiment
