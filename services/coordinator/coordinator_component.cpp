@@ -330,6 +330,7 @@ void Coordinator::reset_run_state_locked() {
   rejected_.clear();
   late_commands_ = 0;
   loop_event_.clear();
+  watchdog_cycles_ = 0;
 }
 
 grpc::Status Coordinator::stop(v1::RunStatus* reply) {

@@ -319,6 +319,34 @@ TEST(CoordinatorShutdown, MidRunItStopsTheRunAndLeavesEveryServiceUnconfiguredAn
   fs::remove_all(dir);
 }
 
+// The counters a summary reports are the run's own: a watchdog that tripped in one run is not
+// reported again by the next (watchdog_cycles was carried over from run to run).
+TEST(CoordinatorShutdown, ASecondRunDoesNotInheritTheFirstRunsWatchdogCycles) {
+  const fs::path dir = temp_dir("counters");
+  CoLocated stack("counters", dir);
+  stack.load(60.0);
+  // Lockstep: the dynamics counts as lost after 50 ms without a command.
+  stack.actuator.set_watchdog_wall_timeout(std::chrono::milliseconds(50));
+  ASSERT_TRUE(stack.start("run1").ok());
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  // The dynamics leaves: no more commands, the actuator's watchdog brings the rig to rest.
+  ASSERT_EQ(stack.dynamics.deactivate().state(), v1::LIFECYCLE_STATE_INACTIVE);
+  v1::RunStatus status = stack.finish();
+  EXPECT_EQ(status.state(), v1::RUN_STATE_FAILED) << status.message();
+  const auto first = nlohmann::json::parse(slurp(dir / "run1" / "summary.json"));
+  ASSERT_GT(first["distributed"]["watchdog_cycles"].get<int>(), 0) << first["distributed"].dump();
+  // The failed run's e-stop fan-out latched every service: an operator resets it.
+  ASSERT_TRUE(stack.coordinator->reset("checked the rig", &status).ok());
+  stack.load(6.0);
+  const grpc::Status started = stack.start("run2");
+  ASSERT_TRUE(started.ok()) << started.error_message();
+  status = stack.finish();
+  EXPECT_EQ(status.state(), v1::RUN_STATE_FINISHED) << status.message();
+  const auto second = nlohmann::json::parse(slurp(dir / "run2" / "summary.json"));
+  EXPECT_EQ(second["distributed"]["watchdog_cycles"].get<int>(), 0) << second["distributed"].dump();
+  fs::remove_all(dir);
+}
+
 // ---- finding 2: a deactivated actuator fails the run, with the reason -------------------------
 
 TEST(ActuatorLoss, DeactivatingTheActuatorMidRunFailsTheRunNamingIt) {
