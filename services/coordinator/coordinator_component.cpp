@@ -221,7 +221,7 @@ grpc::Status Coordinator::load_scenario(const v1::LoadScenarioRequest& request,
     return {grpc::StatusCode::INVALID_ARGUMENT, err.what()};
   }
   try {
-    (void)ex::loop_plan(e->resolved_yaml());  // the one place that knows which kinds run here
+    (void)ex::loop_plan(e->resolved_yaml());  // refused by a kind without a distributed form
   } catch (const std::exception& err) {
     return {grpc::StatusCode::FAILED_PRECONDITION, origin + ": " + err.what()};
   }

@@ -78,6 +78,7 @@ std::vector<GaugeSpec> fuel_flow_gauges() {
 class FcuKind final : public Kind {
  public:
   std::string name() const override { return "fcu"; }
+  const FieldTable* fields() const override { return &fcu_field_table(); }
   std::unique_ptr<Experiment> make_experiment(const std::string& text, const std::string& origin,
                                               const std::vector<std::string>& overrides,
                                               const DataSource& /*data*/) const override {

@@ -58,6 +58,7 @@ class RhtDynamicsPart final : public DynamicsPart {
 class RhtKind final : public Kind {
  public:
   std::string name() const override { return "rht"; }
+  const FieldTable* fields() const override { return &rht_field_table(); }
   std::unique_ptr<Experiment> make_experiment(const std::string& text, const std::string& origin,
                                               const std::vector<std::string>& overrides,
                                               const DataSource& data) const override {

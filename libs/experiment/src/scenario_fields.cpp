@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <sstream>
 
+#include "hyloop/experiment/kind.hpp"
+
 namespace hyloop::experiment {
 
 std::string_view to_string(FieldType type) noexcept {
@@ -57,13 +59,19 @@ const FieldSpec* FieldTable::find(std::string_view name) const {
 }
 
 const FieldTable* scenario_fields(std::string_view kind) {
-  if (kind == "sits") return &sits_field_table();
-  if (kind == "rht") return &rht_field_table();
-  if (kind == "fcu") return &fcu_field_table();
+  for (const Kind* k : kinds()) {
+    if (k->name() == kind) return k->fields();
+  }
   return nullptr;
 }
 
-std::vector<std::string> scenario_field_kinds() { return {"fcu", "rht", "sits"}; }
+std::vector<std::string> scenario_field_kinds() {
+  std::vector<std::string> out;
+  for (const std::string& name : kind_names()) {
+    if (scenario_fields(name) != nullptr) out.push_back(name);
+  }
+  return out;
+}
 
 namespace {
 

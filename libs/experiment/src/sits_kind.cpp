@@ -58,6 +58,7 @@ class SitsDynamicsPart final : public DynamicsPart {
 class SitsKind final : public Kind {
  public:
   std::string name() const override { return "sits"; }
+  const FieldTable* fields() const override { return &sits_field_table(); }
   std::unique_ptr<Experiment> make_experiment(const std::string& text, const std::string& origin,
                                               const std::vector<std::string>& overrides,
                                               const DataSource& /*data*/) const override {

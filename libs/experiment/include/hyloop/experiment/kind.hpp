@@ -17,6 +17,7 @@
 #include "hyloop/experiment/data_source.hpp"
 #include "hyloop/experiment/experiment.hpp"
 #include "hyloop/experiment/loop_parts.hpp"
+#include "hyloop/experiment/scenario_fields.hpp"
 
 namespace hyloop::experiment {
 
@@ -83,6 +84,9 @@ class Kind {
   [[nodiscard]] virtual CommandGauges command_gauges() const { return {}; }
   /// Whether the identification service runs this kind's scenarios.
   [[nodiscard]] virtual bool identification() const { return false; }
+  /// Its scenario fields (parse, emit, `hyloop schema`, docs/scenarios.md); nullptr: none
+  /// declared.
+  [[nodiscard]] virtual const FieldTable* fields() const { return nullptr; }
 
  protected:
   /// The error of a kind without a distributed form.
