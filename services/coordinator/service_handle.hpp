@@ -15,9 +15,6 @@
 
 namespace hyloop::services {
 
-inline constexpr std::chrono::milliseconds kStateDeadline{1000};
-inline constexpr std::chrono::milliseconds kStateRetryDeadline{2000};
-
 class ServiceHandle {
  public:
   virtual ~ServiceHandle() = default;
@@ -32,8 +29,7 @@ class ServiceHandle {
   /// run.
   virtual v1::LifecycleReply cleanup() = 0;
   virtual v1::LifecycleReply emergency_stop(const std::string& reason) = 0;
-  /// std::nullopt when the service does not answer (dead or unreachable). Over gRPC: within
-  /// kStateDeadline, or, when that deadline passes, within kStateRetryDeadline more.
+  /// std::nullopt when the service does not answer (dead or unreachable).
   virtual std::optional<v1::LifecycleReply> state() = 0;
 };
 
