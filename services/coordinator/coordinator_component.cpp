@@ -331,6 +331,10 @@ void Coordinator::reset_run_state_locked() {
   late_commands_ = 0;
   loop_event_.clear();
   watchdog_cycles_ = 0;
+  stop_cycle_.reset();
+  stop_event_.clear();
+  stop_recorded_ = false;
+  stop_seen_at_ = {};
 }
 
 grpc::Status Coordinator::stop(v1::RunStatus* reply) {

@@ -186,8 +186,11 @@ class Coordinator {
   void merge_row_part(std::uint32_t sender, const v1::Telemetry& t);
   /// The actuator's sample-to-command latency, e-stop latency and watchdog cycles.
   void note_actuator(const v1::Telemetry& t);
-  /// A loop event: the dynamics' stop records its last row and the stop reason.
+  /// A loop event; the dynamics' stop is kept until its last row is recorded.
   void note_event(const v1::Telemetry& t);
+  /// Records the dynamics' stop reason once its last row is in (or was skipped). With
+  /// `force`, records that row as it is first (the rig's part never came).
+  void record_dynamics_stop(bool force);
   /// Records the rows complete in cycle order (real time: skips one stuck behind later rows).
   void record_complete_rows();
   void finish(v1::RunState state, const std::string& message);
@@ -272,6 +275,11 @@ class Coordinator {
   std::map<std::uint32_t, std::uint64_t> rejected_;
   std::uint64_t late_commands_ = 0;
   std::string loop_event_;
+  // The dynamics' stop: its cycle and reason, until its row is recorded (with the rig's part).
+  std::optional<std::uint64_t> stop_cycle_;
+  std::string stop_event_;
+  bool stop_recorded_ = false;
+  stop_rules::Clock::time_point stop_seen_at_{};
   std::uint64_t watchdog_cycles_ = 0;
 };
 

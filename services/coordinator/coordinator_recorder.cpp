@@ -92,14 +92,26 @@ void Coordinator::note_actuator(const v1::Telemetry& t) {
 }
 
 void Coordinator::note_event(const v1::Telemetry& t) {
-  if (t.event().rfind("stop:", 0) == 0) {
-    const std::uint64_t cycle = t.header().cycle();
-    record_row(pending_[cycle].row);  // the last row of the dynamics
-    pending_.erase(cycle);
-    recorder_->record_stop(t.event().substr(5));
-    recording_->journal().event("stop", t.event().substr(5));
+  if (t.event().rfind("stop:", 0) == 0 && !stop_cycle_) {
+    // The last row of the dynamics: recorded in order once the rig's part of it is in too (the
+    // rig's telemetry of that cycle may still be on its way).
+    stop_cycle_ = t.header().cycle();
+    stop_event_ = t.event().substr(5);
+    stop_seen_at_ = stop_rules::Clock::now();
   }
   loop_event_ = t.event();
+}
+
+void Coordinator::record_dynamics_stop(bool force) {
+  if (!stop_cycle_ || stop_recorded_) return;
+  if (force && next_record_ <= *stop_cycle_) {
+    record_row(pending_[*stop_cycle_].row);  // without the rig's part
+    pending_.erase(*stop_cycle_);
+    next_record_ = *stop_cycle_ + 1;
+  }
+  recorder_->record_stop(stop_event_);
+  recording_->journal().event("stop", stop_event_);
+  stop_recorded_ = true;
 }
 
 void Coordinator::record_complete_rows() {
@@ -115,6 +127,7 @@ void Coordinator::record_complete_rows() {
       if (next_record_ % 16 == 0) changed_.notify_all();
       pending_.erase(it);
       ++next_record_;
+      if (stop_cycle_ && next_record_ > *stop_cycle_) record_dynamics_stop(false);
       continue;
     }
     if (mode_ == v1::CLOCK_MODE_REAL_TIME && !pending_.empty() &&
@@ -122,6 +135,7 @@ void Coordinator::record_complete_rows() {
       pending_.erase(next_record_);
       ++skipped_cycles_;
       ++next_record_;
+      if (stop_cycle_ && next_record_ > *stop_cycle_) record_dynamics_stop(false);
       continue;
     }
     break;

@@ -145,6 +145,9 @@ sr::LoopView Coordinator::loop_view(const RunContext& ctx) const {
   v.rig_done_at = ctx.rig_done_at;
   v.estop_since = ctx.estop_since;
   v.next_health = ctx.next_health;
+  v.stop_seen = stop_cycle_.has_value();
+  v.stop_row_pending = stop_cycle_.has_value() && !stop_recorded_;
+  v.stop_seen_at = stop_seen_at_;
   return v;
 }
 
@@ -165,7 +168,8 @@ bool Coordinator::apply_stop_rules(RunContext& ctx) {
     return true;
   }
   if (sr::dynamics_stopped(v)) {
-    ctx.message = "the dynamics stopped the run: " + loop_event_.substr(5);
+    record_dynamics_stop(true);  // a last row still waiting for the rig's part goes in as it is
+    ctx.message = "the dynamics stopped the run: " + stop_event_;
     return true;
   }
   if (sr::loop_fault(v)) {  // e.g. the rig: its actuator went silent

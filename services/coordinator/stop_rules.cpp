@@ -21,7 +21,10 @@ bool lost_tail(const LoopView& v) {
          v.now - v.rig_done_at > kLostTailGrace;
 }
 
-bool dynamics_stopped(const LoopView& v) { return starts_with(v.loop_event, "stop:"); }
+bool dynamics_stopped(const LoopView& v) {
+  return (v.stop_seen || starts_with(v.loop_event, "stop:")) &&
+         (!v.stop_row_pending || v.now - v.stop_seen_at > kStopRowGrace);
+}
 
 bool loop_fault(const LoopView& v) {
   return starts_with(v.loop_event, "fault:") && !v.failing && !v.estop_requested &&

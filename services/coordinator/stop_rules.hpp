@@ -18,6 +18,8 @@ using Clock = std::chrono::steady_clock;
 
 /// Real time: how long rows may stay incomplete after the rig ran its last cycle.
 inline constexpr std::chrono::milliseconds kLostTailGrace{500};
+/// How long the dynamics' stop waits for the rig's part of its last row.
+inline constexpr std::chrono::milliseconds kStopRowGrace{500};
 /// How long an emergency stop waits for the actuator's "estop:at_rest" before ending the run.
 inline constexpr std::chrono::seconds kEstopRestTimeout{3};
 
@@ -33,9 +35,12 @@ struct LoopView {
   bool stop_requested = false;   // Experiment.Stop (or the journal failed)
   bool estop_requested = false;  // Experiment.EmergencyStop
   Clock::time_point now;
-  Clock::time_point rig_done_at;  // when rig_done was first seen ({}: not yet)
-  Clock::time_point estop_since;  // when estop_requested was first seen ({}: not yet)
-  Clock::time_point next_health;  // when the services are polled next
+  Clock::time_point rig_done_at;   // when rig_done was first seen ({}: not yet)
+  Clock::time_point estop_since;   // when estop_requested was first seen ({}: not yet)
+  Clock::time_point next_health;   // when the services are polled next
+  bool stop_seen = false;          // the dynamics stopped (its "stop:" event arrived)
+  bool stop_row_pending = false;   // the dynamics stopped; its last row lacks the rig's part
+  Clock::time_point stop_seen_at;  // when the dynamics' stop arrived
 };
 
 /// Every cycle of the scenario is recorded.
@@ -44,7 +49,8 @@ struct LoopView {
 [[nodiscard]] bool rig_done(const LoopView& v);
 /// Real time: rows still incomplete kLostTailGrace after the rig's last cycle lost a message.
 [[nodiscard]] bool lost_tail(const LoopView& v);
-/// The dynamics ended the run ("stop:REASON": the model's own stop criterion).
+/// The dynamics ended the run ("stop:REASON": the model's own stop criterion), once its last row
+/// is recorded whole or kStopRowGrace passed waiting for the rig's part of it.
 [[nodiscard]] bool dynamics_stopped(const LoopView& v);
 /// A loop service reported a fault ("fault:WHY", e.g. the rig lost its actuator) while nothing
 /// else is ending the run.

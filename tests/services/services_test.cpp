@@ -181,6 +181,52 @@ TEST(Lockstep, CoLocatedComponentsGiveTheInProcessSamplesBitForBit) {
   fs::remove_all(dir);
 }
 
+// A run the dynamics stops (rht/none_varying ends at its stroke limit, cycle 427) records its
+// last row whole: the dynamics' stop used to record that row at once, and when the rig's part of
+// it was still on its way (1 co-located run in 12 here), its truth columns were 0. Over 20
+// co-located runs every samples.csv is the in-process one.
+TEST(Lockstep, ARunTheDynamicsStopsRecordsItsLastRowWholeEveryTime) {
+  const fs::path dir = temp_dir("laststop");
+  const std::string scenario = "scenarios/rht/none_varying.yaml";
+  const fs::path reference = run_in_process(dir, scenario, "");
+  const std::string expected = slurp(reference / "samples.csv");
+  zmq::context_t context;
+  services::RigEmulatorComponent rig;
+  services::ActuatorComponent actuator;
+  services::DynamicsComponent dynamics;
+  services::SensorComponent sensor;
+  std::vector<std::unique_ptr<services::ServiceHandle>> handles;
+  for (runtime::Component* c :
+       std::initializer_list<runtime::Component*>{&rig, &actuator, &dynamics, &sensor}) {
+    c->set_context(&context);
+    handles.push_back(services::make_local_service_handle(*c));
+  }
+  services::CoordinatorOptions options;
+  options.endpoint_prefix = "inproc://laststop";
+  options.runs_dir = dir;
+  services::Coordinator coordinator(std::move(handles), context, options);
+  v1::LoadScenarioRequest load;
+  load.set_scenario_yaml(experiment::read_scenario_text((kSource / scenario).string()));
+  v1::LoadScenarioReply loaded;
+  ASSERT_TRUE(coordinator.load_scenario(load, &loaded).ok());
+  int identical = 0;
+  constexpr int kRuns = 20;
+  for (int i = 0; i < kRuns; ++i) {
+    v1::StartRequest start;
+    start.set_out_dir("run" + std::to_string(i));
+    v1::RunStatus status;
+    ASSERT_TRUE(coordinator.start(start, &status).ok());
+    ASSERT_TRUE(coordinator.wait(std::chrono::minutes(1)));
+    coordinator.status(&status);
+    EXPECT_NE(status.message().find("the dynamics stopped the run"), std::string::npos)
+        << status.message();
+    if (slurp(dir / start.out_dir() / "samples.csv") == expected) ++identical;
+  }
+  EXPECT_EQ(identical, kRuns);
+  coordinator.shutdown_services();
+  fs::remove_all(dir);
+}
+
 TEST(Coordinator, RejectsABadScenarioNamingTheField) {
   zmq::context_t context;
   services::Coordinator coordinator({}, context, {});

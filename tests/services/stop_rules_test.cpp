@@ -82,6 +82,20 @@ TEST(StopRules, DynamicsStoppedOnItsStopEvent) {
   EXPECT_EQ(firing(v), Names{});
 }
 
+TEST(StopRules, DynamicsStoppedWaitsForItsLastRowUpToTheGrace) {
+  sr::LoopView v = running();
+  v.stop_seen = true;  // the stop event may since have been followed by another event
+  v.loop_event = "watchdog:at_rest";
+  v.stop_row_pending = true;
+  v.stop_seen_at = v.now - sr::kStopRowGrace;
+  EXPECT_FALSE(sr::dynamics_stopped(v));  // the rig's part of the last row may still come
+  v.stop_seen_at = v.now - sr::kStopRowGrace - 1ms;
+  EXPECT_TRUE(sr::dynamics_stopped(v));  // recorded as it is
+  v.stop_seen_at = v.now;
+  v.stop_row_pending = false;  // the last row is in
+  EXPECT_TRUE(sr::dynamics_stopped(v));
+}
+
 TEST(StopRules, LoopFaultUnlessTheRunIsAlreadyEnding) {
   sr::LoopView v = running();
   v.loop_event = "fault:actuator silent";
