@@ -11,15 +11,19 @@ HyloopIo::HyloopIo(zmq::context_t& context, const std::string& input, std::strin
     : context_(context),
       output_endpoint_(std::move(output)),
       encoder_({.run_id = std::string(kRunId), .sender = node}),
-      decoder_({.run_id = std::string(kRunId), .mode = tr::Mode::kRealTime, .max_age = kMaxAge}) {
+      decoder_({.run_id = std::string(kRunId),
+                .mode = tr::Mode::kRealTime,
+                .max_age = kMaxAge,
+                .frame_length = kSignals}) {
   fill_sample(outgoing_, 0);
   input_.emplace(context_, tr::ChannelConfig{.endpoint = input, .role = tr::Role::kBind});
 }
 
-void HyloopIo::fill_sample(v1::SensorSample& s, std::uint64_t cycle) {
-  s.set_position_m(0.0125 + 1e-6 * static_cast<double>(cycle % 1000));
-  s.set_velocity_mps(0.031);
-  s.set_force_n(1523.75);
+void HyloopIo::fill_sample(v2::Frame& s, std::uint64_t cycle) {
+  if (s.values_size() != kSignals) s.mutable_values()->Resize(kSignals, 0.0);
+  s.set_values(0, 0.0125 + 1e-6 * static_cast<double>(cycle % 1000));
+  s.set_values(1, 0.031);
+  s.set_values(2, 1523.75);
 }
 
 void HyloopIo::connect_output() {
@@ -39,7 +43,7 @@ std::optional<Stamp> HyloopIo::receive(milliseconds timeout) {
     if (!r) {
       return std::nullopt;
     }
-    if (const v1::SensorSample* m = decoder_.decode_received(r->bytes, r->wire_bytes)) {
+    if (const v2::Frame* m = decoder_.decode_received(r->bytes, r->wire_bytes)) {
       return Stamp{m->header().cycle(), m->header().origin_time_ns()};
     }
     // Rejected (counted by the decoder): wait for the next one.
@@ -47,10 +51,8 @@ std::optional<Stamp> HyloopIo::receive(milliseconds timeout) {
 }
 
 void HyloopIo::forward() {
-  const v1::SensorSample* in = decoder_.latest();
-  outgoing_.set_position_m(in->position_m());
-  outgoing_.set_velocity_mps(in->velocity_mps());
-  outgoing_.set_force_n(in->force_n());
+  const v2::Frame* in = decoder_.latest();
+  for (int i = 0; i < kSignals; ++i) outgoing_.set_values(i, in->values(i));
   outgoing_.mutable_header()->set_origin_time_ns(in->header().origin_time_ns());
   (void)output_->try_send(
       encoder_.encode(outgoing_, in->header().cycle(), in->header().virtual_time_s()));
@@ -58,7 +60,7 @@ void HyloopIo::forward() {
 
 std::size_t hyloop_message_bytes() {
   tr::Encoder encoder({.run_id = std::string(kRunId), .sender = 1});
-  v1::SensorSample s;
+  v2::Frame s;
   HyloopIo::fill_sample(s, 10'000);
   const std::int64_t now = now_ns();
   s.mutable_header()->set_origin_time_ns(now);

@@ -1,9 +1,9 @@
 #pragma once
-// Backend "hyloop": the loop plane, Encoder/Decoder of a v1::SensorSample (run id and cycle
+// Backend "hyloop": the loop plane, Encoder/Decoder of a v2::Frame (a SITS measurement) (run id and cycle
 // order validated, real-time mode) over transport::Channel (ZeroMQ PAIR, try_send / receive
 // with a timeout).
 
-#include <hyloop/v1/loop.pb.h>
+#include <hyloop/v2/loop.pb.h>
 
 #include <array>
 #include <cstddef>
@@ -23,7 +23,9 @@ class HyloopIo final : public NodeIo {
            std::uint32_t node);
 
   /// A realistic measurement (non-zero fields, so all are on the wire).
-  static void fill_sample(v1::SensorSample& s, std::uint64_t cycle);
+  static void fill_sample(v2::Frame& s, std::uint64_t cycle);
+  /// A SITS measurement frame: x_robot [m], v_robot [m/s], f_meas [N].
+  static constexpr int kSignals = 3;
   static double virtual_time_s(std::uint64_t cycle) { return 1e-3 * static_cast<double>(cycle); }
 
   void connect_output() override;
@@ -38,8 +40,8 @@ class HyloopIo final : public NodeIo {
   std::optional<transport::Channel> input_;
   std::optional<transport::Channel> output_;
   transport::Encoder encoder_;
-  transport::Decoder<v1::SensorSample> decoder_;
-  v1::SensorSample outgoing_;
+  transport::Decoder<v2::Frame> decoder_;
+  v2::Frame outgoing_;
   std::array<std::byte, kBufferBytes> rx_{};
 };
 

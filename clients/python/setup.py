@@ -1,8 +1,8 @@
-"""Build hook: generates the gRPC stubs of proto/hyloop/v1/*.proto into the package being built.
+"""Build hook: generates the gRPC stubs of proto/hyloop/v{1,2}/*.proto into the package being built.
 
 The stubs are generated at install time from the checkout's proto/ (never shipped, so they cannot
 drift from the protocol): `pip install ./clients/python` installs the packages hyloop_client and
-hyloop.v1 (control_pb2, control_pb2_grpc, loop_pb2). HYLOOP_PROTO_DIR names another proto/ root.
+hyloop.v1 (control_pb2, control_pb2_grpc) and hyloop.v2 (loop_pb2, which control imports). HYLOOP_PROTO_DIR names another proto/ root.
 """
 
 import os
@@ -22,7 +22,7 @@ def _proto_root() -> Path:
 
 
 class BuildWithStubs(build_py):
-    """build_py, then grpc_tools.protoc into the build directory (hyloop/v1/*_pb2*.py)."""
+    """build_py, then grpc_tools.protoc into the build directory (hyloop/v*/*_pb2*.py)."""
 
     def run(self) -> None:
         super().run()
@@ -30,13 +30,16 @@ class BuildWithStubs(build_py):
 
         root = _proto_root()
         out = Path(self.build_lib)
-        protos = sorted(str(p.relative_to(root)) for p in (root / "hyloop" / "v1").glob("*.proto"))
-        (out / "hyloop" / "v1").mkdir(parents=True, exist_ok=True)
+        versions = ("v1", "v2")
+        protos = sorted(str(p.relative_to(root)) for v in versions
+                        for p in (root / "hyloop" / v).glob("*.proto"))
+        for v in versions:
+            (out / "hyloop" / v).mkdir(parents=True, exist_ok=True)
         rc = protoc.main(["protoc", f"-I{root}", f"--python_out={out}",
                           f"--grpc_python_out={out}", *protos])
         if rc != 0:
             raise SystemExit(f"hyloop-client: grpc_tools.protoc failed ({rc}) on {protos}")
-        for pkg in (out / "hyloop", out / "hyloop" / "v1"):
+        for pkg in (out / "hyloop", *(out / "hyloop" / v for v in versions)):
             (pkg / "__init__.py").touch()
 
 

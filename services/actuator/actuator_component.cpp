@@ -7,6 +7,7 @@
 
 #include "hyloop/runtime/logging.hpp"
 #include "hyloop/transport/clock.hpp"
+#include "hyloop/transport/layout.hpp"
 
 namespace hyloop::services {
 
@@ -78,14 +79,17 @@ void ActuatorComponent::count_limit_hits() noexcept {
 
 void ActuatorComponent::configure_loop(const v1::ConfigureRequest& request) {
   const ex::Kind& kind = ex::find_scenario_kind(request.scenario_yaml());
-  plan_ = kind.loop_plan(request.scenario_yaml());
+  plan_ = ex::loop_plan(request.scenario_yaml());
+  tp::require_layout(request.layouts(), "command", plan_.command);
   stage_.emplace(plan_.hold_steps, plan_.safety);
-  commands_ = std::make_unique<tp::LoopInput<v1::ActuatorCommand>>(
+  out_.Clear();
+  out_.mutable_values()->Resize(static_cast<int>(plan_.command.size()), 0.0);
+  commands_ = std::make_unique<tp::LoopInput<v2::Frame>>(
       context(),
       channel(endpoints_.dynamics_to_actuator(), "dynamics_to_actuator", tp::Pattern::kPull,
               tp::Role::kConnect),
       [this] {
-        tp::ValidatorConfig v = validator_config();
+        tp::ValidatorConfig v = validator_config(plan_.command.size());
         v.first_cycle = 1;  // the dynamics sends the command of cycle k+1 from sample k
         return v;
       }());
@@ -94,8 +98,9 @@ void ActuatorComponent::configure_loop(const v1::ConfigureRequest& request) {
       context(),
       channel(endpoints_.actuator_to_rig(), "actuator_to_rig", tp::Pattern::kPush, tp::Role::kBind),
       encoder_config());
-  set_telemetry_names({"latency[ns]", "x_applied[m]", "limited[-]", "watchdog[-]", "estopped[-]",
-                       "estop_latency[ns]"});
+  const hal::Signal& set_point = plan_.command.signals[hal::kCommandSetPoint];
+  set_telemetry_names({"latency[ns]", set_point.name + "_applied[" + set_point.unit + "]",
+                       "limited[-]", "watchdog[-]", "estopped[-]", "estop_latency[ns]"});
   estop_request_ns_ = 0;
   estop_latency_ = 0;
   cycles_run_ = 0;
@@ -129,12 +134,12 @@ void ActuatorComponent::note_stop_request() noexcept {
   }
 }
 
-bool ActuatorComponent::cycle(std::uint64_t c, const v1::ActuatorCommand* command) noexcept {
+bool ActuatorComponent::cycle(std::uint64_t c, const v2::Frame* command) noexcept {
   const std::int64_t now = tp::monotonic_now_ns();
   double latency = 0.0;
   hal::ActuatorCommand in{};
   if (command != nullptr) {
-    in = {command->position_m(), command->velocity_mps()};
+    in = {command->values(hal::kCommandSetPoint), command->values(hal::kCommandRate)};
     if (command->header().origin_time_ns() > 0) {
       latency = static_cast<double>(now - command->header().origin_time_ns());
       sample_to_command_.observe(std::max(0.0, latency) * 1e-9);
@@ -142,8 +147,7 @@ bool ActuatorComponent::cycle(std::uint64_t c, const v1::ActuatorCommand* comman
   }
   const hal::SafetyOutput& o =
       stage_->update(static_cast<std::int64_t>(c), command != nullptr ? &in : nullptr);
-  out_.set_position_m(o.command.position);
-  out_.set_velocity_mps(o.command.velocity);
+  set_out(o.command);
   out_.mutable_header()->set_origin_time_ns(command != nullptr ? command->header().origin_time_ns()
                                                                : 0);
   const double t = static_cast<double>(c) * plan_.step;
@@ -175,8 +179,14 @@ bool ActuatorComponent::cycle(std::uint64_t c, const v1::ActuatorCommand* comman
     const std::int64_t since = o.estopped ? estop_request_ns_.load() : trip_ns_;
     if (since != 0) time_to_rest_.store(std::max<std::int64_t>(1, tp::monotonic_now_ns() - since));
   }
-  send_telemetry(c, t, values, resting ? (o.estopped ? "estop:at_rest" : "watchdog:at_rest") : "");
+  send_telemetry(c, t, values, resting ? v2::LOOP_EVENT_AT_REST : v2::LOOP_EVENT_NONE,
+                 resting ? (o.estopped ? "estop" : "watchdog") : "");
   return !resting;
+}
+
+void ActuatorComponent::set_out(const hal::ActuatorCommand& command) noexcept {
+  out_.set_values(static_cast<int>(hal::kCommandSetPoint), command.position);
+  out_.set_values(static_cast<int>(hal::kCommandRate), command.velocity);
 }
 
 void ActuatorComponent::run_loop() noexcept {
@@ -185,8 +195,7 @@ void ActuatorComponent::run_loop() noexcept {
   stage_->reset(plan_.initial);
   limit_seen_ = {};
   // Cycle 0: the bumpless initial command (the rig is at rest there).
-  out_.set_position_m(stage_->output().command.position);
-  out_.set_velocity_mps(stage_->output().command.velocity);
+  set_out(stage_->output().command);
   // Lossless in both modes: the rig starts its clock on it, and in real time a try_send could
   // drop it while the rig's connection is still being made.
   (void)to_rig_->send(out_, 0, 0.0, true, runtime::kLosslessSendTimeout);
@@ -203,7 +212,7 @@ void ActuatorComponent::run_loop() noexcept {
   std::uint64_t c = 1;
   while (c < total && !stop_requested()) {
     if (lockstep() && !lost && !stage_->safety().estopped()) {
-      const v1::ActuatorCommand* cmd = receive_input(*commands_, input_, runtime::kLockstepPoll);
+      const v2::Frame* cmd = receive_input(*commands_, input_, runtime::kLockstepPoll);
       if (cmd != nullptr) {
         last_command = std::chrono::steady_clock::now();
         cycle(c, cmd);
@@ -215,7 +224,7 @@ void ActuatorComponent::run_loop() noexcept {
       }
       lost = true;  // from here on each cycle is a missed command: the watchdog path
     }
-    const v1::ActuatorCommand* cmd = nullptr;
+    const v2::Frame* cmd = nullptr;
     if (!lockstep()) {
       // Wait up to 1.5·T for the command, looking for an e-stop request every kEstopPoll.
       const auto until = std::chrono::steady_clock::now() + rt_wait;

@@ -69,7 +69,9 @@ class ActuatorComponent final : public runtime::LoopComponent {
  private:
   /// Runs cycle c with `command` (nullptr: none). Returns false when the rig is at rest after a
   /// watchdog trip or an e-stop (nothing more to send).
-  bool cycle(std::uint64_t c, const v1::ActuatorCommand* command) noexcept;
+  bool cycle(std::uint64_t c, const v2::Frame* command) noexcept;
+  /// The command frame to the rig (set point, rate) after the safety layer.
+  void set_out(const hal::ActuatorCommand& command) noexcept;
 
   /// Real time, stopped mid-run at cycle c: ramps the rig to rest (at most kStopRampLimit),
   /// then reports the stop.
@@ -108,9 +110,9 @@ class ActuatorComponent final : public runtime::LoopComponent {
 
   experiment::LoopPlan plan_;
   std::optional<hal::ActuatorStage> stage_;
-  std::unique_ptr<transport::LoopInput<v1::ActuatorCommand>> commands_;
+  std::unique_ptr<transport::LoopInput<v2::Frame>> commands_;
   std::unique_ptr<transport::LoopOutput> to_rig_;
-  v1::ActuatorCommand out_;
+  v2::Frame out_;
   std::chrono::milliseconds wall_timeout_{1000};
   std::atomic<std::int64_t> estop_request_ns_{0};
   std::atomic<std::int64_t> estop_latency_{0};

@@ -19,6 +19,7 @@
 #include "hyloop/runtime/service_main.hpp"
 #include "hyloop/transport/channel.hpp"
 #include "hyloop/transport/clock.hpp"
+#include "hyloop/transport/layout.hpp"
 
 namespace hyloop::services {
 
@@ -187,7 +188,7 @@ v1::LoopEndpoints Coordinator::endpoints_for(const std::string& run_id,
 }
 
 bool Coordinator::accept_telemetry(const tp::Received& got, const std::string& run_id,
-                                   v1::Telemetry& t) noexcept {
+                                   v2::Telemetry& t) noexcept {
   tp::Verdict verdict = tp::Verdict::kAccepted;
   try {
     if (got.truncated()) {
@@ -329,7 +330,8 @@ void Coordinator::reset_run_state_locked() {
   misses_.clear();
   rejected_.clear();
   late_commands_ = 0;
-  loop_event_.clear();
+  loop_event_ = v2::LOOP_EVENT_NONE;
+  loop_event_detail_.clear();
   watchdog_cycles_ = 0;
   stop_cycle_.reset();
   stop_event_.clear();
@@ -585,7 +587,7 @@ nlohmann::json Coordinator::distributed_summary(v1::RunState state,
   d["rejected_messages"] = rejected;
   d["rejected_messages_total"] = rejected_total;
   d["skipped_cycles"] = skipped_cycles_;
-  d["loop_event"] = loop_event_;
+  d["loop_event"] = stop_rules::describe(loop_event_, loop_event_detail_);
   d["watchdog_cycles"] = watchdog_cycles_;
   if (estop_latency_ns_ > 0) {
     d["estop_latency_us"] = static_cast<double>(estop_latency_ns_) * 1e-3;
@@ -664,6 +666,9 @@ std::string Coordinator::start_loop(const std::string& run_id, const std::string
   request.set_scenario_yaml(scenario_yaml);
   *request.mutable_endpoints() = endpoints;
   request.set_mode(mode);
+  // Loop contract v2: the layouts of the coordinator's reading, checked by every service.
+  const ex::LoopPlan plan = ex::loop_plan(scenario_yaml);
+  tp::add_loop_layouts(plan.measurement, plan.command, *request.mutable_layouts());
   // dynamics and identification take turns in the dynamics' slot and bind the same
   // dynamics_to_actuator endpoint: the one not running now must not hold it (a configuration left
   // by an aborted start, by a failed Configure or by another coordinator).
@@ -765,7 +770,7 @@ std::string Coordinator::collect_sweep(const std::string& run_id, tp::Channel& t
   data.command.reserve(samples);
   data.position.reserve(samples);
   std::vector<std::byte> buffer(1 << 16);
-  v1::Telemetry t;
+  v2::Telemetry t;
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(5);
   for (;;) {
     if (std::chrono::steady_clock::now() > deadline) return "identification run timed out";
@@ -781,8 +786,8 @@ std::string Coordinator::collect_sweep(const std::string& run_id, tp::Channel& t
     if (!accept_telemetry(*got, run_id, t) || t.header().sender() != kDynamicsSender) {
       continue;
     }
-    if (t.event() == "identified") return {};
-    if (t.event().rfind("fault:", 0) == 0) return t.event().substr(6);
+    if (t.event() == v2::LOOP_EVENT_IDENTIFIED) return {};
+    if (t.event() == v2::LOOP_EVENT_FAULT) return t.event_detail();
     if (t.values_size() >= 2 && data.command.size() < samples) {
       data.command.push_back(t.values(0));
       data.position.push_back(t.values(1));

@@ -18,7 +18,7 @@
 // hyloop_queue_depth{service="coordinator", channel="telemetry"}.
 
 #include <hyloop/v1/control.grpc.pb.h>
-#include <hyloop/v1/loop.pb.h>
+#include <hyloop/v2/loop.pb.h>
 
 #include <array>
 #include <atomic>
@@ -179,15 +179,15 @@ class Coordinator {
                          const char* command_source);
   // The recorder (coordinator_recorder.cpp): telemetry of the rig and the dynamics merged into
   // rows, recorded complete and in cycle order; the actuator's latencies and watchdog.
-  void record(const v1::Telemetry& t);
+  void record(const v2::Telemetry& t);
   /// Maps the value names a sender announced to record columns.
-  void learn_columns(std::uint32_t sender, const v1::Telemetry& t);
+  void learn_columns(std::uint32_t sender, const v2::Telemetry& t);
   /// Puts the rig's or the dynamics' values of a cycle into its pending row.
-  void merge_row_part(std::uint32_t sender, const v1::Telemetry& t);
+  void merge_row_part(std::uint32_t sender, const v2::Telemetry& t);
   /// The actuator's sample-to-command latency, e-stop latency and watchdog cycles.
-  void note_actuator(const v1::Telemetry& t);
+  void note_actuator(const v2::Telemetry& t);
   /// A loop event; the dynamics' stop is kept until its last row is recorded.
-  void note_event(const v1::Telemetry& t);
+  void note_event(const v2::Telemetry& t);
   /// Records the dynamics' stop reason once its last row is in (or was skipped). With
   /// `force`, records that row as it is first (the rig's part never came).
   void record_dynamics_stop(bool force);
@@ -206,7 +206,7 @@ class Coordinator {
   /// Telemetry, no header, another run, an unknown sender) in hyloop_rejected_messages_total
   /// {service="coordinator"} and summary.json's rejected_messages.coordinator.
   bool accept_telemetry(const transport::Received& got, const std::string& run_id,
-                        v1::Telemetry& t) noexcept;
+                        v2::Telemetry& t) noexcept;
 
   std::vector<std::unique_ptr<ServiceHandle>> services_;
   zmq::context_t& context_;
@@ -274,7 +274,8 @@ class Coordinator {
   std::map<std::uint32_t, std::uint64_t> misses_;
   std::map<std::uint32_t, std::uint64_t> rejected_;
   std::uint64_t late_commands_ = 0;
-  std::string loop_event_;
+  v2::LoopEvent loop_event_ = v2::LOOP_EVENT_NONE;
+  std::string loop_event_detail_;
   // The dynamics' stop: its cycle and reason, until its row is recorded (with the rig's part).
   std::optional<std::uint64_t> stop_cycle_;
   std::string stop_event_;

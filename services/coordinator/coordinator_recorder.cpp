@@ -30,7 +30,7 @@ void Coordinator::keep_row_locked(std::uint64_t cycle, const std::vector<double>
   status_.set_cycle(cycle + 1);
 }
 
-void Coordinator::record(const v1::Telemetry& t) {
+void Coordinator::record(const v2::Telemetry& t) {
   const std::uint32_t sender = t.header().sender();
   if (t.names_size() > 0) learn_columns(sender, t);
   if (sender == kRigSender) {
@@ -46,11 +46,11 @@ void Coordinator::record(const v1::Telemetry& t) {
   } else if (sender == kActuatorSender) {
     note_actuator(t);
   }
-  if (!t.event().empty()) note_event(t);
+  if (t.event() != v2::LOOP_EVENT_NONE) note_event(t);
   record_complete_rows();
 }
 
-void Coordinator::learn_columns(std::uint32_t sender, const v1::Telemetry& t) {
+void Coordinator::learn_columns(std::uint32_t sender, const v2::Telemetry& t) {
   std::vector<std::string>& names = names_[sender];
   names.assign(t.names().begin(), t.names().end());
   std::vector<int>& cols = columns_[sender];
@@ -62,7 +62,7 @@ void Coordinator::learn_columns(std::uint32_t sender, const v1::Telemetry& t) {
   }
 }
 
-void Coordinator::merge_row_part(std::uint32_t sender, const v1::Telemetry& t) {
+void Coordinator::merge_row_part(std::uint32_t sender, const v2::Telemetry& t) {
   const std::vector<int>& cols = columns_[sender];
   const std::vector<std::string>& names = names_[sender];
   Pending& p = pending_[t.header().cycle()];
@@ -77,7 +77,7 @@ void Coordinator::merge_row_part(std::uint32_t sender, const v1::Telemetry& t) {
   p.parts |= 1U << sender;
 }
 
-void Coordinator::note_actuator(const v1::Telemetry& t) {
+void Coordinator::note_actuator(const v2::Telemetry& t) {
   const std::vector<std::string>& names = names_[kActuatorSender];
   for (int i = 0; i < t.values_size() && i < static_cast<int>(names.size()); ++i) {
     const std::string& n = names[static_cast<std::size_t>(i)];
@@ -91,15 +91,16 @@ void Coordinator::note_actuator(const v1::Telemetry& t) {
   }
 }
 
-void Coordinator::note_event(const v1::Telemetry& t) {
-  if (t.event().rfind("stop:", 0) == 0 && !stop_cycle_) {
+void Coordinator::note_event(const v2::Telemetry& t) {
+  if (t.event() == v2::LOOP_EVENT_STOP && !stop_cycle_) {
     // The last row of the dynamics: recorded in order once the rig's part of it is in too (the
     // rig's telemetry of that cycle may still be on its way).
     stop_cycle_ = t.header().cycle();
-    stop_event_ = t.event().substr(5);
+    stop_event_ = t.event_detail();
     stop_seen_at_ = stop_rules::Clock::now();
   }
   loop_event_ = t.event();
+  loop_event_detail_ = t.event_detail();
 }
 
 void Coordinator::record_dynamics_stop(bool force) {

@@ -57,7 +57,7 @@ struct Coordinator::RunContext {
   std::string run_id;
   tp::Channel* telemetry = nullptr;
   std::vector<std::byte> buffer = std::vector<std::byte>(1 << 16);
-  v1::Telemetry t;
+  v2::Telemetry t;
   v1::RunState final_state = v1::RUN_STATE_FINISHED;
   std::string message;
   bool ok = true;           // false: failed (start or a fault); the loop ends
@@ -137,7 +137,8 @@ sr::LoopView Coordinator::loop_view(const RunContext& ctx) const {
   v.recorded_cycles = static_cast<std::uint64_t>(recorder_->cycle());
   v.rig_last_cycle = rig_last_cycle_;
   v.real_time = mode_ == v1::CLOCK_MODE_REAL_TIME;
-  v.loop_event = loop_event_;
+  v.event = loop_event_;
+  v.event_detail = loop_event_detail_;
   v.failing = ctx.final_state == v1::RUN_STATE_FAILED;
   v.stop_requested = stop_.load();
   v.estop_requested = estop_.load();
@@ -173,7 +174,7 @@ bool Coordinator::apply_stop_rules(RunContext& ctx) {
     return true;
   }
   if (sr::loop_fault(v)) {  // e.g. the rig: its actuator went silent
-    fail(ctx, loop_event_.substr(6));
+    fail(ctx, loop_event_detail_);
     return true;
   }
   if (sr::watchdog_at_rest(v)) {  // keeps draining: rows already sent are recorded

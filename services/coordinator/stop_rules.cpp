@@ -2,14 +2,6 @@
 
 namespace hyloop::services::stop_rules {
 
-namespace {
-
-bool starts_with(std::string_view s, std::string_view prefix) {
-  return s.substr(0, prefix.size()) == prefix;
-}
-
-}  // namespace
-
 bool finished(const LoopView& v) {
   return v.next_record >= v.total_cycles || v.recorded_cycles >= v.total_cycles;
 }
@@ -22,31 +14,46 @@ bool lost_tail(const LoopView& v) {
 }
 
 bool dynamics_stopped(const LoopView& v) {
-  return (v.stop_seen || starts_with(v.loop_event, "stop:")) &&
+  return (v.stop_seen || v.event == v2::LOOP_EVENT_STOP) &&
          (!v.stop_row_pending || v.now - v.stop_seen_at > kStopRowGrace);
 }
 
 bool loop_fault(const LoopView& v) {
-  return starts_with(v.loop_event, "fault:") && !v.failing && !v.estop_requested &&
+  return v.event == v2::LOOP_EVENT_FAULT && !v.failing && !v.estop_requested &&
          !v.stop_requested;
 }
 
 bool watchdog_at_rest(const LoopView& v) {
-  return v.loop_event == "watchdog:at_rest" && !v.failing;
+  return v.event == v2::LOOP_EVENT_AT_REST && v.event_detail == "watchdog" && !v.failing;
 }
 
 bool operator_stop(const LoopView& v) { return v.stop_requested; }
 
 bool emergency_stop_done(const LoopView& v) {
   return v.estop_requested && v.estop_since != Clock::time_point{} &&
-         (v.loop_event == "estop:at_rest" || v.now - v.estop_since > kEstopRestTimeout);
+         ((v.event == v2::LOOP_EVENT_AT_REST && v.event_detail == "estop") || v.now - v.estop_since > kEstopRestTimeout);
 }
 
 bool health_due(const LoopView& v) { return v.now >= v.next_health; }
 
 bool keep_reading(const LoopView& v) {
-  return !finished(v) && !starts_with(v.loop_event, "stop:") &&
-         !starts_with(v.loop_event, "fault:") && !health_due(v);
+  return !finished(v) && v.event != v2::LOOP_EVENT_STOP && v.event != v2::LOOP_EVENT_FAULT &&
+         !health_due(v);
+}
+
+std::string describe(v2::LoopEvent event, std::string_view detail) {
+  switch (event) {
+    case v2::LOOP_EVENT_STOP:
+      return "stop:" + std::string(detail);
+    case v2::LOOP_EVENT_FAULT:
+      return "fault:" + std::string(detail);
+    case v2::LOOP_EVENT_AT_REST:
+      return std::string(detail) + ":at_rest";
+    case v2::LOOP_EVENT_IDENTIFIED:
+      return "identified";
+    default:
+      return {};
+  }
 }
 
 std::string service_fault(const std::string& name, const std::optional<v1::LifecycleReply>& st,

@@ -5,6 +5,7 @@
 // on its own (tests/services/stop_rules_test.cpp).
 
 #include <hyloop/v1/control.pb.h>
+#include <hyloop/v2/loop.pb.h>
 
 #include <chrono>
 #include <cstdint>
@@ -20,7 +21,7 @@ using Clock = std::chrono::steady_clock;
 inline constexpr std::chrono::milliseconds kLostTailGrace{500};
 /// How long the dynamics' stop waits for the rig's part of its last row.
 inline constexpr std::chrono::milliseconds kStopRowGrace{500};
-/// How long an emergency stop waits for the actuator's "estop:at_rest" before ending the run.
+/// How long an emergency stop waits for the actuator's AT_REST "estop" before ending the run.
 inline constexpr std::chrono::seconds kEstopRestTimeout{3};
 
 /// What the supervisor sees of a run at one instant.
@@ -30,7 +31,8 @@ struct LoopView {
   std::uint64_t recorded_cycles = 0;  // rows the recorder holds
   std::uint64_t rig_last_cycle = 0;   // the newest cycle the rig reported
   bool real_time = false;
-  std::string_view loop_event;  // the newest loop event ("stop:…", "fault:…", "watchdog:at_rest")
+  v2::LoopEvent event = v2::LOOP_EVENT_NONE;  // the newest loop event
+  std::string_view event_detail;              // its detail (stop reason, fault, what rests)
   bool failing = false;         // the run is already failed (the watchdog rule fired)
   bool stop_requested = false;   // Experiment.Stop (or the journal failed)
   bool estop_requested = false;  // Experiment.EmergencyStop
@@ -38,7 +40,7 @@ struct LoopView {
   Clock::time_point rig_done_at;   // when rig_done was first seen ({}: not yet)
   Clock::time_point estop_since;   // when estop_requested was first seen ({}: not yet)
   Clock::time_point next_health;   // when the services are polled next
-  bool stop_seen = false;          // the dynamics stopped (its "stop:" event arrived)
+  bool stop_seen = false;          // the dynamics stopped (its STOP event arrived)
   bool stop_row_pending = false;   // the dynamics stopped; its last row lacks the rig's part
   Clock::time_point stop_seen_at;  // when the dynamics' stop arrived
 };
@@ -49,10 +51,10 @@ struct LoopView {
 [[nodiscard]] bool rig_done(const LoopView& v);
 /// Real time: rows still incomplete kLostTailGrace after the rig's last cycle lost a message.
 [[nodiscard]] bool lost_tail(const LoopView& v);
-/// The dynamics ended the run ("stop:REASON": the model's own stop criterion), once its last row
+/// The dynamics ended the run (STOP, detail the model's own stop criterion), once its last row
 /// is recorded whole or kStopRowGrace passed waiting for the rig's part of it.
 [[nodiscard]] bool dynamics_stopped(const LoopView& v);
-/// A loop service reported a fault ("fault:WHY", e.g. the rig lost its actuator) while nothing
+/// A loop service reported a FAULT (e.g. the rig lost its actuator) while nothing
 /// else is ending the run.
 [[nodiscard]] bool loop_fault(const LoopView& v);
 /// The actuator's watchdog brought the rig to rest (commands stopped arriving): the run fails,
@@ -66,6 +68,10 @@ struct LoopView {
 [[nodiscard]] bool health_due(const LoopView& v);
 /// Nothing can have ended the run since the last evaluation: keep reading telemetry.
 [[nodiscard]] bool keep_reading(const LoopView& v);
+
+/// A loop event as the summary's distributed.loop_event shows it: "stop:REASON", "fault:WHY",
+/// "estop:at_rest", "watchdog:at_rest", "identified"; "" for none.
+[[nodiscard]] std::string describe(v2::LoopEvent event, std::string_view detail);
 
 /// Why the service `name` in state `st` (std::nullopt: not answering) cannot carry the run on,
 /// "" when it can: unreachable, ERROR, or (a loop service, `in_loop`) no longer ACTIVE.

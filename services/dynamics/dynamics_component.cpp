@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "hyloop/transport/clock.hpp"
+#include "hyloop/transport/layout.hpp"
 
 namespace hyloop::services {
 
@@ -137,14 +138,18 @@ void DynamicsComponent::resolve_columns(const ex::Kind& kind) {
 
 void DynamicsComponent::configure_loop(const v1::ConfigureRequest& request) {
   const ex::Kind& kind = ex::find_scenario_kind(request.scenario_yaml());
-  plan_ = kind.loop_plan(request.scenario_yaml());
+  plan_ = ex::loop_plan(request.scenario_yaml());
+  tp::require_layout(request.layouts(), "measurement", plan_.measurement);
+  tp::require_layout(request.layouts(), "command", plan_.command);
   dynamics_ = kind.make_dynamics_part(request.scenario_yaml());
   values_.assign(dynamics_->names().size(), 0.0);
-  samples_ = std::make_unique<tp::LoopInput<v1::SensorSample>>(
+  samples_ = std::make_unique<tp::LoopInput<v2::Frame>>(
       context(),
       channel(endpoints_.sensor_to_dynamics(), "sensor_to_dynamics", tp::Pattern::kPull,
               tp::Role::kConnect),
-      validator_config());
+      validator_config(plan_.measurement.size()));
+  command_.Clear();
+  command_.mutable_values()->Resize(static_cast<int>(plan_.command.size()), 0.0);
   commands_ = std::make_unique<tp::LoopOutput>(
       context(),
       channel(endpoints_.dynamics_to_actuator(), "dynamics_to_actuator", tp::Pattern::kPush,
@@ -223,21 +228,22 @@ void DynamicsComponent::run_loop() noexcept {
   applied_ = next_command_ = plan_.initial.position;
   std::uint64_t next_cycle = 0;
   while (!stop_requested() && next_cycle < total) {
-    const v1::SensorSample* s = receive_input(*samples_, input_, runtime::kLockstepPoll);
+    const v2::Frame* s = receive_input(*samples_, input_, runtime::kLockstepPoll);
     if (s == nullptr) {
       continue;
     }
     const std::uint64_t k = s->header().cycle();
     next_cycle = k + 1;
     hal::ActuatorCommand next{};
-    const char* stop = dynamics_->step(static_cast<std::int64_t>(k), s->position_m(),
-                                       s->velocity_mps(), s->force_n(), values_, next);
+    const std::span<const double> measurement(s->values().data(),
+                                              static_cast<std::size_t>(s->values_size()));
+    const char* stop = dynamics_->step(static_cast<std::int64_t>(k), measurement, values_, next);
     const double t = static_cast<double>(k) * plan_.step;
-    publish(k, s->position_m());
+    publish(k, measurement[0]);  // the set point's measured counterpart
     next_command_ = next.position;
     count_cycle();
     if (stop != nullptr) {
-      send_telemetry(k, t, values_, std::string("stop:") + stop);
+      send_telemetry(k, t, values_, v2::LOOP_EVENT_STOP, stop);
       set_message(std::string("dynamics: stopped: ") + stop);
       return;  // no further commands: the actuator's watchdog ramps the rig to rest
     }
@@ -245,8 +251,8 @@ void DynamicsComponent::run_loop() noexcept {
     if (estop_.load(std::memory_order_relaxed)) {
       continue;  // e-stop latched: the model keeps recording, commands stop
     }
-    command_.set_position_m(next.position);
-    command_.set_velocity_mps(next.velocity);
+    command_.set_values(static_cast<int>(hal::kCommandSetPoint), next.position);
+    command_.set_values(static_cast<int>(hal::kCommandRate), next.velocity);
     command_.mutable_header()->set_origin_time_ns(s->header().origin_time_ns());
     (void)commands_->send(command_, k + 1, static_cast<double>(k + 1) * plan_.step, lockstep(),
                           runtime::kLosslessSendTimeout);

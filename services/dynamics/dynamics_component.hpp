@@ -1,7 +1,7 @@
 #pragma once
 // The dynamics + compensation service: hosts experiment::DynamicsPart (SitsDynamics or
-// RhtDynamics, the same blocks the in-process runners step). For each SensorSample of cycle k it
-// computes step 4 of the cycle contract and sends the ActuatorCommand of cycle k+1 (its header
+// RhtDynamics, the same blocks the in-process runners step). For each measurement frame of cycle k it
+// computes step 4 of the cycle contract and sends the command frame of cycle k+1 (its header
 // carries the rig's sample time as origin, so the actuator measures the loop latency), and the
 // recorder's columns of cycle k as telemetry. Lockstep: cycle k starts when sample k is there. Real
 // time: each sample is used as it arrives; stale or out-of-order samples are dropped and counted by
@@ -104,9 +104,9 @@ class DynamicsComponent final : public runtime::LoopComponent {
 
   experiment::LoopPlan plan_;
   std::unique_ptr<experiment::DynamicsPart> dynamics_;
-  std::unique_ptr<transport::LoopInput<v1::SensorSample>> samples_;
+  std::unique_ptr<transport::LoopInput<v2::Frame>> samples_;
   std::unique_ptr<transport::LoopOutput> commands_;
-  v1::ActuatorCommand command_;
+  v2::Frame command_;
   std::vector<double> values_;
   std::atomic<bool> estop_{false};
 };

@@ -10,6 +10,7 @@
 #include "hyloop/experiment/experiment.hpp"
 #include "hyloop/experiment/kind.hpp"
 #include "hyloop/experiment/run_directory.hpp"
+#include "hyloop/transport/layout.hpp"
 #include "hyloop/transport/clock.hpp"
 
 namespace hyloop::services {
@@ -199,11 +200,16 @@ void IdentificationComponent::configure_loop(const v1::ConfigureRequest& request
   data_.command.assign(n, 0.0);
   data_.position.assign(n, 0.0);
   filled_.assign(n, 0);
-  samples_ = std::make_unique<tp::LoopInput<v1::SensorSample>>(
+  const ex::LoopPlan plan = ex::loop_plan(request.scenario_yaml());
+  tp::require_layout(request.layouts(), "measurement", plan.measurement);
+  tp::require_layout(request.layouts(), "command", plan.command);
+  command_.Clear();
+  command_.mutable_values()->Resize(static_cast<int>(plan.command.size()), 0.0);
+  samples_ = std::make_unique<tp::LoopInput<v2::Frame>>(
       context(),
       channel(endpoints_.sensor_to_dynamics(), "sensor_to_dynamics", tp::Pattern::kPull,
               tp::Role::kConnect),
-      validator_config());
+      validator_config(plan.measurement.size()));
   watch_input(input_, samples_->counters());
   commands_ = std::make_unique<tp::LoopOutput>(
       context(),
@@ -235,7 +241,7 @@ void IdentificationComponent::run_loop() noexcept {
   std::uint64_t last = 0;
   std::uint64_t received = 0;
   while (!stop_requested() && next_cycle < total) {
-    const v1::SensorSample* s = receive_input(*samples_, input_, runtime::kLockstepPoll);
+    const v2::Frame* s = receive_input(*samples_, input_, runtime::kLockstepPoll);
     if (s == nullptr) {
       continue;
     }
@@ -250,7 +256,7 @@ void IdentificationComponent::run_loop() noexcept {
     // The sweep of experiment::run_sweep, the same function.
     const double t = static_cast<double>(k) * step;
     const double u = ex::sweep_command(sc, k).position;
-    const double y = s->position_m();
+    const double y = s->values(0);  // the set point's measured counterpart
     data_.command[k] = u;
     data_.position[k] = y;
     filled_[k] = 1;
@@ -266,8 +272,8 @@ void IdentificationComponent::run_loop() noexcept {
     }
     const double t_next = static_cast<double>(k + 1) * step;
     const ex::SweepCommand next = ex::sweep_command(sc, k + 1);
-    command_.set_position_m(next.position);
-    command_.set_velocity_mps(next.velocity);
+    command_.set_values(static_cast<int>(hal::kCommandSetPoint), next.position);
+    command_.set_values(static_cast<int>(hal::kCommandRate), next.velocity);
     command_.mutable_header()->set_origin_time_ns(s->header().origin_time_ns());
     (void)commands_->send(command_, k + 1, t_next, lockstep(), runtime::kLosslessSendTimeout);
   }
@@ -278,8 +284,8 @@ void IdentificationComponent::run_loop() noexcept {
     return;
   }
   if (estop_.load()) {
-    send_telemetry(last, static_cast<double>(last) * step, values_,
-                   "fault:identification: emergency stop during the sweep; no fit");
+    send_telemetry(last, static_cast<double>(last) * step, values_, v2::LOOP_EVENT_FAULT,
+                   "identification: emergency stop during the sweep; no fit");
     set_message("identification: emergency stop during the sweep; no fit");
     return;
   }
@@ -317,10 +323,10 @@ void IdentificationComponent::fit_and_store(std::uint64_t last_cycle) noexcept {
                 ", nk=" + std::to_string(scenario_->identification.nk) + ") on " +
                 std::to_string(data_.command.size()) + " samples: " + note);
     // The state message first: whoever sees "identified" also sees the fit's message.
-    send_telemetry(last_cycle, t, values_, "identified");
+    send_telemetry(last_cycle, t, values_, v2::LOOP_EVENT_IDENTIFIED);
   } catch (const std::exception& e) {
     const std::string message = std::string("identification: fit failed: ") + e.what();
-    send_telemetry(last_cycle, t, values_, "fault:" + message);
+    send_telemetry(last_cycle, t, values_, v2::LOOP_EVENT_FAULT, message);
     fail(message);
   }
 }

@@ -5,16 +5,16 @@
 // Identification run. The coordinator puts this component in the DYNAMICS slot of the loop
 // (sensor_to_dynamics in, dynamics_to_actuator out) for a sits scenario run with
 // delays.control_cycle = false and timing.duration_s = N·T, N = identification.samples. For the
-// SensorSample of cycle k = 0 … N−1 it records
-//   y[k] = X_R[k] (sample.position_m),   u[k] = experiment::sweep_command(k) (sine or chirp)
+// measurement frame of cycle k = 0 … N−1 it records
+//   y[k] = X_R[k] (the frame's x_robot),   u[k] = experiment::sweep_command(k) (sine or chirp)
 // (the sweep of experiment::run_sweep; u[0] = 0 is the actuator's initial command) and sends the
-// ActuatorCommand of cycle k+1: position u[k+1] and its derivative (lossless in
+// command frame of cycle k+1: set point u[k+1] and its derivative (lossless in
 // lockstep, origin time copied from the sample), and telemetry "u[m]", "y[m]" of cycle k. Under
 // the cycle contract (DESIGN.md §6) the rig applies command k over step k, so y[k] responds to
 // u[0 … k] exactly as in run_sweep. After N samples it fits (identification.method: oe, iv or
 // arx) with experiment::identify_from_sweep,
 // the code path of `hyloop identify`, stores the report and the model, and sends a last telemetry
-// message of cycle N−1 with event "identified" (or "fault:<text>" if the fit fails).
+// message of cycle N−1 with event LOOP_EVENT_IDENTIFIED (LOOP_EVENT_FAULT if the fit fails).
 //
 // Online RLS. While started, every cycle of a run updates a guarded RLS (core::RecursiveLeast-
 // Squares inside core::InverseModelCompensator) on (u[k], y[k]) with the RHT loading-system
@@ -30,7 +30,7 @@
 // Thread safety: the public accessors may be called from any thread (gRPC handlers).
 
 #include <hyloop/v1/control.grpc.pb.h>
-#include <hyloop/v1/loop.pb.h>
+#include <hyloop/v2/loop.pb.h>
 
 #include <array>
 #include <atomic>
@@ -110,9 +110,9 @@ class IdentificationComponent final : public runtime::LoopComponent {
   runtime::GaugeSlot rls_trace_;
 
   std::optional<experiment::SitsScenario> scenario_;
-  std::unique_ptr<transport::LoopInput<v1::SensorSample>> samples_;
+  std::unique_ptr<transport::LoopInput<v2::Frame>> samples_;
   std::unique_ptr<transport::LoopOutput> commands_;
-  v1::ActuatorCommand command_;
+  v2::Frame command_;
   experiment::SweepData data_;         // sized N at configure
   std::vector<unsigned char> filled_;  // filled_[k]: sample k arrived
   std::array<double, 2> values_{};

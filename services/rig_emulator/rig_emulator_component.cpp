@@ -48,27 +48,32 @@ void RigEmulatorComponent::show_command_quantity(const experiment::CommandGauges
 
 void RigEmulatorComponent::configure_loop(const v1::ConfigureRequest& request) {
   const experiment::Kind& kind = experiment::find_scenario_kind(request.scenario_yaml());
-  plan_ = kind.loop_plan(request.scenario_yaml());
+  plan_ = experiment::loop_plan(request.scenario_yaml());
+  tp::require_layout(request.layouts(), "command", plan_.command);
+  tp::require_layout(request.layouts(), "measurement", plan_.measurement);
   // The gauges of the kind's command quantity (the others read NaN).
   show_command_quantity(kind.command_gauges());
   rig_ = kind.make_rig_part(request.scenario_yaml());
-  commands_ = std::make_unique<tp::LoopInput<v1::ActuatorCommand>>(
+  commands_ = std::make_unique<tp::LoopInput<v2::Frame>>(
       context(),
       channel(endpoints_.actuator_to_rig(), "actuator_to_rig", tp::Pattern::kPull,
               tp::Role::kConnect),
-      validator_config());
+      validator_config(plan_.command.size()));
   watch_input(input_, commands_->counters());
   samples_ = std::make_unique<tp::LoopOutput>(
       context(),
       channel(endpoints_.rig_to_sensor(), "rig_to_sensor", tp::Pattern::kPush, tp::Role::kBind),
       encoder_config());
   std::vector<std::string> names = rig_->truth_names();
-  if (names.size() > experiment::RigSample::kMaxTruth) {
+  if (names.size() > experiment::kMaxTruth) {
     throw std::logic_error("rig part of kind " + plan_.kind + " names " +
                            std::to_string(names.size()) + " truth values; at most " +
-                           std::to_string(experiment::RigSample::kMaxTruth) + " fit a RigSample");
+                           std::to_string(experiment::kMaxTruth) + " are recorded");
   }
   truth_count_ = names.size();
+  measurement_count_ = plan_.measurement.size();
+  sample_.Clear();
+  sample_.mutable_values()->Resize(static_cast<int>(measurement_count_), 0.0);
   names.emplace_back("late_commands[-]");
   set_telemetry_names(std::move(names));
   late_ = 0;
@@ -76,7 +81,7 @@ void RigEmulatorComponent::configure_loop(const v1::ConfigureRequest& request) {
                                                        std::max<std::int64_t>(1, plan_.hold_steps)),
                             static_cast<std::uint64_t>(std::ceil(kActuatorSilence / plan_.step)));
   silence_event_ =
-      "fault:rig: no command from the actuator for " + std::to_string(silence_limit_) +
+      "rig: no command from the actuator for " + std::to_string(silence_limit_) +
       " cycles (" +
       std::to_string(std::llround(static_cast<double>(silence_limit_) * plan_.step * 1e3)) +
       " ms; killed, stopped or deactivated?): holding the last command";
@@ -97,21 +102,21 @@ void RigEmulatorComponent::on_emergency_stop(std::string_view /*reason*/) noexce
   estop_.set(1.0);
 }
 
-bool RigEmulatorComponent::cycle(std::uint64_t k, const v1::ActuatorCommand* command,
-                                 std::int64_t tick_ns, std::string_view event) noexcept {
+bool RigEmulatorComponent::cycle(std::uint64_t k, const v2::Frame* command,
+                                 std::int64_t tick_ns, std::string_view fault) noexcept {
   const double t = static_cast<double>(k) * plan_.step;
   if (command != nullptr) {
-    held_ = {command->position_m(), command->velocity_mps()};
+    held_ = {command->values(hal::kCommandSetPoint), command->values(hal::kCommandRate)};
     held_send_ns_ = command->header().send_time_ns();
   }
   if (!lockstep() && held_send_ns_ != 0) {
     observe_message_age(held_send_ns_, tick_ns);  // the command applied in this cycle
   }
-  rig_->step(held_, measured_);
-  sample_.set_position_m(measured_.position);
-  sample_.set_velocity_mps(measured_.velocity);
-  sample_.set_force_n(measured_.force);
-  sample_.set_raw_force_n(measured_.force);
+  rig_->step(held_, std::span<double>(measured_.data(), measurement_count_),
+             std::span<double>(truth_.data(), truth_count_));
+  for (std::size_t i = 0; i < measurement_count_; ++i) {
+    sample_.set_values(static_cast<int>(i), measured_[i]);
+  }
   sample_.mutable_header()->set_origin_time_ns(tick_ns);
   if (plan_.corrupt_message_every > 0 &&
       k % static_cast<std::uint64_t>(plan_.corrupt_message_every) ==
@@ -122,11 +127,10 @@ bool RigEmulatorComponent::cycle(std::uint64_t k, const v1::ActuatorCommand* com
   } else {
     (void)samples_->send(sample_, k, t, lockstep(), runtime::kLosslessSendTimeout);
   }
-  std::array<double, experiment::RigSample::kMaxTruth + 1> truth{};
-  std::copy_n(measured_.truth.begin(), truth_count_, truth.begin());
-  truth[truth_count_] = static_cast<double>(late_.load());
-  send_telemetry(k, t, std::span<const double>(truth.data(), truth_count_ + 1), event);
-  position_.set(command_scale_ * measured_.position);
+  truth_[truth_count_] = static_cast<double>(late_.load());
+  send_telemetry(k, t, std::span<const double>(truth_.data(), truth_count_ + 1),
+                 fault.empty() ? v2::LOOP_EVENT_NONE : v2::LOOP_EVENT_FAULT, fault);
+  position_.set(command_scale_ * measured_[0]);
   command_.set(command_scale_ * held_.position);
   if (hardware_estop_.load(std::memory_order_relaxed)) {
     estop_.set(1.0);
@@ -141,7 +145,7 @@ void RigEmulatorComponent::run_loop() noexcept {
   held_send_ns_ = 0;
   if (lockstep()) {
     for (std::uint64_t k = 0; k < total && !stop_requested();) {
-      const v1::ActuatorCommand* c = receive_input(*commands_, input_, runtime::kLockstepPoll);
+      const v2::Frame* c = receive_input(*commands_, input_, runtime::kLockstepPoll);
       if (c == nullptr) {
         continue;  // waiting for command k (or the stop flag)
       }
@@ -156,12 +160,12 @@ void RigEmulatorComponent::run_loop() noexcept {
   tp::PeriodicClock clock(clock_config);
   // The rig starts ticking with the bumpless first command (cycle 0), sent by the actuator when
   // it is activated, the last of the loop services: no tick runs before the loop is complete.
-  const v1::ActuatorCommand* first = nullptr;
+  const v2::Frame* first = nullptr;
   while (first == nullptr && !stop_requested()) {
     first = commands_->receive(runtime::kLockstepPoll);
   }
   if (first != nullptr) {
-    held_ = {first->position_m(), first->velocity_mps()};
+    held_ = {first->values(hal::kCommandSetPoint), first->values(hal::kCommandRate)};
     held_send_ns_ = first->header().send_time_ns();
   }
   clock.start();
@@ -174,7 +178,7 @@ void RigEmulatorComponent::run_loop() noexcept {
     }
     observe_lateness(tick.lateness_ns);
     const std::uint64_t before = commands_->channel().received();
-    const v1::ActuatorCommand* c = commands_->receive_newest();
+    const v2::Frame* c = commands_->receive_newest();
     // Read at the tick: every command drained here was waiting in the queue, and its latency
     // includes the wait for the tick.
     note_queue_depth(input_, commands_->channel().received() - before);

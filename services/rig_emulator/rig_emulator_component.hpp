@@ -16,9 +16,10 @@
 // kActuatorSilence, so that a loaded machine's scheduling stall is not taken for a dead
 // actuator) mean the actuator is gone (killed, stopped, deactivated): the rig latches a hold
 // of its last command for the rest of the run
-// (later commands are ignored) and sends the telemetry event "fault:rig: ..." once, which makes
+// (later commands are ignored) and sends the telemetry event LOOP_EVENT_FAULT "rig: ..." once, which makes
 // the coordinator fail the run with that reason.
 
+#include <array>
 #include <memory>
 #include <optional>
 #include <string>
@@ -28,6 +29,7 @@
 #include "hyloop/experiment/loop_parts.hpp"
 #include "hyloop/runtime/loop_component.hpp"
 #include "hyloop/transport/clock.hpp"
+#include "hyloop/transport/layout.hpp"
 
 namespace hyloop::services {
 
@@ -54,8 +56,8 @@ class RigEmulatorComponent final : public runtime::LoopComponent {
   void on_emergency_stop(std::string_view reason) noexcept override;
 
  private:
-  bool cycle(std::uint64_t k, const v1::ActuatorCommand* command, std::int64_t tick_ns,
-             std::string_view event = {}) noexcept;
+  bool cycle(std::uint64_t k, const v2::Frame* command, std::int64_t tick_ns,
+             std::string_view fault = {}) noexcept;
   /// Declares every registered kind's position and command gauges.
   void declare_quantity_gauges();
   /// Points position_ and command_ at the configured kind's gauges; every one reads NaN.
@@ -80,11 +82,13 @@ class RigEmulatorComponent final : public runtime::LoopComponent {
 
   experiment::LoopPlan plan_;
   std::unique_ptr<experiment::RigPart> rig_;
-  experiment::RigSample measured_;
+  std::array<double, hal::kMaxSignals> measured_{};  ///< the plan's measurement layout
+  std::array<double, experiment::kMaxTruth + 1> truth_{};  ///< truth values, late commands
+  std::size_t measurement_count_ = 0;
   hal::ActuatorCommand held_;
-  std::unique_ptr<transport::LoopInput<v1::ActuatorCommand>> commands_;
+  std::unique_ptr<transport::LoopInput<v2::Frame>> commands_;
   std::unique_ptr<transport::LoopOutput> samples_;
-  v1::SensorSample sample_;
+  v2::Frame sample_;
   std::atomic<std::uint64_t> late_{0};
   std::size_t truth_count_ = 0;
   std::atomic<bool> hardware_estop_{false};

@@ -2,6 +2,9 @@
 
 #include "hyloop/experiment/loop_parts.hpp"
 #include "hyloop/transport/clock.hpp"
+#include "hyloop/transport/layout.hpp"
+
+#include <stdexcept>
 
 namespace hyloop::services {
 
@@ -9,13 +12,23 @@ namespace tp = hyloop::transport;
 
 void SensorComponent::configure_loop(const v1::ConfigureRequest& request) {
   const experiment::LoopPlan plan = experiment::loop_plan(request.scenario_yaml());
+  tp::require_layout(request.layouts(), "measurement", plan.measurement);
   conditioner_.emplace(plan.tare, plan.filter_time_constant, plan.step);
+  // The sensor conditions the measurement's force (tare, filter); the other signals pass.
+  const auto force = plan.measurement.find_quantity("force");
+  if (!force && (plan.tare || plan.filter_time_constant > 0.0)) {
+    throw std::invalid_argument("acquisition: tare and filter need a force signal; the " +
+                                plan.kind + " measurement has none");
+  }
+  conditioned_ = force ? static_cast<int>(*force) : -1;
+  sample_.Clear();
+  sample_.mutable_values()->Resize(static_cast<int>(plan.measurement.size()), 0.0);
   total_ = static_cast<std::uint64_t>(plan.total_steps);
   peer_lost_ = false;
-  raw_ = std::make_unique<tp::LoopInput<v1::SensorSample>>(
+  raw_ = std::make_unique<tp::LoopInput<v2::Frame>>(
       context(),
       channel(endpoints_.rig_to_sensor(), "rig_to_sensor", tp::Pattern::kPull, tp::Role::kConnect),
-      validator_config());
+      validator_config(plan.measurement.size()));
   watch_input(input_, raw_->counters());
   out_ = std::make_unique<tp::LoopOutput>(
       context(),
@@ -29,12 +42,10 @@ void SensorComponent::release_loop() noexcept {
   out_.reset();
 }
 
-void SensorComponent::forward(const v1::SensorSample& raw) noexcept {
-  const double force = conditioner_->update(raw.force_n());
-  sample_.set_position_m(raw.position_m());
-  sample_.set_velocity_mps(raw.velocity_mps());
-  sample_.set_force_n(force);
-  sample_.set_raw_force_n(raw.force_n());
+void SensorComponent::forward(const v2::Frame& raw) noexcept {
+  for (int i = 0; i < raw.values_size(); ++i) {
+    sample_.set_values(i, i == conditioned_ ? conditioner_->update(raw.values(i)) : raw.values(i));
+  }
   // Latency is measured from the rig's sample time: carry it along.
   sample_.mutable_header()->set_origin_time_ns(raw.header().origin_time_ns());
   const std::uint64_t k = raw.header().cycle();
@@ -50,7 +61,7 @@ void SensorComponent::run_loop() noexcept {
   std::uint64_t last = 0;
   bool any = false;
   while (!stop_requested() && !(any && last + 1 >= total_)) {
-    const v1::SensorSample* raw = receive_input(*raw_, input_, runtime::kLockstepPoll);
+    const v2::Frame* raw = receive_input(*raw_, input_, runtime::kLockstepPoll);
     if (raw == nullptr) {
       continue;
     }

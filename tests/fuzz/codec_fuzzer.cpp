@@ -1,7 +1,7 @@
 // Fuzz target: the loop-message codec (libs/transport codec.hpp), every loop message kind.
 //
 // Input: a 6-byte configuration, then records, each a received message:
-//   config   [0] kind (mod 5: SensorSample, ActuatorCommand, ActuatorState, ModelUpdate,
+//   config   [0] kind (mod 4: Frame of 3 values, Frame of 2, Frame of any length,
 //                Telemetry)  [1] bit 0: real time (else lockstep)  [2] max age in ms (0: off)
 //            [3..4] first cycle (little endian)  [5] max_bytes selector (64 << (v mod 8))
 //   record   [0..1] n, the received length (LE)  [2] wire_bytes − n (a truncating receive
@@ -27,7 +27,7 @@
 namespace {
 
 namespace tr = hyloop::transport;
-namespace v1 = hyloop::v1;
+namespace v2 = hyloop::v2;
 
 constexpr const char* kRunId = "fuzz-run";
 constexpr std::size_t kConfigBytes = 6;
@@ -132,27 +132,26 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   (void)quiet;
   if (size < kConfigBytes) return 0;
   Reader in(data, size);
-  const auto kind = in.little_endian(1) % 5;
+  const auto kind = in.little_endian(1) % 4;
   tr::ValidatorConfig config{.run_id = kRunId};
   config.mode = (in.little_endian(1) & 1) != 0 ? tr::Mode::kRealTime : tr::Mode::kLockstep;
   config.max_age = std::chrono::milliseconds(in.little_endian(1));
   config.first_cycle = in.little_endian(2);
   config.max_bytes = std::size_t{64} << (in.little_endian(1) % 8);
   switch (kind) {
-    case 0:
-      run<v1::SensorSample>(in, config);
+    case 0:  // a measurement frame of a 3-signal layout
+      config.frame_length = 3;
+      run<v2::Frame>(in, config);
       break;
-    case 1:
-      run<v1::ActuatorCommand>(in, config);
+    case 1:  // a command frame (set point, rate)
+      config.frame_length = 2;
+      run<v2::Frame>(in, config);
       break;
-    case 2:
-      run<v1::ActuatorState>(in, config);
-      break;
-    case 3:
-      run<v1::ModelUpdate>(in, config);
+    case 2:  // a frame of any length
+      run<v2::Frame>(in, config);
       break;
     default:
-      run<v1::Telemetry>(in, config);
+      run<v2::Telemetry>(in, config);
       break;
   }
   return 0;

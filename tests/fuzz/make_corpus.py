@@ -24,24 +24,20 @@ def write(target, name, data):
 
 def loop_messages(loop_pb2):
     """One filled message of each kind, in the codec target's kind order."""
-    sensor = loop_pb2.SensorSample(position_m=0.0125, velocity_mps=-0.31, force_n=-12.5,
-                                   raw_force_n=-12.75, acceleration_mps2=2.58, extra=[1.5, -2.5])
-    command = loop_pb2.ActuatorCommand(position_m=0.02, velocity_mps=0.1, force_n=3.0, hold=True)
-    state = loop_pb2.ActuatorState(position_m=0.0199, velocity_mps=0.099,
-                                   commanded_position_m=0.02, limited=True, watchdog_tripped=True)
-    model = loop_pb2.ModelUpdate(kind=loop_pb2.ModelUpdate.KIND_ARX, a=[-1.7, 0.72],
-                                 b=[0.01, 0.008], theta=[1.0, -0.5, 0.25, 0.125], delay_steps=3,
-                                 sample_time_s=0.01, fit_percent=97.5)
+    measurement = loop_pb2.Frame(values=[0.0125, -0.31, -12.5])  # x_robot, v_robot, f_meas
+    command = loop_pb2.Frame(values=[0.02, 0.1])  # set point, rate
+    any_length = loop_pb2.Frame(values=[1.5, -2.5, 0.25, 4.0])
     telemetry = loop_pb2.Telemetry(names=["x[m]", "F[N]"], values=[0.01, -3.5],
                                    deadline_misses=4, lateness_ns=52000, rejected=2,
-                                   event="stop:limit")
-    return [sensor, command, state, model, telemetry]
+                                   event=loop_pb2.LOOP_EVENT_STOP, event_detail="limit")
+    return [("measurement", measurement), ("command", command), ("frame", any_length),
+            ("telemetry", telemetry)]
 
 
 def codec_corpus(loop_pb2):
     # config: kind, mode, max age ms, first cycle (LE16), max_bytes selector (64 << 6 = 4096)
     # record: length (LE16), truncation, now_ns (LE64), bytes
-    for kind, msg in enumerate(loop_messages(loop_pb2)):
+    for kind, (name, msg) in enumerate(loop_messages(loop_pb2)):
         for mode in (0, 1):
             records = b""
             cycles = [5, 6, 6, 4, 8] if mode == 1 else [5, 6, 6, 4, 8, 7]
@@ -59,7 +55,7 @@ def codec_corpus(loop_pb2):
             records += struct.pack("<HBq", 4, 20, 0) + body[:4]
             records += struct.pack("<HBq", len(body) + 2, 0, 0) + body + b"\x00\x00"
             config = struct.pack("<BBBHB", kind, mode, 10, 5, 6)
-            write("codec", f"{type(msg).__name__}_{'realtime' if mode else 'lockstep'}",
+            write("codec", f"{name}_{'realtime' if mode else 'lockstep'}",
                   config + records)
 
 
@@ -124,7 +120,8 @@ def main():
     if len(sys.argv) != 2:
         sys.exit(__doc__)
     sys.path.insert(0, str(pathlib.Path(sys.argv[1]).resolve() / "python"))
-    from hyloop.v1 import control_pb2, loop_pb2  # noqa: E402 (generated stubs)
+    from hyloop.v1 import control_pb2  # noqa: E402 (generated stubs)
+    from hyloop.v2 import loop_pb2  # noqa: E402
     codec_corpus(loop_pb2)
     requests_corpus(control_pb2)
     scenario_corpus()

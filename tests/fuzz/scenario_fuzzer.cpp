@@ -14,9 +14,11 @@
 // (what LoadScenario stores and a run journal keeps) reads back to the same resolved scenario;
 // an error message is at most kMaxMessageChars long.
 
+#include <array>
 #include <cstdint>
 #include <exception>
 #include <memory>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -30,9 +32,11 @@
 namespace {
 
 namespace ex = hyloop::experiment;
+namespace hal = hyloop::hal;
 
 constexpr std::string_view kOverridesMarker = "\n#--set\n";
 constexpr int kMaxCycles = 100;
+constexpr std::int64_t kPartCycles = 20;  ///< cycles of the loop parts each input runs
 constexpr std::size_t kMaxMessageChars = 1024;
 
 void split(std::string_view input, std::string& text, std::vector<std::string>& overrides) {
@@ -49,14 +53,27 @@ void split(std::string_view input, std::string& text, std::vector<std::string>& 
 }
 
 void exercise_services(const std::string& resolved) {
+  ex::LoopPlan plan;
   try {
-    (void)ex::loop_plan(resolved);
+    plan = ex::loop_plan(resolved);
   } catch (const std::invalid_argument&) {
     return;  // a kind that has no services (loop_plan's documented contract)
   }
   auto rig = ex::make_rig_part(resolved);
   auto dynamics = ex::make_dynamics_part(resolved);
   FUZZ_CHECK(rig != nullptr && dynamics != nullptr, "a loop part is missing");
+  // The parts step in their layouts' sizes (loop contract v2), as the services step them.
+  std::array<double, hal::kMaxSignals> measured{};
+  std::array<double, ex::kMaxTruth> truth{};
+  std::vector<double> values(dynamics->names().size(), 0.0);
+  const std::span<double> m(measured.data(), plan.measurement.size());
+  hal::ActuatorCommand applied = plan.initial;
+  for (std::int64_t k = 0; k < kPartCycles; ++k) {
+    rig->step(applied, m, std::span<double>(truth.data(), rig->truth_names().size()));
+    hal::ActuatorCommand next{};
+    if (dynamics->step(k, m, values, next) != nullptr) break;
+    applied = next;
+  }
 }
 
 }  // namespace

@@ -1,6 +1,8 @@
 // The loop services ask the kind registry (issue 12): an unknown kind is refused by name at
 // configure, with the known kinds, by each of them (never run as another kind); every kind's
-// gauges are declared with the names, help and labels of docs/metrics.md whatever runs.
+// gauges are declared with the names, help and labels of docs/metrics.md whatever runs; every
+// service refuses a configuration whose signal layouts differ from its own reading (loop
+// contract v2), naming the channel and the signal.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -9,6 +11,11 @@
 #include <zmq.hpp>
 
 #include "actuator/actuator_component.hpp"
+#include "hyloop/experiment/loop_parts.hpp"
+#include "hyloop/experiment/run_directory.hpp"
+#include "hyloop/experiment/scenario.hpp"
+#include "hyloop/experiment/yaml_fields.hpp"
+#include "hyloop/transport/layout.hpp"
 #include "dynamics/dynamics_component.hpp"
 #include "identification/identification_component.hpp"
 #include "rig_emulator/rig_emulator_component.hpp"
@@ -64,6 +71,101 @@ TEST(ServiceKinds, DynamicsRefusesAnUnknownKindByName) {
 TEST(ServiceKinds, IdentificationRefusesAnUnknownKindByName) {
   services::IdentificationComponent c;
   expect_refused(c);
+}
+
+// ---- loop contract v2: every service checks the layouts of its channels at configure ----------
+
+v1::ConfigureRequest identify_request(const std::string& measurement_force_unit,
+                                      const std::string& command_unit, bool layouts = true) {
+  v1::ConfigureRequest c = unknown_kind_request();
+  // identify.yaml as the coordinator runs it (a new command every step, N cycles): every
+  // service, the identification one too, takes it.
+  const std::string text = experiment::read_scenario_text(std::string(HYLOOP_SOURCE_DIR) +
+                                                          "/scenarios/sits/identify.yaml");
+  const experiment::SitsScenario base = experiment::parse_scenario(text, "identify");
+  const std::string duration = experiment::format_number(
+      static_cast<double>(base.identification.samples) * base.timing.step);
+  c.set_scenario_yaml(experiment::to_yaml(experiment::parse_scenario(
+      text, "identify",
+      {"delays.control_cycle=false", "timing.duration_s=" + duration,
+       "metrics.window_s=" + duration})));
+  experiment::LoopPlan plan = experiment::loop_plan(c.scenario_yaml());
+  plan.measurement.signals.at(2).unit = measurement_force_unit;
+  plan.command.signals.at(0).unit = command_unit;
+  if (layouts) transport::add_loop_layouts(plan.measurement, plan.command, *c.mutable_layouts());
+  return c;
+}
+
+/// Configures `component` with `request`: refused with a message containing `why`.
+void expect_refused_with(runtime::LoopComponent& component, const v1::ConfigureRequest& request,
+                         const std::string& why) {
+  zmq::context_t context;
+  component.set_context(&context);
+  component.set_loop_plane({});
+  const v1::LifecycleReply r = component.configure(request);
+  EXPECT_NE(r.state(), v1::LIFECYCLE_STATE_INACTIVE) << r.message();
+  EXPECT_THAT(r.message(), HasSubstr(why)) << r.message();
+  component.shutdown();
+}
+
+const std::string kKilonewtons =
+    "layouts: channel 'measurement': signal 2 is 'f_meas' [N] (force) here, 'f_meas' [kN] "
+    "(force) in the request";
+const std::string kMillimetres =
+    "layouts: channel 'command': signal 0 is 'x_cmd' [m] (length) here, 'x_cmd' [mm] (length) "
+    "in the request";
+
+TEST(ServiceLayouts, AMeasurementInAnotherUnitIsRefusedByEveryReceiver) {
+  const v1::ConfigureRequest r = identify_request("kN", "m");
+  services::RigEmulatorComponent rig;
+  expect_refused_with(rig, r, kKilonewtons);
+  services::SensorComponent sensor;
+  expect_refused_with(sensor, r, kKilonewtons);
+  services::DynamicsComponent dynamics;
+  expect_refused_with(dynamics, r, kKilonewtons);
+  services::IdentificationComponent identification;
+  expect_refused_with(identification, r, kKilonewtons);
+}
+
+TEST(ServiceLayouts, ACommandInAnotherUnitIsRefusedByEveryReceiver) {
+  const v1::ConfigureRequest r = identify_request("N", "mm");
+  services::ActuatorComponent actuator;
+  expect_refused_with(actuator, r, kMillimetres);
+  services::RigEmulatorComponent rig;
+  expect_refused_with(rig, r, kMillimetres);
+  services::DynamicsComponent dynamics;
+  expect_refused_with(dynamics, r, kMillimetres);
+  services::IdentificationComponent identification;
+  expect_refused_with(identification, r, kMillimetres);
+}
+
+TEST(ServiceLayouts, ARequestWithoutLayoutsIsRefused) {
+  const v1::ConfigureRequest r = identify_request("N", "m", false);
+  const std::string why = "layouts: no layout of channel '";
+  services::ActuatorComponent actuator;
+  expect_refused_with(actuator, r, why);
+  services::RigEmulatorComponent rig;
+  expect_refused_with(rig, r, why);
+  services::SensorComponent sensor;
+  expect_refused_with(sensor, r, why);
+  services::DynamicsComponent dynamics;
+  expect_refused_with(dynamics, r, why);
+  services::IdentificationComponent identification;
+  expect_refused_with(identification, r, why);
+}
+
+TEST(ServiceLayouts, TheCoordinatorsOwnLayoutsAreAccepted) {
+  const v1::ConfigureRequest r = identify_request("N", "m");
+  zmq::context_t context;
+  services::SensorComponent sensor;
+  sensor.set_context(&context);
+  sensor.set_loop_plane({});
+  v1::ConfigureRequest full = r;
+  full.mutable_endpoints()->set_rig_to_sensor("inproc://layout-rig");
+  full.mutable_endpoints()->set_sensor_to_dynamics("inproc://layout-dyn");
+  const v1::LifecycleReply reply = sensor.configure(full);
+  EXPECT_EQ(reply.state(), v1::LIFECYCLE_STATE_INACTIVE) << reply.message();
+  sensor.shutdown();
 }
 
 /// Every line of `expected` is in the component's exposition.

@@ -24,6 +24,8 @@
 #include "actuator/actuator_component.hpp"
 #include "coordinator/coordinator_component.hpp"
 #include "dynamics/dynamics_component.hpp"
+#include "hyloop/experiment/loop_parts.hpp"
+#include "hyloop/transport/layout.hpp"
 #include "hyloop/experiment/scenario.hpp"
 #include "hyloop/experiment/yaml_fields.hpp"
 #include "hyloop/testing/scratch_dir.hpp"
@@ -188,6 +190,8 @@ v1::ConfigureRequest rig_request() {
   c.set_sender_id(1);
   c.set_scenario_yaml(experiment::to_yaml(experiment::load_scenario(
       (kSource / kScenario).string(), {"timing.duration_s=1", "metrics.window_s=1"})));
+  const experiment::LoopPlan plan = experiment::loop_plan(c.scenario_yaml());
+  transport::add_loop_layouts(plan.measurement, plan.command, *c.mutable_layouts());
   c.mutable_endpoints()->set_telemetry("inproc://telemetry");
   return c;
 }
@@ -304,11 +308,11 @@ TEST(LoopPlane, GarbageTelemetryIsCountedAsRejectedAndDisturbsNothing) {
   zmq::socket_t push(rogue_ctx, zmq::socket_type::push);
   push.set(zmq::sockopt::sndhwm, 0);
   push.connect("ipc://" + telemetry.string());
-  v1::Telemetry other_run;
+  v2::Telemetry other_run;
   other_run.mutable_header()->set_run_id(run_id + "-not");
   other_run.mutable_header()->set_sender(1);
   other_run.add_values(1.0);
-  v1::Telemetry no_sender;
+  v2::Telemetry no_sender;
   no_sender.mutable_header()->set_run_id(run_id);
   no_sender.mutable_header()->set_sender(99);
   no_sender.add_values(1e300);

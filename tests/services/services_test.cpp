@@ -21,6 +21,8 @@
 #include "actuator/actuator_component.hpp"
 #include "coordinator/coordinator_component.hpp"
 #include "dynamics/dynamics_component.hpp"
+#include "hyloop/experiment/loop_parts.hpp"
+#include "hyloop/transport/layout.hpp"
 #include "hyloop/experiment/run_directory.hpp"
 #include "hyloop/experiment/scenario.hpp"
 #include "hyloop/experiment/yaml_fields.hpp"
@@ -258,6 +260,8 @@ class ActuatorBoundary : public ::testing::Test {
     h_ = s.hold_steps();
     limit_ = s.rig.limits.position_max;
     c.set_scenario_yaml(experiment::to_yaml(s));
+    const experiment::LoopPlan plan = experiment::loop_plan(c.scenario_yaml());
+    transport::add_loop_layouts(plan.measurement, plan.command, *c.mutable_layouts());
     c.mutable_endpoints()->set_dynamics_to_actuator("inproc://cmd");
     c.mutable_endpoints()->set_actuator_to_rig("inproc://rig");
     c.mutable_endpoints()->set_telemetry("inproc://telemetry");
@@ -282,11 +286,11 @@ class ActuatorBoundary : public ::testing::Test {
   }
   void TearDown() override { actuator_.shutdown(); }
 
-  std::optional<v1::ActuatorCommand> receive_rig(int timeout_ms = 500) {
+  std::optional<v2::Frame> receive_rig(int timeout_ms = 500) {
     std::array<std::byte, 4096> buffer{};
     auto got = rig_->receive(buffer, std::chrono::milliseconds(timeout_ms));
     if (!got) return std::nullopt;
-    v1::ActuatorCommand m;
+    v2::Frame m;
     EXPECT_TRUE(m.ParseFromArray(got->bytes.data(), static_cast<int>(got->bytes.size())));
     return m;
   }
@@ -295,11 +299,12 @@ class ActuatorBoundary : public ::testing::Test {
                                 std::chrono::milliseconds(500)));
   }
   std::string command(const std::string& run, std::uint64_t cycle, double position) {
-    v1::ActuatorCommand m;
+    v2::Frame m;
     m.mutable_header()->set_run_id(run);
     m.mutable_header()->set_cycle(cycle);
     m.mutable_header()->set_send_time_ns(transport::monotonic_now_ns());
-    m.set_position_m(position);
+    m.add_values(position);
+    m.add_values(0.0);  // the rate
     return m.SerializeAsString();
   }
   std::uint64_t verdicts(transport::Verdict v) const {
@@ -318,8 +323,9 @@ class ActuatorBoundary : public ::testing::Test {
 TEST_F(ActuatorBoundary, MalformedForgedAndForeignMessagesAreCountedAndMoveNothing) {
   send_raw("\x08\xff\xff garbage that is not a protobuf message");
   send_raw(command("another-run", 1, 0.01));
-  v1::ActuatorCommand no_header;
-  no_header.set_position_m(0.2);
+  v2::Frame no_header;
+  no_header.add_values(0.2);
+  no_header.add_values(0.0);
   send_raw(no_header.SerializeAsString());
   send_raw(command("run-1", 5, 0.01));  // ahead of cycle 1: a lost message upstream
   EXPECT_FALSE(receive_rig(300).has_value()) << "a rejected message reached the rig";
@@ -345,9 +351,9 @@ TEST_F(ActuatorBoundary, CommandsBeyondTheLimitsNeverReachTheRig) {
       send_raw(command("run-1", cycle, position));
       const auto out = receive_rig();
       ASSERT_TRUE(out.has_value());
-      EXPECT_TRUE(std::isfinite(out->position_m()));
-      EXPECT_LE(std::abs(out->position_m()), limit_);
-      EXPECT_EQ(out->position_m(), last) << "the actuator must hold its last good command";
+      EXPECT_TRUE(std::isfinite(out->values(0)));
+      EXPECT_LE(std::abs(out->values(0)), limit_);
+      EXPECT_EQ(out->values(0), last) << "the actuator must hold its last good command";
     }
   }
   const hal::ActuatorSafety& safety = *actuator_.safety();

@@ -6,6 +6,7 @@
 
 namespace sr = hyloop::services::stop_rules;
 namespace v1 = hyloop::v1;
+namespace v2 = hyloop::v2;
 using namespace std::chrono_literals;
 
 namespace {
@@ -75,17 +76,20 @@ TEST(StopRules, LostTailOnlyInRealTimeAfterTheGracePeriod) {
 
 TEST(StopRules, DynamicsStoppedOnItsStopEvent) {
   sr::LoopView v = running();
-  v.loop_event = "stop:position limit";
+  v.event = v2::LOOP_EVENT_STOP;
+  v.event_detail = "position limit";
   EXPECT_EQ(firing(v), Names{"dynamics_stopped"});
   EXPECT_FALSE(sr::keep_reading(v));
-  v.loop_event = "stopped";  // only the "stop:" prefix
+  EXPECT_EQ(sr::describe(v.event, v.event_detail), "stop:position limit");
+  v.event = v2::LOOP_EVENT_IDENTIFIED;  // only a STOP event
   EXPECT_EQ(firing(v), Names{});
 }
 
 TEST(StopRules, DynamicsStoppedWaitsForItsLastRowUpToTheGrace) {
   sr::LoopView v = running();
   v.stop_seen = true;  // the stop event may since have been followed by another event
-  v.loop_event = "watchdog:at_rest";
+  v.event = v2::LOOP_EVENT_AT_REST;
+  v.event_detail = "watchdog";
   v.stop_row_pending = true;
   v.stop_seen_at = v.now - sr::kStopRowGrace;
   EXPECT_FALSE(sr::dynamics_stopped(v));  // the rig's part of the last row may still come
@@ -98,7 +102,8 @@ TEST(StopRules, DynamicsStoppedWaitsForItsLastRowUpToTheGrace) {
 
 TEST(StopRules, LoopFaultUnlessTheRunIsAlreadyEnding) {
   sr::LoopView v = running();
-  v.loop_event = "fault:actuator silent";
+  v.event = v2::LOOP_EVENT_FAULT;
+  v.event_detail = "actuator silent";
   EXPECT_EQ(firing(v), Names{"loop_fault"});
   EXPECT_FALSE(sr::keep_reading(v));
   v.failing = true;
@@ -113,8 +118,10 @@ TEST(StopRules, LoopFaultUnlessTheRunIsAlreadyEnding) {
 
 TEST(StopRules, WatchdogAtRestOnce) {
   sr::LoopView v = running();
-  v.loop_event = "watchdog:at_rest";
+  v.event = v2::LOOP_EVENT_AT_REST;
+  v.event_detail = "watchdog";
   EXPECT_EQ(firing(v), Names{"watchdog_at_rest"});
+  EXPECT_EQ(sr::describe(v.event, v.event_detail), "watchdog:at_rest");
   EXPECT_TRUE(sr::keep_reading(v));  // the health poll or a quiet moment evaluates it
   v.failing = true;                  // already applied: the run drains on
   EXPECT_EQ(firing(v), Names{});
@@ -132,13 +139,16 @@ TEST(StopRules, EmergencyStopDoneAtRestOrAfterTheTimeout) {
   EXPECT_EQ(firing(v), Names{});  // its wait has not started
   v.estop_since = v.now - 1s;
   EXPECT_EQ(firing(v), Names{});
-  v.loop_event = "estop:at_rest";
+  v.event = v2::LOOP_EVENT_AT_REST;
+  v.event_detail = "estop";
   EXPECT_EQ(firing(v), Names{"emergency_stop_done"});
-  v.loop_event = "";
+  v.event = v2::LOOP_EVENT_NONE;
+  v.event_detail = "";
   v.estop_since = v.now - sr::kEstopRestTimeout - 1ms;
   EXPECT_EQ(firing(v), Names{"emergency_stop_done"});
   v.estop_requested = false;
-  v.loop_event = "estop:at_rest";  // a latch from before: no e-stop of this run
+  v.event = v2::LOOP_EVENT_AT_REST;  // a latch from before: no e-stop of this run
+  v.event_detail = "estop";
   EXPECT_EQ(firing(v), Names{});
 }
 

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "actuator/actuator_component.hpp"
+#include "co_located.hpp"
 #include "coordinator/coordinator_component.hpp"
 #include "dynamics/dynamics_component.hpp"
 #include "hyloop/experiment/yaml_fields.hpp"
@@ -54,50 +55,14 @@ fs::path temp_dir(const std::string& name) {
   return hyloop::testing::scratch_dir("supervision", name);
 }
 
-// The four loop components and a coordinator over them, in this process (inproc://).
-struct CoLocated {
-  zmq::context_t context;
-  services::RigEmulatorComponent rig;
-  services::ActuatorComponent actuator;
-  services::DynamicsComponent dynamics;
-  services::SensorComponent sensor;
-  std::unique_ptr<services::Coordinator> coordinator;
-
-  // Run directories go to `runs_dir` (the coordinator's --runs-dir).
-  CoLocated(const std::string& name, const fs::path& runs_dir) {
-    std::vector<std::unique_ptr<services::ServiceHandle>> handles;
-    for (runtime::Component* c :
-         std::initializer_list<runtime::Component*>{&rig, &actuator, &dynamics, &sensor}) {
-      c->set_context(&context);
-      handles.push_back(services::make_local_service_handle(*c));
-    }
-    services::CoordinatorOptions options;
-    options.endpoint_prefix = "inproc://" + name;
-    options.runs_dir = runs_dir;
-    coordinator = std::make_unique<services::Coordinator>(std::move(handles), context, options);
-  }
-  ~CoLocated() { coordinator->shutdown_services(); }
-
+// The co-located stack (tests/services/stack) on the SITS scenario of these tests.
+struct CoLocated : hyloop::testing::CoLocated {
+  using hyloop::testing::CoLocated::CoLocated;
   void load(double duration_s) {
-    v1::LoadScenarioRequest load;
-    load.set_scenario_yaml(experiment::read_scenario_text((kSource / kScenario).string()));
-    load.add_overrides("timing.duration_s=" + std::to_string(duration_s));
-    v1::LoadScenarioReply loaded;
-    const grpc::Status st = coordinator->load_scenario(load, &loaded);
+    const grpc::Status st =
+        load_text(experiment::read_scenario_text((kSource / kScenario).string()),
+                  {"timing.duration_s=" + std::to_string(duration_s)});
     ASSERT_TRUE(st.ok()) << st.error_message();
-  }
-  grpc::Status start(const std::string& run, v1::ClockMode mode = v1::CLOCK_MODE_LOCKSTEP) {
-    v1::StartRequest start;
-    start.set_out_dir(run);
-    start.set_mode(mode);
-    v1::RunStatus status;
-    return coordinator->start(start, &status);
-  }
-  v1::RunStatus finish() {
-    EXPECT_TRUE(coordinator->wait(std::chrono::minutes(2)));
-    v1::RunStatus status;
-    coordinator->status(&status);
-    return status;
   }
 };
 

@@ -1,6 +1,6 @@
 // The FCU kind (kind.hpp): its runner, its loop parts over FcuDynamics and the FCU rig emulator.
-// The loop messages' position fields carry its fuel flows (kg/s): the command is the demand x_p,
-// the measured "position" the flow meter's reading x_m; the metrics export them in g/s.
+// Its loop signals are fuel flows in kg/s under their own names: the command x_p (the demand,
+// the safety window in kg/s), the measurement x_m (the flow meter); the metrics export g/s.
 #include "hyloop/experiment/fcu_dynamics.hpp"
 #include "hyloop/experiment/fcu_experiment.hpp"
 #include "hyloop/experiment/kind.hpp"
@@ -18,12 +18,14 @@ class FcuRig final : public RigPart {
   explicit FcuRig(const FcuScenario& s) : rig_(fcu_rig_config(s)) {
     rig_.reset(fcu_initial_fuel(s));
   }
-  void step(const hal::ActuatorCommand& applied, RigSample& out) noexcept override {
+  void step(const hal::ActuatorCommand& applied, std::span<double> measurement,
+            std::span<double> truth) noexcept override {
     const hal::FcuRigSample& r = rig_.step(applied.position);
-    out.position = r.x_m;
-    out.velocity = 0.0;
-    out.force = 0.0;
-    out.truth = {r.x_motor, r.valve_position, r.fuel_flow, r.saturated ? 1.0 : 0.0};
+    measurement[0] = r.x_m;
+    truth[0] = r.x_motor;
+    truth[1] = r.valve_position;
+    truth[2] = r.fuel_flow;
+    truth[3] = r.saturated ? 1.0 : 0.0;
   }
   std::vector<std::string> truth_names() const override {
     const auto& c = fcu_record_columns();
@@ -47,10 +49,10 @@ class FcuDynamicsPart final : public DynamicsPart {
     for (const std::size_t c : columns_) names_.push_back(fcu_record_columns()[c]);
   }
   const std::vector<std::string>& names() const override { return names_; }
-  const char* step(std::int64_t k, double position, double /*velocity*/, double /*force*/,
-                   std::span<double> values, hal::ActuatorCommand& next) noexcept override {
+  const char* step(std::int64_t k, std::span<const double> measurement, std::span<double> values,
+                   hal::ActuatorCommand& next) noexcept override {
     double command = 0.0;
-    const char* reason = dynamics_.step(k, position, row_, command);
+    const char* reason = dynamics_.step(k, measurement[0], row_, command);
     for (std::size_t i = 0; i < columns_.size(); ++i) values[i] = row_[columns_[i]];
     next = {command, 0.0};
     return reason;
@@ -86,8 +88,11 @@ class FcuKind final : public Kind {
   }
   LoopPlan loop_plan(const std::string& text) const override {
     const FcuScenario s = parse_fcu_scenario(text, kOrigin, {});
-    return every_cycle_plan(name(), s.steps(), s.timing.step, fcu_safety_config(s),
-                            FcuDynamics(s).initial_command());
+    LoopPlan p = every_cycle_plan(name(), s.steps(), s.timing.step, fcu_safety_config(s),
+                                  FcuDynamics(s).initial_command());
+    p.measurement = {{{"x_m", "kg/s", "mass_flow"}}};  // the flow meter's reading
+    p.command = set_point_command("x_p", "kg/s", "mass_flow");  // the motor's fuel-flow demand
+    return p;
   }
   std::unique_ptr<RigPart> make_rig_part(const std::string& text) const override {
     return std::make_unique<FcuRig>(parse_fcu_scenario(text, kOrigin, {}));

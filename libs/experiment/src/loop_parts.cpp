@@ -1,6 +1,7 @@
 #include "hyloop/experiment/loop_parts.hpp"
 
 #include <algorithm>
+#include <stdexcept>
 #include <utility>
 
 #include "hyloop/experiment/kind.hpp"
@@ -19,6 +20,18 @@ LoopPlan every_cycle_plan(std::string kind, std::int64_t total_steps, double ste
   return p;
 }
 
+hal::SignalLayout mechanical_measurement(std::string position, std::string velocity,
+                                         std::string force) {
+  return {{{std::move(position), "m", "length"},
+           {std::move(velocity), "m/s", "velocity"},
+           {std::move(force), "N", "force"}}};
+}
+
+hal::SignalLayout set_point_command(const std::string& name, const std::string& unit,
+                                    const std::string& quantity) {
+  return {{{name, unit, quantity}, {name + "_rate", unit + "/s", quantity + "_rate"}}};
+}
+
 std::vector<std::size_t> columns_except(std::size_t count,
                                         const std::vector<std::size_t>& excluded) {
   std::vector<std::size_t> out;
@@ -28,7 +41,20 @@ std::vector<std::size_t> columns_except(std::size_t count,
   return out;
 }
 
-LoopPlan loop_plan(const std::string& text) { return find_scenario_kind(text).loop_plan(text); }
+LoopPlan loop_plan(const std::string& text) {
+  LoopPlan plan = find_scenario_kind(text).loop_plan(text);
+  hal::validate_layout("measurement", plan.measurement, false);
+  hal::validate_layout("command", plan.command, true);
+  const hal::Signal& measured = plan.measurement.signals[0];
+  const hal::Signal& set_point = plan.command.signals[hal::kCommandSetPoint];
+  if (measured.unit != set_point.unit || measured.quantity != set_point.quantity) {
+    throw std::invalid_argument("kind " + plan.kind + ": the measurement's first signal '" +
+                                measured.name + "' [" + measured.unit +
+                                "] is not what the set point '" + set_point.name + "' [" +
+                                set_point.unit + "] commands");
+  }
+  return plan;
+}
 
 std::unique_ptr<RigPart> make_rig_part(const std::string& text) {
   return find_scenario_kind(text).make_rig_part(text);

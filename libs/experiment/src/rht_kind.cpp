@@ -14,12 +14,13 @@ class RhtRig final : public RigPart {
   explicit RhtRig(const RhtScenario& s) : servo_(rht_servo_config(s, s.servo.seed)) {
     servo_.reset(0.0);
   }
-  void step(const hal::ActuatorCommand& applied, RigSample& out) noexcept override {
+  void step(const hal::ActuatorCommand& applied, std::span<double> measurement,
+            std::span<double> truth) noexcept override {
     const hal::ServoMeasurement& m = servo_.step(applied.position);
-    out.position = m.displacement;
-    out.velocity = 0.0;
-    out.force = m.force;
-    out.truth = {m.true_displacement, m.omega, 0.0, 0.0};
+    measurement[0] = m.displacement;
+    measurement[1] = m.force;
+    truth[0] = m.true_displacement;
+    truth[1] = m.omega;
   }
   std::vector<std::string> truth_names() const override {
     return {rht_column_headers()[col(RhtColumn::kTrue)],
@@ -39,10 +40,10 @@ class RhtDynamicsPart final : public DynamicsPart {
     for (std::size_t c : columns_) names_.push_back(rht_column_headers()[c]);
   }
   const std::vector<std::string>& names() const override { return names_; }
-  const char* step(std::int64_t k, double position, double /*velocity*/, double force,
+  const char* step(std::int64_t k, std::span<const double> measurement,
                    std::span<double> values, hal::ActuatorCommand& next) noexcept override {
     double command = 0.0;
-    const char* reason = dynamics_.step(k, position, force, row_, command);
+    const char* reason = dynamics_.step(k, measurement[0], measurement[1], row_, command);
     for (std::size_t i = 0; i < columns_.size(); ++i) values[i] = row_[columns_[i]];
     next = {command, 0.0};
     return reason;
@@ -67,8 +68,11 @@ class RhtKind final : public Kind {
   LoopPlan loop_plan(const std::string& text) const override {
     const RhtScenario s = parse_rht_scenario(text, kOrigin, {});
     const RhtDynamics d(s);
-    return every_cycle_plan(name(), d.total_steps(), s.timing.step, rht_safety_config(s),
-                            d.initial_command());
+    LoopPlan p = every_cycle_plan(name(), d.total_steps(), s.timing.step, rht_safety_config(s),
+                                  d.initial_command());
+    p.measurement = {{{"d_measured", "m", "length"}, {"force", "N", "force"}}};
+    p.command = set_point_command("d_command", "m", "length");
+    return p;
   }
   std::unique_ptr<RigPart> make_rig_part(const std::string& text) const override {
     return std::make_unique<RhtRig>(parse_rht_scenario(text, kOrigin, {}));

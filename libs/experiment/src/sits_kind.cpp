@@ -16,14 +16,16 @@ class SitsRig final : public RigPart {
   explicit SitsRig(const SitsScenario& s) : rig_(sits_rig_config(s)) {
     rig_.reset(s.model.initial_position);
   }
-  void step(const hal::ActuatorCommand& applied, RigSample& out) noexcept override {
+  void step(const hal::ActuatorCommand& applied, std::span<double> measurement,
+            std::span<double> truth) noexcept override {
     (void)rig_.apply(applied);
     rig_.advance();
     const hal::ActuatorState robot = rig_.robot_state();
-    out.position = robot.position;
-    out.velocity = robot.velocity;
-    out.force = rig_.measured_force();
-    out.truth = {rig_.held_command().position, rig_.contact_force(), 0.0, 0.0};
+    measurement[0] = robot.position;
+    measurement[1] = robot.velocity;
+    measurement[2] = rig_.measured_force();
+    truth[0] = rig_.held_command().position;
+    truth[1] = rig_.contact_force();
   }
   std::vector<std::string> truth_names() const override {
     return {std::string(kSitsColumnHeaders[col(SitsColumn::kXCmd)]),
@@ -41,9 +43,10 @@ class SitsDynamicsPart final : public DynamicsPart {
     for (std::size_t c : columns_) names_.emplace_back(kSitsColumnHeaders[c]);
   }
   const std::vector<std::string>& names() const override { return names_; }
-  const char* step(std::int64_t k, double position, double velocity, double force,
-                   std::span<double> values, hal::ActuatorCommand& next) noexcept override {
-    const StopReason r = dynamics_.step(k, {position, velocity, force}, row_, next);
+  const char* step(std::int64_t k, std::span<const double> measurement, std::span<double> values,
+                   hal::ActuatorCommand& next) noexcept override {
+    const StopReason r =
+        dynamics_.step(k, {measurement[0], measurement[1], measurement[2]}, row_, next);
     for (std::size_t i = 0; i < columns_.size(); ++i) values[i] = row_[columns_[i]];
     return r == StopReason::kNone ? nullptr : to_string(r).data();  // NUL-terminated literals
   }
@@ -80,6 +83,8 @@ class SitsKind final : public Kind {
     p.tare = s.acquisition.tare;
     p.filter_time_constant = s.acquisition.filter_time_constant;
     p.corrupt_message_every = s.rig.corrupt_message_every;
+    p.measurement = mechanical_measurement("x_robot", "v_robot", "f_meas");
+    p.command = set_point_command("x_cmd", "m", "length");
     return p;
   }
   std::unique_ptr<RigPart> make_rig_part(const std::string& text) const override {

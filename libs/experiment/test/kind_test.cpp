@@ -86,6 +86,8 @@ class ProbeKind final : public Kind {
     p.kind = name_;
     p.total_steps = 7;
     p.step = 0.25;
+    p.measurement = {{{"level", "m", "length"}}};
+    p.command = set_point_command("level_set", "m", "length");
     return p;
   }
 

@@ -106,7 +106,7 @@ double seconds_since(std::int64_t then_ns, std::int64_t now_ns) noexcept {
 }
 }  // namespace
 
-void LoopComponent::note_received(std::size_t index, const v1::Header& header,
+void LoopComponent::note_received(std::size_t index, const v2::Header& header,
                                   std::int64_t read_start_ns) noexcept {
   const std::int64_t now = transport::monotonic_now_ns();
   const std::int64_t sent = header.send_time_ns();
@@ -175,8 +175,9 @@ transport::ChannelConfig LoopComponent::channel(const std::string& endpoint, con
   return c;
 }
 
-transport::ValidatorConfig LoopComponent::validator_config() const {
+transport::ValidatorConfig LoopComponent::validator_config(std::size_t frame_length) const {
   transport::ValidatorConfig v;
+  v.frame_length = frame_length;
   v.run_id = run_id_;
   v.mode = lockstep() ? transport::Mode::kLockstep : transport::Mode::kRealTime;
   return v;
@@ -283,12 +284,12 @@ void LoopComponent::close_channels() noexcept {
 
 void LoopComponent::send_telemetry(std::uint64_t cycle, double virtual_time_s,
                                    std::span<const double> values,
-                                   std::string_view event) noexcept {
+                                   v2::LoopEvent event, std::string_view detail) noexcept {
   if (!telemetry_) {
     return;
   }
   try {
-    v1::Telemetry& m = telemetry_msg_;
+    v2::Telemetry& m = telemetry_msg_;
     m.clear_names();
     if (!names_sent_) {
       for (const std::string& n : telemetry_names_) {
@@ -303,9 +304,8 @@ void LoopComponent::send_telemetry(std::uint64_t cycle, double virtual_time_s,
     m.set_deadline_misses(deadline_misses_.load(std::memory_order_relaxed));
     m.set_lateness_ns(lateness_ns_.load(std::memory_order_relaxed));
     m.set_rejected(rejected_.load(std::memory_order_relaxed));
-    if (m.event() != event) {
-      m.set_event(std::string(event));
-    }
+    m.set_event(event);
+    m.mutable_event_detail()->assign(detail.data(), detail.size());  // reuses its capacity
     telemetry_->send(m, cycle, virtual_time_s, lockstep(), std::chrono::milliseconds(2000));
   } catch (...) {
     // Telemetry is never allowed to break the loop.

@@ -105,7 +105,7 @@ TEST(Metrics, RecordingOnTheLoopPathNeitherAllocatesNorLocks) {
 class ProbeLoop final : public LoopComponent {
  public:
   ProbeLoop() : LoopComponent("probe"), input_(declare_input("rig_to_sensor", "rig_to_sensor")) {}
-  void record(const v1::Header& header, std::int64_t read_start) noexcept {
+  void record(const v2::Header& header, std::int64_t read_start) noexcept {
     note_received(input_, header, read_start);
     count_cycle();
     count_deadline_miss();
@@ -128,7 +128,7 @@ TEST(Metrics, LoopComponentHelpersDoNotAllocate) {
   ProbeLoop loop;
   transport::VerdictCounters verdicts;
   loop.watch(verdicts);
-  v1::Header header;
+  v2::Header header;
   header.set_send_time_ns(transport::monotonic_now_ns() - 250'000);  // 250 µs ago
   std::size_t allocations = 0;
   {

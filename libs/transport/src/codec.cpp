@@ -24,6 +24,8 @@ std::string_view to_string(Verdict v) noexcept {
       return "duplicate";
     case Verdict::kOutOfOrder:
       return "out_of_order";
+    case Verdict::kWrongLength:
+      return "wrong_length";
     case Verdict::kAhead:
       return "ahead";
   }
@@ -54,7 +56,7 @@ Encoder::Encoder(EncoderConfig config) : config_(std::move(config)), buffer_(con
   }
 }
 
-void Encoder::stamp(v1::Header& header, std::uint64_t cycle, double virtual_time_s,
+void Encoder::stamp(v2::Header& header, std::uint64_t cycle, double virtual_time_s,
                     std::int64_t send_time_ns) {
   if (header.run_id() != config_.run_id) {  // assign only on change: no reallocation
     header.set_run_id(config_.run_id);
@@ -106,7 +108,7 @@ Verdict Validator::check_size(std::size_t wire_bytes) noexcept {
   return Verdict::kAccepted;
 }
 
-Verdict Validator::check(const v1::Header& header, std::int64_t now_ns) noexcept {
+Verdict Validator::check(const v2::Header& header, std::int64_t now_ns) noexcept {
   Verdict v = Verdict::kAccepted;
   const std::uint64_t cycle = header.cycle();
   if (header.run_id().empty()) {

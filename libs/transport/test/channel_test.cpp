@@ -30,12 +30,13 @@ std::string ipc_endpoint(const char* tag) {
 // Sends cycles 0..n-1 as encoded sensor samples and checks they arrive complete and in order.
 void expect_in_order(Channel& tx, Channel& rx, std::uint64_t n) {
   Encoder enc({.run_id = "r1"});
-  Decoder<v1::SensorSample> dec({.run_id = "r1", .mode = Mode::kLockstep});
+  Decoder<v2::Frame> dec({.run_id = "r1", .mode = Mode::kLockstep, .frame_length = 1});
   std::array<std::byte, 1024> buf{};
-  v1::SensorSample s;
+  v2::Frame s;
+  s.add_values(0.0);
   std::uint64_t next = 0;
   for (std::uint64_t k = 0; k < n; ++k) {
-    s.set_force_n(static_cast<double>(k));
+    s.set_values(0, static_cast<double>(k));
     // The queue (hwm 16) must not overflow: read as we go.
     while (!tx.try_send(enc.encode(s, k, 0.0))) {
       std::this_thread::sleep_for(1ms);
@@ -44,7 +45,7 @@ void expect_in_order(Channel& tx, Channel& rx, std::uint64_t n) {
       const auto* got = dec.decode_received(r->bytes, r->wire_bytes);
       ASSERT_NE(got, nullptr) << to_string(dec.last_verdict());
       EXPECT_EQ(got->header().cycle(), next);
-      EXPECT_EQ(got->force_n(), static_cast<double>(next));
+      EXPECT_EQ(got->values(0), static_cast<double>(next));
       ++next;
       if (next == n) break;
     }

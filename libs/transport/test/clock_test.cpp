@@ -135,9 +135,10 @@ TEST(LockstepBarrier, DrivesALockstepConsumerOverInproc) {
                       .send_hwm = 8,
                       .linger_ms = 2000});  // small queue: send() must wait
     Encoder enc({.run_id = "lock"});
-    v1::SensorSample s;
+    v2::Frame s;
+    s.add_values(0.0);
     for (std::uint64_t k = 0; k < kCycles; ++k) {
-      s.set_force_n(scale * static_cast<double>(k));
+      s.set_values(0, scale * static_cast<double>(k));
       ASSERT_TRUE(out.send(enc.encode(s, k, 0.0), 5000ms));  // lossless: waits for room
     }
     EXPECT_EQ(out.dropped(), 0U);
@@ -147,8 +148,8 @@ TEST(LockstepBarrier, DrivesALockstepConsumerOverInproc) {
 
   LockstepBarrier barrier;
   std::array<Channel*, 2> channels{&in_a, &in_b};
-  std::array<Decoder<v1::SensorSample>, 2> decoders{Decoder<v1::SensorSample>({.run_id = "lock"}),
-                                                    Decoder<v1::SensorSample>({.run_id = "lock"})};
+  std::array<Decoder<v2::Frame>, 2> decoders{Decoder<v2::Frame>({.run_id = "lock"}),
+                                             Decoder<v2::Frame>({.run_id = "lock"})};
   barrier.add_input("a");
   barrier.add_input("b");
   std::array<std::byte, 512> buf{};
@@ -163,7 +164,7 @@ TEST(LockstepBarrier, DrivesALockstepConsumerOverInproc) {
       }
     }
     if (barrier.ready()) {
-      checksum += decoders[0].latest()->force_n() + decoders[1].latest()->force_n();
+      checksum += decoders[0].latest()->values(0) + decoders[1].latest()->values(0);
       ASSERT_TRUE(barrier.advance());
     }
   }

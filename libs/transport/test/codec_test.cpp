@@ -16,48 +16,20 @@ using google::protobuf::util::MessageDifferencer;
 
 constexpr const char* kRun = "run-7f3a";
 
-v1::SensorSample make_sensor() {
-  v1::SensorSample m;
-  m.set_position_m(0.0125);
-  m.set_velocity_mps(-0.31);
-  m.set_force_n(-12.5);
-  m.set_raw_force_n(-12.75);
-  m.set_acceleration_mps2(2.58);
-  m.add_extra(1.5);
-  m.add_extra(-2.5);
+/// A SITS measurement frame: x_robot [m], v_robot [m/s], f_meas [N].
+v2::Frame make_sensor() {
+  v2::Frame m;
+  for (double v : {0.0125, -0.31, -12.5}) m.add_values(v);
   return m;
 }
-v1::ActuatorCommand make_command() {
-  v1::ActuatorCommand m;
-  m.set_position_m(0.02);
-  m.set_velocity_mps(0.1);
-  m.set_force_n(3.0);
-  m.set_hold(true);
+/// A command frame: set point [m], rate [m/s].
+v2::Frame make_command() {
+  v2::Frame m;
+  for (double v : {0.02, 0.1}) m.add_values(v);
   return m;
 }
-v1::ActuatorState make_state() {
-  v1::ActuatorState m;
-  m.set_position_m(0.0199);
-  m.set_velocity_mps(0.099);
-  m.set_commanded_position_m(0.02);
-  m.set_limited(true);
-  m.set_estopped(false);
-  m.set_watchdog_tripped(true);
-  return m;
-}
-v1::ModelUpdate make_model() {
-  v1::ModelUpdate m;
-  m.set_kind(v1::ModelUpdate::KIND_RLS);
-  for (double a : {-1.7, 0.72}) m.add_a(a);
-  for (double b : {0.01, 0.008}) m.add_b(b);
-  for (double t : {1.0, -0.5, 0.25, 0.125}) m.add_theta(t);
-  m.set_delay_steps(3);
-  m.set_sample_time_s(0.01);
-  m.set_fit_percent(97.5);
-  return m;
-}
-v1::Telemetry make_telemetry() {
-  v1::Telemetry m;
+v2::Telemetry make_telemetry() {
+  v2::Telemetry m;
   m.add_names("x[m]");
   m.add_names("F[N]");
   m.add_values(0.01);
@@ -65,6 +37,8 @@ v1::Telemetry make_telemetry() {
   m.set_deadline_misses(4);
   m.set_lateness_ns(52'000);
   m.set_rejected(2);
+  m.set_event(v2::LOOP_EVENT_STOP);
+  m.set_event_detail("displacement limit");
   return m;
 }
 
@@ -86,11 +60,34 @@ void expect_round_trip(M msg) {
   EXPECT_EQ(dec.counters().rejected(), 0U);
 }
 
-TEST(Codec, RoundTripSensorSample) { expect_round_trip(make_sensor()); }
-TEST(Codec, RoundTripActuatorCommand) { expect_round_trip(make_command()); }
-TEST(Codec, RoundTripActuatorState) { expect_round_trip(make_state()); }
-TEST(Codec, RoundTripModelUpdate) { expect_round_trip(make_model()); }
+TEST(Codec, RoundTripMeasurementFrame) { expect_round_trip(make_sensor()); }
+TEST(Codec, RoundTripCommandFrame) { expect_round_trip(make_command()); }
 TEST(Codec, RoundTripTelemetry) { expect_round_trip(make_telemetry()); }
+
+// Loop contract v2: a frame carries exactly its channel's layout size; any other length is
+// rejected and counted as wrong_length, never delivered, and the stream goes on.
+TEST(Codec, FrameOfAnotherLengthThanItsLayoutIsRejected) {
+  Encoder enc({.run_id = kRun});
+  Decoder<v2::Frame> dec({.run_id = kRun, .mode = Mode::kLockstep, .frame_length = 3});
+  v2::Frame shorter = make_command();  // 2 values
+  v2::Frame longer = make_sensor();
+  longer.add_values(7.0);  // 4 values
+  v2::Frame empty;
+  for (v2::Frame* f : {&shorter, &longer, &empty}) {
+    EXPECT_EQ(dec.decode(enc.encode(*f, 0, 0.0)), nullptr);
+    EXPECT_EQ(dec.last_verdict(), Verdict::kWrongLength);
+  }
+  EXPECT_EQ(dec.counters().count(Verdict::kWrongLength), 3U);
+  EXPECT_EQ(dec.latest(), nullptr);
+  v2::Frame good = make_sensor();
+  const v2::Frame* got = dec.decode(enc.encode(good, 0, 0.0));
+  ASSERT_NE(got, nullptr) << to_string(dec.last_verdict());
+  EXPECT_EQ(got->values(2), -12.5);
+  EXPECT_EQ(to_string(Verdict::kWrongLength), "wrong_length");
+  // Without a layout length (0) any length passes the codec.
+  Decoder<v2::Frame> any({.run_id = kRun, .mode = Mode::kLockstep});
+  EXPECT_NE(any.decode(enc.encode(shorter, 0, 0.0)), nullptr);
+}
 
 std::vector<std::byte> copy(std::span<const std::byte> s) { return {s.begin(), s.end()}; }
 
@@ -98,7 +95,7 @@ std::vector<std::byte> copy(std::span<const std::byte> s) { return {s.begin(), s
 TEST(Codec, EachRejectionCountedExactlyAndNoneDelivered) {
   Encoder enc({.run_id = kRun});
   Encoder other({.run_id = "another-run"});
-  Decoder<v1::ActuatorCommand> dec({.run_id = kRun,
+  Decoder<v2::Frame> dec({.run_id = kRun,
                                     .mode = Mode::kRealTime,
                                     .max_bytes = 256,
                                     .max_age = std::chrono::milliseconds(100)});
@@ -153,7 +150,7 @@ TEST(Codec, EachRejectionCountedExactlyAndNoneDelivered) {
   // The newest accepted message is still cycle 10, untouched by the rejected ones.
   ASSERT_NE(dec.latest(), nullptr);
   EXPECT_EQ(dec.latest()->header().cycle(), 10U);
-  EXPECT_EQ(dec.latest()->position_m(), 0.02);
+  EXPECT_EQ(dec.latest()->values(0), 0.02);
 
   // Real time: newest wins, gaps are fine.
   ASSERT_NE(dec.decode(enc.encode(cmd, 15, 0.03, now), now), nullptr);
@@ -162,15 +159,15 @@ TEST(Codec, EachRejectionCountedExactlyAndNoneDelivered) {
 
 TEST(Codec, MissingHeaderIsMalformed) {
   Encoder enc({.run_id = kRun});
-  Decoder<v1::SensorSample> dec({.run_id = kRun});
+  Decoder<v2::Frame> dec({.run_id = kRun});
   auto s = make_sensor();  // no header set
   EXPECT_EQ(dec.decode(enc.serialize(s)), nullptr);
   EXPECT_EQ(dec.last_verdict(), Verdict::kMalformed);
 }
 
 TEST(Codec, InvalidUtf8RunIdIsMalformed) {
-  Decoder<v1::SensorSample> dec({.run_id = kRun});
-  // SensorSample{header{run_id = "\xFF\xFE"}}: well-formed wire format, invalid proto3 string.
+  Decoder<v2::Frame> dec({.run_id = kRun});
+  // Frame{header{run_id = "\xFF\xFE"}}: well-formed wire format, invalid proto3 string.
   const std::array<std::byte, 6> forged{std::byte{0x0A}, std::byte{0x04}, std::byte{0x0A},
                                         std::byte{0x02}, std::byte{0xFF}, std::byte{0xFE}};
   EXPECT_EQ(dec.decode(forged), nullptr);
@@ -180,7 +177,7 @@ TEST(Codec, InvalidUtf8RunIdIsMalformed) {
 
 TEST(Codec, TruncatedReceiveIsMalformedAndOversizedWireIsOversized) {
   Encoder enc({.run_id = kRun});
-  Decoder<v1::SensorSample> dec({.run_id = kRun, .max_bytes = 1024});
+  Decoder<v2::Frame> dec({.run_id = kRun, .max_bytes = 1024});
   auto s = make_sensor();
   const auto bytes = enc.encode(s, 0, 0.0);
   EXPECT_EQ(dec.decode_received(bytes.first(10), bytes.size()), nullptr);
@@ -191,7 +188,7 @@ TEST(Codec, TruncatedReceiveIsMalformedAndOversizedWireIsOversized) {
 
 TEST(Codec, EncoderRefusesMessagesAboveItsBuffer) {
   Encoder enc({.run_id = kRun, .max_bytes = 64});
-  v1::Telemetry t;
+  v2::Telemetry t;
   for (int i = 0; i < 32; ++i) t.add_values(i);
   EXPECT_TRUE(enc.encode(t, 0, 0.0).empty());
   EXPECT_EQ(enc.oversized(), 1U);
@@ -200,7 +197,7 @@ TEST(Codec, EncoderRefusesMessagesAboveItsBuffer) {
 
 TEST(Codec, LockstepAcceptsOnlyTheExpectedCycleAndNeverStale) {
   Encoder enc({.run_id = kRun});
-  Decoder<v1::SensorSample> dec({.run_id = kRun,
+  Decoder<v2::Frame> dec({.run_id = kRun,
                                  .mode = Mode::kLockstep,
                                  .max_age = std::chrono::milliseconds(1),
                                  .first_cycle = 3});
@@ -221,20 +218,23 @@ TEST(Codec, LockstepAcceptsOnlyTheExpectedCycleAndNeverStale) {
 
 TEST(Codec, EncodeAndValidateAllocateNothingAfterWarmUp) {
   Encoder enc({.run_id = kRun, .sender = 1});
-  Decoder<v1::SensorSample> sensor_dec({.run_id = kRun, .mode = Mode::kLockstep});
-  Decoder<v1::Telemetry> tel_dec(
+  Decoder<v2::Frame> sensor_dec({.run_id = kRun, .mode = Mode::kLockstep, .frame_length = 3});
+  Decoder<v2::Telemetry> tel_dec(
       {.run_id = kRun, .mode = Mode::kRealTime, .max_age = std::chrono::seconds(10)});
   auto sample = make_sensor();
   auto tel = make_telemetry();
   std::array<std::byte, 4> forged{std::byte{0xFF}, std::byte{0xFF}, std::byte{0xFF},
                                   std::byte{0xFF}};
+  auto wrong = make_command();  // 2 values where the layout has 3
   auto one_cycle = [&](std::uint64_t k) {
-    sample.set_position_m(1e-3 * static_cast<double>(k));
+    sample.set_values(0, 1e-3 * static_cast<double>(k));
+    EXPECT_EQ(sensor_dec.decode(enc.encode(wrong, k, 0.0)), nullptr);  // wrong length
     const std::size_t accepted_before = sensor_dec.counters().accepted();
     const auto* got = sensor_dec.decode(enc.encode(sample, k, 0.002 * static_cast<double>(k)));
     EXPECT_NE(got, nullptr);
     EXPECT_EQ(sensor_dec.counters().accepted(), accepted_before + 1);
     tel.set_values(0, static_cast<double>(k));
+    tel.set_event(k % 2 == 0 ? v2::LOOP_EVENT_NONE : v2::LOOP_EVENT_STOP);
     EXPECT_NE(tel_dec.decode(enc.encode(tel, k, 0.0)), nullptr);
     EXPECT_EQ(tel_dec.decode(enc.encode(tel, k, 0.0)), nullptr);  // duplicate
     EXPECT_EQ(tel_dec.decode(forged), nullptr);                   // malformed (no log)
@@ -248,6 +248,7 @@ TEST(Codec, EncodeAndValidateAllocateNothingAfterWarmUp) {
   }
   EXPECT_EQ(allocations, 0U);
   EXPECT_EQ(sensor_dec.counters().accepted(), 1004U);
+  EXPECT_EQ(sensor_dec.counters().count(Verdict::kWrongLength), 1004U);
   EXPECT_EQ(tel_dec.counters().count(Verdict::kDuplicate), 1004U);
   EXPECT_EQ(tel_dec.counters().count(Verdict::kMalformed), 1004U);
 }

@@ -15,6 +15,8 @@
 #include <thread>
 #include <vector>
 
+#include "hyloop/experiment/loop_parts.hpp"
+#include "hyloop/transport/layout.hpp"
 #include "hyloop/experiment/jobs.hpp"
 #include "hyloop/experiment/run_directory.hpp"
 #include "hyloop/experiment/scenario.hpp"
@@ -77,6 +79,8 @@ class IdentificationLoop : public ::testing::Test {
     c.set_mode(v1::CLOCK_MODE_LOCKSTEP);
     c.set_sender_id(kDynamicsSender);
     c.set_scenario_yaml(yaml);
+    const experiment::LoopPlan plan = experiment::loop_plan(yaml);
+    transport::add_loop_layouts(plan.measurement, plan.command, *c.mutable_layouts());
     c.mutable_endpoints()->set_sensor_to_dynamics("inproc://id-sensor");
     c.mutable_endpoints()->set_dynamics_to_actuator("inproc://id-cmd");
     c.mutable_endpoints()->set_telemetry("inproc://id-telemetry");
@@ -98,20 +102,21 @@ class IdentificationLoop : public ::testing::Test {
     transport::Encoder encoder({.run_id = kRun, .sender = 2});
     const auto n = static_cast<std::uint64_t>(s.identification.samples);
     hal::ActuatorCommand command{s.model.initial_position, 0.0};  // the actuator's cycle 0
-    v1::SensorSample sample;
+    v2::Frame sample;  // the SITS measurement: x_robot [m], v_robot [m/s], f_meas [N]
+    sample.mutable_values()->Resize(3, 0.0);
     for (std::uint64_t k = 0; k < n; ++k) {
       if (k > 0) {
         const auto received = receive_command();
         ASSERT_TRUE(received.has_value()) << "no command for cycle " << k;
         ASSERT_EQ(received->header().cycle(), k);
         EXPECT_EQ(received->header().origin_time_ns(), static_cast<std::int64_t>(1000 + k - 1));
-        command = {received->position_m(), received->velocity_mps()};
+        command = {received->values(0), received->values(1)};
       }
       ASSERT_EQ(emulator.apply(command), hal::DriverStatus::kOk);
       emulator.advance();
-      sample.set_position_m(emulator.robot_state().position);
-      sample.set_velocity_mps(emulator.robot_state().velocity);
-      sample.set_force_n(emulator.measured_force());
+      sample.set_values(0, emulator.robot_state().position);
+      sample.set_values(1, emulator.robot_state().velocity);
+      sample.set_values(2, emulator.measured_force());
       sample.mutable_header()->set_origin_time_ns(static_cast<std::int64_t>(1000 + k));
       const auto bytes = encoder.encode(sample, k, static_cast<double>(k) * s.timing.step);
       ASSERT_TRUE(sensor_->send(bytes, std::chrono::milliseconds(2000)));
@@ -121,27 +126,27 @@ class IdentificationLoop : public ::testing::Test {
     EXPECT_EQ(last->header().cycle(), n);
   }
 
-  std::optional<v1::ActuatorCommand> receive_command() {
+  std::optional<v2::Frame> receive_command() {
     std::array<std::byte, 4096> buffer{};
     auto got = actuator_->receive(buffer, std::chrono::milliseconds(5000));
     if (!got) return std::nullopt;
-    v1::ActuatorCommand m;
+    v2::Frame m;
     EXPECT_TRUE(m.ParseFromArray(got->bytes.data(), static_cast<int>(got->bytes.size())));
     return m;
   }
 
   /// Reads telemetry until the event `event` (or a timeout); returns the messages read.
-  std::vector<v1::Telemetry> telemetry_until(const std::string& event) {
-    std::vector<v1::Telemetry> out;
+  std::vector<v2::Telemetry> telemetry_until(v2::LoopEvent event) {
+    std::vector<v2::Telemetry> out;
     std::array<std::byte, 4096> buffer{};
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
     while (std::chrono::steady_clock::now() < deadline) {
       auto got = telemetry_->receive(buffer, std::chrono::milliseconds(200));
       if (!got) continue;
-      v1::Telemetry t;
+      v2::Telemetry t;
       EXPECT_TRUE(t.ParseFromArray(got->bytes.data(), static_cast<int>(got->bytes.size())));
       out.push_back(t);
-      if (t.event() == event || t.event().rfind("fault:", 0) == 0) break;
+      if (t.event() == event || t.event() == v2::LOOP_EVENT_FAULT) break;
     }
     return out;
   }
@@ -170,10 +175,10 @@ TEST_F(IdentificationLoop, FitsTheSweepExactlyAsHyloopIdentify) {
   ASSERT_EQ(component_.activate().state(), v1::LIFECYCLE_STATE_ACTIVE);
 
   play_sweep();
-  const std::vector<v1::Telemetry> telemetry = telemetry_until("identified");
+  const std::vector<v2::Telemetry> telemetry = telemetry_until(v2::LOOP_EVENT_IDENTIFIED);
   ASSERT_FALSE(telemetry.empty());
-  const v1::Telemetry& final = telemetry.back();
-  ASSERT_EQ(final.event(), "identified");
+  const v2::Telemetry& final = telemetry.back();
+  ASSERT_EQ(final.event(), v2::LOOP_EVENT_IDENTIFIED);
   const auto n = static_cast<std::size_t>(scenario_.identification.samples);
   EXPECT_EQ(telemetry.size(), n + 1);
   ASSERT_EQ(telemetry.front().names_size(), 2);
@@ -249,9 +254,9 @@ TEST_F(IdentificationLoop, FitsANoisyChirpByOutputErrorAsHyloopIdentify) {
                                          .role = transport::Role::kConnect});
   ASSERT_EQ(component_.activate().state(), v1::LIFECYCLE_STATE_ACTIVE);
   play_sweep();
-  const std::vector<v1::Telemetry> telemetry = telemetry_until("identified");
+  const std::vector<v2::Telemetry> telemetry = telemetry_until(v2::LOOP_EVENT_IDENTIFIED);
   ASSERT_FALSE(telemetry.empty());
-  ASSERT_EQ(telemetry.back().event(), "identified");
+  ASSERT_EQ(telemetry.back().event(), v2::LOOP_EVENT_IDENTIFIED);
   EXPECT_NE(component_.state_reply().message().find("identification: fitted oe("),
             std::string::npos)
       << component_.state_reply().message();

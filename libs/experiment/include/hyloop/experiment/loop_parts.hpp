@@ -8,9 +8,11 @@
 // scenario's kind (kind.hpp); an unknown kind, or one without a distributed form, is refused by
 // name (std::invalid_argument).
 //
-// The loop messages carry the mechanical kinds' quantities (position in m, force in N). The FCU
-// loop maps onto them: the command is the fuel-flow demand x_p (kg/s) in the position fields,
-// and the measured "position" is the flow meter's reading x_m (kg/s); force is 0.
+// Loop contract v2: what a frame's values are is the plan's signal layouts (hal/signal_layout.hpp),
+// each kind's own names and units (SITS: x_R [m], v_R [m/s], f_meas [N]; FCU: x_m [kg/s]). A
+// rig part writes the measurement layout's values, a dynamics part reads them and writes the
+// command layout's (set point, rate) through hal::ActuatorCommand, whose `position` is the set
+// point in the command's unit (kg/s for the FCU) and whose safety window is in that unit.
 
 #include <array>
 #include <cstdint>
@@ -21,6 +23,7 @@
 
 #include "hyloop/hal/actuator_safety.hpp"
 #include "hyloop/hal/drivers.hpp"
+#include "hyloop/hal/signal_layout.hpp"
 
 namespace hyloop::experiment {
 
@@ -34,7 +37,18 @@ struct LoopPlan {
   bool tare = false;
   double filter_time_constant = 0.0;
   int corrupt_message_every = 0;  ///< rig fault injection (0: off)
+  hal::SignalLayout measurement;  ///< rig → sensor → dynamics (the sensor conditions its force)
+  hal::SignalLayout command;      ///< dynamics → actuator → rig: the set point and its rate
 };
+
+/// The measurement of a kind whose rig measures a position, its velocity and a force
+/// (`position`, `velocity` and `force` are the kind's names for them).
+hal::SignalLayout mechanical_measurement(std::string position, std::string velocity,
+                                         std::string force);
+/// The command of a kind whose set point is `name` in `unit` measuring `quantity`: the set point
+/// and its rate name_rate [unit/s] (quantity_rate).
+hal::SignalLayout set_point_command(const std::string& name, const std::string& unit,
+                                    const std::string& quantity);
 
 /// @throws ScenarioError naming the field; std::invalid_argument for an unknown kind or one
 /// without services.
@@ -43,21 +57,18 @@ LoopPlan loop_plan(const std::string& scenario_text);
 LoopPlan every_cycle_plan(std::string kind, std::int64_t total_steps, double step,
                           const hal::SafetyConfig& safety, double initial_command);
 
-/// The rig's measurements of one cycle and its truth columns (for the recorder).
-struct RigSample {
-  static constexpr std::size_t kMaxTruth = 4;
-  double position = 0.0;                  ///< m
-  double velocity = 0.0;                  ///< m/s
-  double force = 0.0;                     ///< N, as the sensor's DAQ delivers it (delayed, noisy)
-  std::array<double, kMaxTruth> truth{};  ///< the first truth_names().size() are used
-};
+/// The most truth values a rig part records.
+inline constexpr std::size_t kMaxTruth = 8;
 
 class RigPart {
  public:
   virtual ~RigPart() = default;
-  /// Applies the command of this cycle and advances one step. RT-safe.
-  virtual void step(const hal::ActuatorCommand& applied, RigSample& out) noexcept = 0;
-  /// "name[unit]" of RigSample::truth (at most kMaxTruth), as in the kind's record columns.
+  /// Applies the command of this cycle and advances one step: writes the plan's measurement
+  /// (measurement.size() == its layout's size, as the sensor's DAQ delivers it: delayed,
+  /// noisy) and the truth columns (truth.size() == truth_names().size()). RT-safe.
+  virtual void step(const hal::ActuatorCommand& applied, std::span<double> measurement,
+                    std::span<double> truth) noexcept = 0;
+  /// "name[unit]" of the truth values (at most kMaxTruth), as in the kind's record columns.
   [[nodiscard]] virtual std::vector<std::string> truth_names() const = 0;
 };
 std::unique_ptr<RigPart> make_rig_part(const std::string& scenario_text);
@@ -67,9 +78,10 @@ class DynamicsPart {
   virtual ~DynamicsPart() = default;
   /// "name[unit]" of the values step() writes, as in the kind's samples.csv.
   [[nodiscard]] virtual const std::vector<std::string>& names() const = 0;
-  /// Cycle k from its measurements: writes names().size() values and the command of cycle
-  /// k+1. Returns nullptr, or why the loop must stop (the command is then not sent). RT-safe.
-  virtual const char* step(std::int64_t k, double position, double velocity, double force,
+  /// Cycle k from its measurements (the plan's measurement layout): writes names().size()
+  /// values and the command of cycle k+1. Returns nullptr, or why the loop must stop (the
+  /// command is then not sent). RT-safe.
+  virtual const char* step(std::int64_t k, std::span<const double> measurement,
                            std::span<double> values, hal::ActuatorCommand& next) noexcept = 0;
 };
 std::unique_ptr<DynamicsPart> make_dynamics_part(const std::string& scenario_text);

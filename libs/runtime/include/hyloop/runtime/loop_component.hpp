@@ -20,7 +20,7 @@
 // ends (deactivate), on cleanup, on shutdown and when configure fails (a service in ERROR holds
 // no port); the next run is configured again.
 
-#include <hyloop/v1/loop.pb.h>
+#include <hyloop/v2/loop.pb.h>
 
 #include <array>
 #include <atomic>
@@ -89,7 +89,8 @@ class LoopComponent : public Component {
     return stop_.load(std::memory_order_relaxed);
   }
 
-  transport::ValidatorConfig validator_config() const;
+  /// `frame_length`: the input's layout size (a Frame of another length is rejected); 0: any.
+  transport::ValidatorConfig validator_config(std::size_t frame_length = 0) const;
   transport::EncoderConfig encoder_config() const;
   /// A channel config for loop channel `field` (rig_to_sensor, ..., telemetry) at `endpoint`,
   /// with its security (this service's end: ipc directory, CURVE keys). Throws
@@ -101,7 +102,8 @@ class LoopComponent : public Component {
   /// Sends one telemetry message to the coordinator (names only on the first one). Lossless in
   /// lockstep, drop-if-full in real time (the loop never waits for the recorder).
   void send_telemetry(std::uint64_t cycle, double virtual_time_s, std::span<const double> values,
-                      std::string_view event = {}) noexcept;
+                      v2::LoopEvent event = v2::LOOP_EVENT_NONE,
+                      std::string_view detail = {}) noexcept;
   /// The names sent with the first telemetry message.
   void set_telemetry_names(std::vector<std::string> names) { telemetry_names_ = std::move(names); }
   // ---- metrics ----
@@ -118,7 +120,7 @@ class LoopComponent : public Component {
   /// `read_start_ns`. Observes the message's age and hop latency (now − send time) and its
   /// backlog: a message sent before the read began was waiting in the queue, and a run of n such
   /// messages read one after another means n were queued (hyloop_queue_depth, the peak).
-  void note_received(std::size_t index, const v1::Header& header,
+  void note_received(std::size_t index, const v2::Header& header,
                      std::int64_t read_start_ns) noexcept;
   /// RT: waits up to `timeout` for the next accepted message of input `index` and records it
   /// (note_received); keeps rejected_ in step with the input's verdicts. nullptr on timeout.
@@ -191,7 +193,7 @@ class LoopComponent : public Component {
   /// latches an emergency stop ("coordinator lost: ..."): the actuator ramps the rig to rest.
   std::unique_ptr<PeerWatch> coordinator_watch_;
   std::atomic<bool> running_{false};  // between activate and deactivate
-  v1::Telemetry telemetry_msg_;
+  v2::Telemetry telemetry_msg_;
   std::vector<std::string> telemetry_names_;
   bool names_sent_ = false;
   std::thread thread_;

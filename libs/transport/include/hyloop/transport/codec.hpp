@@ -1,13 +1,14 @@
 #pragma once
-// Loop-message codec (DESIGN.md §2): stamps and serialises hyloop.v1 loop messages into a
+// Loop-message codec (DESIGN.md §2): stamps and serialises hyloop.v2 loop messages into a
 // buffer sized once at construction, and validates received bytes, rejecting and counting,
 // each kind separately: malformed, oversized, wrong run id, stale, duplicate, out of order,
-// and (lockstep only) ahead of the expected cycle.
+// (lockstep only) ahead of the expected cycle, and a Frame whose length is not its channel's
+// layout's (ValidatorConfig::frame_length).
 //
 // Typical use (one Encoder per sending thread, one Decoder per input channel and type):
 //
 //   Encoder enc({.run_id = run, .sender = 2});
-//   Decoder<v1::ActuatorCommand> dec({.run_id = run, .mode = Mode::kRealTime,
+//   Decoder<v2::Frame> dec({.run_id = run, .mode = Mode::kRealTime,
 //                                     .max_age = std::chrono::milliseconds(10)});
 //   channel.try_send(enc.encode(cmd, k, k * T));                     // sender
 //   if (auto r = channel.receive(buf, 1ms))                           // receiver
@@ -21,7 +22,7 @@
 //
 // Units: sizes in bytes, times in ns on the sender's/receiver's CLOCK_MONOTONIC.
 
-#include <hyloop/v1/loop.pb.h>
+#include <hyloop/v2/loop.pb.h>
 
 #include <array>
 #include <atomic>
@@ -41,14 +42,14 @@ namespace hyloop::transport {
 /// Default largest accepted loop message (bytes). Loop messages are ~50–200 bytes.
 inline constexpr std::size_t kDefaultMaxMessageBytes = 4096;
 
-/// A hyloop.v1 loop message: a protobuf message with a `Header header = 1` field.
+/// A hyloop.v2 loop message: a protobuf message with a `Header header = 1` field.
 template <class M>
 concept LoopMessage = std::derived_from<M, google::protobuf::MessageLite> &&
-    requires(M& m, const M& cm, v1::Header* h) {
-  { m.mutable_header() } -> std::same_as<v1::Header*>;
-  { cm.header() } -> std::same_as<const v1::Header&>;
+    requires(M& m, const M& cm, v2::Header* h) {
+  { m.mutable_header() } -> std::same_as<v2::Header*>;
+  { cm.header() } -> std::same_as<const v2::Header&>;
   { cm.has_header() } -> std::same_as<bool>;
-  { m.unsafe_arena_release_header() } -> std::same_as<v1::Header*>;
+  { m.unsafe_arena_release_header() } -> std::same_as<v2::Header*>;
   m.unsafe_arena_set_allocated_header(h);
 };
 
@@ -62,8 +63,9 @@ enum class Verdict : std::uint8_t {
   kDuplicate,   ///< same cycle as the last accepted message
   kOutOfOrder,  ///< cycle lower than the last accepted message
   kAhead,       ///< lockstep only: cycle above the expected one (a message was lost upstream)
+  kWrongLength,  ///< a Frame with another number of values than its channel's layout
 };
-inline constexpr std::size_t kVerdictCount = 8;
+inline constexpr std::size_t kVerdictCount = 9;
 [[nodiscard]] std::string_view to_string(Verdict v) noexcept;
 
 /// Lockstep: only the expected cycle is accepted, nothing is ever stale. Real time: the newest
@@ -124,7 +126,7 @@ class Encoder {
   }
 
  private:
-  void stamp(v1::Header& header, std::uint64_t cycle, double virtual_time_s,
+  void stamp(v2::Header& header, std::uint64_t cycle, double virtual_time_s,
              std::int64_t send_time_ns);
 
   EncoderConfig config_;
@@ -142,6 +144,8 @@ struct ValidatorConfig {
   std::chrono::nanoseconds max_age{0};
   /// Lockstep: the first cycle expected.
   std::uint64_t first_cycle = 0;
+  /// A Frame's number of values (its channel's layout size); 0: any (other message types).
+  std::size_t frame_length = 0;
 };
 
 /// Header-level checks and the per-kind counters. RT-safe, no allocation.
@@ -153,7 +157,7 @@ class Validator {
   Verdict check_size(std::size_t wire_bytes) noexcept;
   /// Run, age and cycle checks on a parsed header; on acceptance advances the cycle state.
   /// Counts the verdict.
-  Verdict check(const v1::Header& header, std::int64_t now_ns) noexcept;
+  Verdict check(const v2::Header& header, std::int64_t now_ns) noexcept;
   /// Counts a verdict decided elsewhere (e.g. kMalformed by the parser).
   void count(Verdict v) noexcept { counters_.add(v); }
 
@@ -182,7 +186,7 @@ bool merge_from(google::protobuf::MessageLite& msg, std::span<const std::byte> b
 /// a plain ParseFromArray would delete and re-create the header sub-message each time).
 template <LoopMessage M>
 bool parse_reusing(M& msg, std::span<const std::byte> bytes) {
-  v1::Header* header = msg.unsafe_arena_release_header();
+  v2::Header* header = msg.unsafe_arena_release_header();
   msg.Clear();
   if (header != nullptr) {
     header->Clear();  // keeps run_id's capacity
@@ -213,6 +217,14 @@ class Decoder {
       last_verdict_ = Verdict::kMalformed;
       validator_.count(last_verdict_);
       return nullptr;
+    }
+    if constexpr (std::same_as<M, v2::Frame>) {
+      const std::size_t length = validator_.config().frame_length;
+      if (length != 0 && static_cast<std::size_t>(scratch_.values_size()) != length) {
+        last_verdict_ = Verdict::kWrongLength;
+        validator_.count(last_verdict_);
+        return nullptr;
+      }
     }
     last_verdict_ = validator_.check(scratch_.header(), now_ns);
     if (last_verdict_ != Verdict::kAccepted) {

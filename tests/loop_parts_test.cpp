@@ -1,0 +1,94 @@
+// The loop parts of every shipped kind under loop contract v2 (loop_parts.hpp): their layouts
+// are valid and name each kind's own signals and units (the FCU's fuel flows in kg/s, not a
+// position), the parts step in the layouts' sizes, and a cycle of rig part → dynamics part →
+// actuator stage allocates nothing (AllocGuard) once warmed up.
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cmath>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "hyloop/experiment/experiment.hpp"
+#include "hyloop/experiment/loop_parts.hpp"
+#include "hyloop/experiment/yaml_fields.hpp"
+#include "hyloop/hal/actuator_stage.hpp"
+#include "hyloop/testing/alloc_guard.hpp"
+
+namespace hyloop::experiment {
+namespace {
+
+const std::string kSource = HYLOOP_SOURCE_DIR;
+
+std::string resolved(const std::string& scenario) {
+  return make_experiment_from_text(read_scenario_text(kSource + "/" + scenario), scenario, {})
+      ->resolved_yaml();
+}
+
+TEST(LoopLayouts, EachKindCarriesItsOwnSignalsAndUnits) {
+  const LoopPlan sits = loop_plan(resolved("scenarios/sits/table1_scvg.yaml"));
+  EXPECT_EQ(sits.measurement, (hal::SignalLayout{{{"x_robot", "m", "length"},
+                                                  {"v_robot", "m/s", "velocity"},
+                                                  {"f_meas", "N", "force"}}}));
+  EXPECT_EQ(sits.command.signals.at(0), (hal::Signal{"x_cmd", "m", "length"}));
+  const LoopPlan rht = loop_plan(resolved("scenarios/rht/p7.yaml"));
+  EXPECT_EQ(rht.measurement,
+            (hal::SignalLayout{{{"d_measured", "m", "length"}, {"force", "N", "force"}}}));
+  const LoopPlan fcu = loop_plan(resolved("scenarios/fcu/polynomial.yaml"));
+  // Fuel flow travels as fuel flow: its own names, kg/s, and its safety window in kg/s.
+  EXPECT_EQ(fcu.measurement, (hal::SignalLayout{{{"x_m", "kg/s", "mass_flow"}}}));
+  EXPECT_EQ(fcu.command, (hal::SignalLayout{{{"x_p", "kg/s", "mass_flow"},
+                                             {"x_p_rate", "kg/s/s", "mass_flow_rate"}}}));
+  EXPECT_EQ(fcu.measurement.find_quantity("force"), std::nullopt);
+  EXPECT_GT(fcu.safety.limits.position_max, fcu.initial.position);
+}
+
+class LoopPartsAllocateNothing : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(LoopPartsAllocateNothing, RigThenDynamicsForACycle) {
+  const std::string text = resolved(GetParam());
+  const LoopPlan plan = loop_plan(text);
+  auto rig = make_rig_part(text);
+  auto dynamics = make_dynamics_part(text);
+  std::array<double, hal::kMaxSignals> measurement{};
+  std::array<double, kMaxTruth> truth{};
+  std::vector<double> values(dynamics->names().size(), 0.0);
+  const std::span<double> m(measurement.data(), plan.measurement.size());
+  const std::span<double> t(truth.data(), rig->truth_names().size());
+  hal::ActuatorStage stage(plan.hold_steps, plan.safety);  // as the actuator service holds it
+  stage.reset(plan.initial);
+  hal::ActuatorCommand applied = stage.output().command;
+  std::int64_t k = 0;
+  const auto cycle = [&] {
+    rig->step(applied, m, t);
+    hal::ActuatorCommand next{};
+    const char* stop = dynamics->step(k, m, values, next);
+    ++k;
+    applied = stage.update(k, &next).command;
+    return stop;
+  };
+  for (int i = 0; i < 3; ++i) ASSERT_EQ(cycle(), nullptr);  // warm-up
+  std::size_t allocations = 0;
+  const char* stop = nullptr;
+  {
+    hyloop::testing::AllocGuard guard;
+    for (int i = 0; i < 500 && stop == nullptr; ++i) stop = cycle();
+    allocations = guard.allocations();
+  }
+  EXPECT_EQ(allocations, 0U) << GetParam();
+  EXPECT_EQ(stop, nullptr) << GetParam() << ": stopped at cycle " << k << ": " << stop;
+  for (const double v : m) EXPECT_TRUE(std::isfinite(v));
+}
+
+INSTANTIATE_TEST_SUITE_P(ShippedKinds, LoopPartsAllocateNothing,
+                         ::testing::Values("scenarios/sits/table1_scvg.yaml",
+                                           "scenarios/sits/undamped_all.yaml",
+                                           "scenarios/rht/p4_varying.yaml",
+                                           "scenarios/rht/p4_noise.yaml",
+                                           "scenarios/fcu/polynomial.yaml",
+                                           "scenarios/fcu/inverse.yaml"));
+
+}  // namespace
+}  // namespace hyloop::experiment
