@@ -2,6 +2,8 @@
 // are valid and name each kind's own signals and units (the FCU's fuel flows in kg/s, not a
 // position), the parts step in the layouts' sizes, and a cycle of rig part → dynamics part →
 // actuator stage allocates nothing (AllocGuard) once warmed up.
+#include "hyloop/experiment/loop_parts.hpp"
+
 #include <gtest/gtest.h>
 
 #include <array>
@@ -12,7 +14,6 @@
 #include <vector>
 
 #include "hyloop/experiment/experiment.hpp"
-#include "hyloop/experiment/loop_parts.hpp"
 #include "hyloop/experiment/yaml_fields.hpp"
 #include "hyloop/hal/actuator_stage.hpp"
 #include "hyloop/testing/alloc_guard.hpp"
@@ -82,13 +83,11 @@ TEST_P(LoopPartsAllocateNothing, RigThenDynamicsForACycle) {
   for (const double v : m) EXPECT_TRUE(std::isfinite(v));
 }
 
-INSTANTIATE_TEST_SUITE_P(ShippedKinds, LoopPartsAllocateNothing,
-                         ::testing::Values("scenarios/sits/table1_scvg.yaml",
-                                           "scenarios/sits/undamped_all.yaml",
-                                           "scenarios/rht/p4_varying.yaml",
-                                           "scenarios/rht/p4_noise.yaml",
-                                           "scenarios/fcu/polynomial.yaml",
-                                           "scenarios/fcu/inverse.yaml"));
+INSTANTIATE_TEST_SUITE_P(
+    ShippedKinds, LoopPartsAllocateNothing,
+    ::testing::Values("scenarios/sits/table1_scvg.yaml", "scenarios/sits/undamped_all.yaml",
+                      "scenarios/rht/p4_varying.yaml", "scenarios/rht/p4_noise.yaml",
+                      "scenarios/fcu/polynomial.yaml", "scenarios/fcu/inverse.yaml"));
 
 }  // namespace
 }  // namespace hyloop::experiment

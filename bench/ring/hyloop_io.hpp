@@ -1,6 +1,6 @@
 #pragma once
-// Backend "hyloop": the loop plane, Encoder/Decoder of a v2::Frame (a SITS measurement) (run id and cycle
-// order validated, real-time mode) over transport::Channel (ZeroMQ PAIR, try_send / receive
+// Backend "hyloop": the loop plane, Encoder/Decoder of a v2::Frame (a SITS measurement) (run id and
+// cycle order validated, real-time mode) over transport::Channel (ZeroMQ PAIR, try_send / receive
 // with a timeout).
 
 #include <hyloop/v2/loop.pb.h>

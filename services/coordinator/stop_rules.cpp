@@ -19,8 +19,7 @@ bool dynamics_stopped(const LoopView& v) {
 }
 
 bool loop_fault(const LoopView& v) {
-  return v.event == v2::LOOP_EVENT_FAULT && !v.failing && !v.estop_requested &&
-         !v.stop_requested;
+  return v.event == v2::LOOP_EVENT_FAULT && !v.failing && !v.estop_requested && !v.stop_requested;
 }
 
 bool watchdog_at_rest(const LoopView& v) {
@@ -31,7 +30,8 @@ bool operator_stop(const LoopView& v) { return v.stop_requested; }
 
 bool emergency_stop_done(const LoopView& v) {
   return v.estop_requested && v.estop_since != Clock::time_point{} &&
-         ((v.event == v2::LOOP_EVENT_AT_REST && v.event_detail == "estop") || v.now - v.estop_since > kEstopRestTimeout);
+         ((v.event == v2::LOOP_EVENT_AT_REST && v.event_detail == "estop") ||
+          v.now - v.estop_since > kEstopRestTimeout);
 }
 
 bool health_due(const LoopView& v) { return v.now >= v.next_health; }

@@ -33,9 +33,9 @@ struct LoopView {
   bool real_time = false;
   v2::LoopEvent event = v2::LOOP_EVENT_NONE;  // the newest loop event
   std::string_view event_detail;              // its detail (stop reason, fault, what rests)
-  bool failing = false;         // the run is already failed (the watchdog rule fired)
-  bool stop_requested = false;   // Experiment.Stop (or the journal failed)
-  bool estop_requested = false;  // Experiment.EmergencyStop
+  bool failing = false;                       // the run is already failed (the watchdog rule fired)
+  bool stop_requested = false;                // Experiment.Stop (or the journal failed)
+  bool estop_requested = false;               // Experiment.EmergencyStop
   Clock::time_point now;
   Clock::time_point rig_done_at;   // when rig_done was first seen ({}: not yet)
   Clock::time_point estop_since;   // when estop_requested was first seen ({}: not yet)

@@ -1,7 +1,7 @@
 #pragma once
 // The dynamics + compensation service: hosts experiment::DynamicsPart (SitsDynamics or
-// RhtDynamics, the same blocks the in-process runners step). For each measurement frame of cycle k it
-// computes step 4 of the cycle contract and sends the command frame of cycle k+1 (its header
+// RhtDynamics, the same blocks the in-process runners step). For each measurement frame of cycle k
+// it computes step 4 of the cycle contract and sends the command frame of cycle k+1 (its header
 // carries the rig's sample time as origin, so the actuator measures the loop latency), and the
 // recorder's columns of cycle k as telemetry. Lockstep: cycle k starts when sample k is there. Real
 // time: each sample is used as it arrives; stale or out-of-order samples are dropped and counted by

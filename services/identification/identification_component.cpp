@@ -10,8 +10,8 @@
 #include "hyloop/experiment/experiment.hpp"
 #include "hyloop/experiment/kind.hpp"
 #include "hyloop/experiment/run_directory.hpp"
-#include "hyloop/transport/layout.hpp"
 #include "hyloop/transport/clock.hpp"
+#include "hyloop/transport/layout.hpp"
 
 namespace hyloop::services {
 

@@ -81,8 +81,7 @@ void RigEmulatorComponent::configure_loop(const v1::ConfigureRequest& request) {
                                                        std::max<std::int64_t>(1, plan_.hold_steps)),
                             static_cast<std::uint64_t>(std::ceil(kActuatorSilence / plan_.step)));
   silence_event_ =
-      "rig: no command from the actuator for " + std::to_string(silence_limit_) +
-      " cycles (" +
+      "rig: no command from the actuator for " + std::to_string(silence_limit_) + " cycles (" +
       std::to_string(std::llround(static_cast<double>(silence_limit_) * plan_.step * 1e3)) +
       " ms; killed, stopped or deactivated?): holding the last command";
   silent_ = false;
@@ -102,8 +101,8 @@ void RigEmulatorComponent::on_emergency_stop(std::string_view /*reason*/) noexce
   estop_.set(1.0);
 }
 
-bool RigEmulatorComponent::cycle(std::uint64_t k, const v2::Frame* command,
-                                 std::int64_t tick_ns, std::string_view fault) noexcept {
+bool RigEmulatorComponent::cycle(std::uint64_t k, const v2::Frame* command, std::int64_t tick_ns,
+                                 std::string_view fault) noexcept {
   const double t = static_cast<double>(k) * plan_.step;
   if (command != nullptr) {
     held_ = {command->values(hal::kCommandSetPoint), command->values(hal::kCommandRate)};

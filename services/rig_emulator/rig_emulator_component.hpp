@@ -16,8 +16,8 @@
 // kActuatorSilence, so that a loaded machine's scheduling stall is not taken for a dead
 // actuator) mean the actuator is gone (killed, stopped, deactivated): the rig latches a hold
 // of its last command for the rest of the run
-// (later commands are ignored) and sends the telemetry event LOOP_EVENT_FAULT "rig: ..." once, which makes
-// the coordinator fail the run with that reason.
+// (later commands are ignored) and sends the telemetry event LOOP_EVENT_FAULT "rig: ..." once,
+// which makes the coordinator fail the run with that reason.
 
 #include <array>
 #include <memory>
@@ -82,7 +82,7 @@ class RigEmulatorComponent final : public runtime::LoopComponent {
 
   experiment::LoopPlan plan_;
   std::unique_ptr<experiment::RigPart> rig_;
-  std::array<double, hal::kMaxSignals> measured_{};  ///< the plan's measurement layout
+  std::array<double, hal::kMaxSignals> measured_{};        ///< the plan's measurement layout
   std::array<double, experiment::kMaxTruth + 1> truth_{};  ///< truth values, late commands
   std::size_t measurement_count_ = 0;
   hal::ActuatorCommand held_;

@@ -1,10 +1,10 @@
 #include "sensor/sensor_component.hpp"
 
+#include <stdexcept>
+
 #include "hyloop/experiment/loop_parts.hpp"
 #include "hyloop/transport/clock.hpp"
 #include "hyloop/transport/layout.hpp"
-
-#include <stdexcept>
 
 namespace hyloop::services {
 

@@ -11,12 +11,12 @@
 #include <zmq.hpp>
 
 #include "actuator/actuator_component.hpp"
+#include "dynamics/dynamics_component.hpp"
 #include "hyloop/experiment/loop_parts.hpp"
 #include "hyloop/experiment/run_directory.hpp"
 #include "hyloop/experiment/scenario.hpp"
 #include "hyloop/experiment/yaml_fields.hpp"
 #include "hyloop/transport/layout.hpp"
-#include "dynamics/dynamics_component.hpp"
 #include "identification/identification_component.hpp"
 #include "rig_emulator/rig_emulator_component.hpp"
 #include "sensor/sensor_component.hpp"
@@ -85,10 +85,10 @@ v1::ConfigureRequest identify_request(const std::string& measurement_force_unit,
   const experiment::SitsScenario base = experiment::parse_scenario(text, "identify");
   const std::string duration = experiment::format_number(
       static_cast<double>(base.identification.samples) * base.timing.step);
-  c.set_scenario_yaml(experiment::to_yaml(experiment::parse_scenario(
-      text, "identify",
-      {"delays.control_cycle=false", "timing.duration_s=" + duration,
-       "metrics.window_s=" + duration})));
+  c.set_scenario_yaml(experiment::to_yaml(
+      experiment::parse_scenario(text, "identify",
+                                 {"delays.control_cycle=false", "timing.duration_s=" + duration,
+                                  "metrics.window_s=" + duration})));
   experiment::LoopPlan plan = experiment::loop_plan(c.scenario_yaml());
   plan.measurement.signals.at(2).unit = measurement_force_unit;
   plan.command.signals.at(0).unit = command_unit;

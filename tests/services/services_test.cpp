@@ -22,7 +22,6 @@
 #include "coordinator/coordinator_component.hpp"
 #include "dynamics/dynamics_component.hpp"
 #include "hyloop/experiment/loop_parts.hpp"
-#include "hyloop/transport/layout.hpp"
 #include "hyloop/experiment/run_directory.hpp"
 #include "hyloop/experiment/scenario.hpp"
 #include "hyloop/experiment/yaml_fields.hpp"
@@ -30,6 +29,7 @@
 #include "hyloop/testing/scratch_dir.hpp"
 #include "hyloop/transport/channel.hpp"
 #include "hyloop/transport/codec.hpp"
+#include "hyloop/transport/layout.hpp"
 #include "rig_emulator/rig_emulator_component.hpp"
 #include "sensor/sensor_component.hpp"
 

@@ -90,7 +90,7 @@ class FcuKind final : public Kind {
     const FcuScenario s = parse_fcu_scenario(text, kOrigin, {});
     LoopPlan p = every_cycle_plan(name(), s.steps(), s.timing.step, fcu_safety_config(s),
                                   FcuDynamics(s).initial_command());
-    p.measurement = {{{"x_m", "kg/s", "mass_flow"}}};  // the flow meter's reading
+    p.measurement = {{{"x_m", "kg/s", "mass_flow"}}};           // the flow meter's reading
     p.command = set_point_command("x_p", "kg/s", "mass_flow");  // the motor's fuel-flow demand
     return p;
   }

@@ -7,8 +7,7 @@
 
 namespace hyloop::experiment {
 
-std::vector<std::string> LoopExperiment::columns(const DynamicsPart& dynamics,
-                                                 const RigPart& rig) {
+std::vector<std::string> LoopExperiment::columns(const DynamicsPart& dynamics, const RigPart& rig) {
   std::vector<std::string> c = dynamics.names();
   for (std::string& t : rig.truth_names()) c.push_back(std::move(t));
   return c;
@@ -52,8 +51,7 @@ bool LoopExperiment::step() noexcept {
   rig_->step(applied_, measured, std::span<double>(row_).subspan(values, truth_count_));
   if (force_) measured[*force_] = conditioner_.update(measured[*force_]);
   hal::ActuatorCommand next{};
-  const char* stop =
-      dynamics_->step(cycle_, measured, std::span<double>(row_).first(values), next);
+  const char* stop = dynamics_->step(cycle_, measured, std::span<double>(row_).first(values), next);
   const std::int64_t k = cycle_;
   record(row_);
   if (stop != nullptr) {
@@ -74,8 +72,8 @@ bool LoopExperiment::record_cycle(std::span<const double> row) noexcept {
 nlohmann::json LoopExperiment::summary() const {
   nlohmann::json peaks = nlohmann::json::object();
   for (std::size_t i = 0; i < peak_.size(); ++i) peaks[samples_.headers()[i]] = peak_[i];
-  return {{"stop_reason", stop_reason_.empty() ? nlohmann::json(nullptr)
-                                               : nlohmann::json(stop_reason_)},
+  return {{"stop_reason",
+           stop_reason_.empty() ? nlohmann::json(nullptr) : nlohmann::json(stop_reason_)},
           {"peak_abs", peaks}};
 }
 

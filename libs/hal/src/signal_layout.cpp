@@ -44,8 +44,8 @@ std::string layout_mismatch(std::string_view channel, const SignalLayout& expect
 void validate_layout(std::string_view channel, const SignalLayout& layout, bool command) {
   const std::string where = "layout of channel '" + std::string(channel) + "': ";
   if (layout.size() == 0 || layout.size() > kMaxSignals) {
-    throw std::invalid_argument(where + std::to_string(layout.size()) +
-                                " signals (allowed: 1 to " + std::to_string(kMaxSignals) + ")");
+    throw std::invalid_argument(where + std::to_string(layout.size()) + " signals (allowed: 1 to " +
+                                std::to_string(kMaxSignals) + ")");
   }
   std::set<std::string> names;
   for (std::size_t i = 0; i < layout.size(); ++i) {

@@ -62,7 +62,8 @@ TEST(SignalLayout, ADeclaredLayoutIsRefusedNamingWhatIsWrong) {
   EXPECT_THAT(refusal(kMeasurement, true), HasSubstr("a command has 2 signals"));
   SignalLayout bad_rate = kCommand;
   bad_rate.signals[1].unit = "m/s^2";
-  EXPECT_THAT(refusal(bad_rate, true), HasSubstr("allowed [m/s] (the set point's unit per second)"));
+  EXPECT_THAT(refusal(bad_rate, true),
+              HasSubstr("allowed [m/s] (the set point's unit per second)"));
 }
 
 }  // namespace

@@ -283,8 +283,8 @@ void LoopComponent::close_channels() noexcept {
 }
 
 void LoopComponent::send_telemetry(std::uint64_t cycle, double virtual_time_s,
-                                   std::span<const double> values,
-                                   v2::LoopEvent event, std::string_view detail) noexcept {
+                                   std::span<const double> values, v2::LoopEvent event,
+                                   std::string_view detail) noexcept {
   if (!telemetry_) {
     return;
   }

@@ -96,9 +96,9 @@ TEST(Codec, EachRejectionCountedExactlyAndNoneDelivered) {
   Encoder enc({.run_id = kRun});
   Encoder other({.run_id = "another-run"});
   Decoder<v2::Frame> dec({.run_id = kRun,
-                                    .mode = Mode::kRealTime,
-                                    .max_bytes = 256,
-                                    .max_age = std::chrono::milliseconds(100)});
+                          .mode = Mode::kRealTime,
+                          .max_bytes = 256,
+                          .max_age = std::chrono::milliseconds(100)});
   const std::int64_t now = 10'000'000'000;
   auto cmd = make_command();
 
@@ -198,9 +198,9 @@ TEST(Codec, EncoderRefusesMessagesAboveItsBuffer) {
 TEST(Codec, LockstepAcceptsOnlyTheExpectedCycleAndNeverStale) {
   Encoder enc({.run_id = kRun});
   Decoder<v2::Frame> dec({.run_id = kRun,
-                                 .mode = Mode::kLockstep,
-                                 .max_age = std::chrono::milliseconds(1),
-                                 .first_cycle = 3});
+                          .mode = Mode::kLockstep,
+                          .max_age = std::chrono::milliseconds(1),
+                          .first_cycle = 3});
   auto s = make_sensor();
   EXPECT_EQ(dec.decode(enc.encode(s, 2, 0.0, 0), 1'000'000'000), nullptr);
   EXPECT_EQ(dec.last_verdict(), Verdict::kOutOfOrder);

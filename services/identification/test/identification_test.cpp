@@ -15,9 +15,8 @@
 #include <thread>
 #include <vector>
 
-#include "hyloop/experiment/loop_parts.hpp"
-#include "hyloop/transport/layout.hpp"
 #include "hyloop/experiment/jobs.hpp"
+#include "hyloop/experiment/loop_parts.hpp"
 #include "hyloop/experiment/run_directory.hpp"
 #include "hyloop/experiment/scenario.hpp"
 #include "hyloop/experiment/yaml_fields.hpp"
@@ -25,6 +24,7 @@
 #include "hyloop/runtime/service_host.hpp"
 #include "hyloop/transport/channel.hpp"
 #include "hyloop/transport/codec.hpp"
+#include "hyloop/transport/layout.hpp"
 #include "identification/identification_component.hpp"
 
 namespace {

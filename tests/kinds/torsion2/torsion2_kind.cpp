@@ -21,8 +21,8 @@ namespace ex = hyloop::experiment;
 
 struct Torsion2Scenario {
   std::string name = "torsion2";
-  double step = 0.001;     // s
-  double duration = 2.0;   // s
+  double step = 0.001;                                               // s
+  double duration = 2.0;                                             // s
   double j1 = 0.5, k1 = 200.0, c1 = 0.2, m0 = 2.0, frequency = 1.5;  // kg*m^2, N*m/rad, ...
   double j2 = 0.1, k2 = 80.0, c2 = 0.05, noise = 0.01;               // ..., N*m
   std::uint64_t seed = 7;
@@ -133,7 +133,7 @@ class Torsion2Dynamics final : public ex::DynamicsPart {
 
  private:
   Torsion2Scenario s_;
-  std::vector<std::string> names_ = {"time[s]",       "theta_1[rad]",  "omega_1[rad/s]",
+  std::vector<std::string> names_ = {"time[s]",       "theta_1[rad]",   "omega_1[rad/s]",
                                      "tau_meas[N*m]", "torque_in[N*m]", "phi[rad]"};
   double theta_ = 0.0, omega_ = 0.0;
 };
@@ -147,9 +147,8 @@ class Torsion2Kind final : public ex::Kind {
                                                   const ex::DataSource& /*data*/) const override {
     const Torsion2Scenario s = parse(text, origin, overrides);
     const std::string resolved = to_yaml(s);
-    return std::make_unique<ex::LoopExperiment>(
-        loop_plan(resolved), make_rig_part(resolved), make_dynamics_part(resolved), s.name,
-        resolved);
+    return std::make_unique<ex::LoopExperiment>(loop_plan(resolved), make_rig_part(resolved),
+                                                make_dynamics_part(resolved), s.name, resolved);
   }
   ex::LoopPlan loop_plan(const std::string& text) const override {
     const Torsion2Scenario s = parse(text, "scenario", {});
@@ -161,8 +160,8 @@ class Torsion2Kind final : public ex::Kind {
     safety.step = s.step;
     safety.stop_deceleration = 100.0;
     ex::LoopPlan p = ex::every_cycle_plan(name(), s.steps(), s.step, safety, 0.0);
-    p.measurement = {{{"theta_a", "rad", "angle"}, {"phi", "rad", "angle"},
-                      {"tau", "N*m", "torque"}}};
+    p.measurement = {
+        {{"theta_a", "rad", "angle"}, {"phi", "rad", "angle"}, {"tau", "N*m", "torque"}}};
     p.command = ex::set_point_command("theta_cmd", "rad", "angle");
     return p;
   }

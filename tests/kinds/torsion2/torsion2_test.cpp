@@ -7,8 +7,8 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -66,7 +66,8 @@ TEST(Torsion2Kind, IsRegisteredAndCarriesItsOwnSignals) {
   const ex::LoopPlan plan = ex::loop_plan(ex::read_scenario_text(kScenario.string()));
   EXPECT_EQ(plan.measurement.signals.at(2), (hyloop::hal::Signal{"tau", "N*m", "torque"}));
   EXPECT_EQ(plan.command.signals.at(0), (hyloop::hal::Signal{"theta_cmd", "rad", "angle"}));
-  EXPECT_EQ(plan.command.signals.at(1), (hyloop::hal::Signal{"theta_cmd_rate", "rad/s", "angle_rate"}));
+  EXPECT_EQ(plan.command.signals.at(1),
+            (hyloop::hal::Signal{"theta_cmd_rate", "rad/s", "angle_rate"}));
 }
 
 TEST(Torsion2Kind, InProcessAndLockstepThroughTheServicesAreBitForBit) {

@@ -56,13 +56,13 @@ concept LoopMessage = std::derived_from<M, google::protobuf::MessageLite> &&
 /// Outcome of validating one received message.
 enum class Verdict : std::uint8_t {
   kAccepted = 0,
-  kMalformed,   ///< does not parse, trailing garbage, or no header / empty run id
-  kOversized,   ///< wire size above the configured maximum (checked before parsing)
-  kWrongRun,    ///< header.run_id differs from this run's id
-  kStale,       ///< real time only: receiver now − send_time_ns > max age
-  kDuplicate,   ///< same cycle as the last accepted message
-  kOutOfOrder,  ///< cycle lower than the last accepted message
-  kAhead,       ///< lockstep only: cycle above the expected one (a message was lost upstream)
+  kMalformed,    ///< does not parse, trailing garbage, or no header / empty run id
+  kOversized,    ///< wire size above the configured maximum (checked before parsing)
+  kWrongRun,     ///< header.run_id differs from this run's id
+  kStale,        ///< real time only: receiver now − send_time_ns > max age
+  kDuplicate,    ///< same cycle as the last accepted message
+  kOutOfOrder,   ///< cycle lower than the last accepted message
+  kAhead,        ///< lockstep only: cycle above the expected one (a message was lost upstream)
   kWrongLength,  ///< a Frame with another number of values than its channel's layout
 };
 inline constexpr std::size_t kVerdictCount = 9;

@@ -3,9 +3,8 @@
 // hyloop.v2.ChannelLayout the coordinator sends in ConfigureRequest.layouts, and the check
 // every service makes on the channels it sends or receives. Configure time only (allocates).
 
-#include <hyloop/v2/loop.pb.h>
-
 #include <google/protobuf/repeated_ptr_field.h>
+#include <hyloop/v2/loop.pb.h>
 
 #include <string_view>
 
@@ -21,7 +20,8 @@ void add_layout(std::string_view channel, const hal::SignalLayout& layout, Chann
 void add_loop_layouts(const hal::SignalLayout& measurement, const hal::SignalLayout& command,
                       ChannelLayouts& out);
 /// The layout of `channel` in `layouts`. @throws std::invalid_argument when the request has none.
-[[nodiscard]] hal::SignalLayout find_layout(const ChannelLayouts& layouts, std::string_view channel);
+[[nodiscard]] hal::SignalLayout find_layout(const ChannelLayouts& layouts,
+                                            std::string_view channel);
 /// Refuses a request whose layout of `channel` is not `expected` (or that has none).
 /// @throws std::invalid_argument naming the channel and the first signal that differs.
 void require_layout(const ChannelLayouts& layouts, std::string_view channel,
