@@ -343,12 +343,8 @@ int up_inproc(const UpOptions& o) {
   services::ActuatorComponent actuator;
   services::DynamicsComponent dynamics;
   services::SensorComponent sensor;
-  std::vector<std::unique_ptr<services::ServiceHandle>> handles;
-  for (runtime::Component* c :
-       std::initializer_list<runtime::Component*>{&rig, &actuator, &dynamics, &sensor}) {
-    c->set_context(&context);
-    handles.push_back(services::make_local_service_handle(*c));
-  }
+  auto handles =
+      services::make_local_service_handles({&rig, &actuator, &dynamics, &sensor}, context);
   services::CoordinatorOptions options;
   options.endpoint_prefix = "inproc://hyloop";
   options.runs_dir = o.runs_dir;

@@ -112,4 +112,14 @@ std::unique_ptr<ServiceHandle> make_local_service_handle(runtime::Component& com
   return std::make_unique<LocalHandle>(component);
 }
 
+std::vector<std::unique_ptr<ServiceHandle>> make_local_service_handles(
+    std::initializer_list<runtime::Component*> components, zmq::context_t& context) {
+  std::vector<std::unique_ptr<ServiceHandle>> handles;
+  for (runtime::Component* c : components) {
+    c->set_context(&context);
+    handles.push_back(make_local_service_handle(*c));
+  }
+  return handles;
+}
+
 }  // namespace hyloop::services

@@ -6,9 +6,12 @@
 #include <hyloop/v1/control.grpc.pb.h>
 
 #include <chrono>
+#include <initializer_list>
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
+#include <zmq.hpp>
 
 #include "hyloop/runtime/component.hpp"
 #include "hyloop/runtime/security.hpp"
@@ -46,5 +49,9 @@ std::unique_ptr<ServiceHandle> make_grpc_service_handle(std::string name, std::s
 [[nodiscard]] runtime::ClientSecurity coordinator_client_security();
 /// A component in this process.
 std::unique_ptr<ServiceHandle> make_local_service_handle(runtime::Component& component);
+/// Components co-located in this process (`hyloop up --inproc`, the service tests): each on
+/// `context` (their loop plane is inproc://), one local handle each, in the order given.
+std::vector<std::unique_ptr<ServiceHandle>> make_local_service_handles(
+    std::initializer_list<runtime::Component*> components, zmq::context_t& context);
 
 }  // namespace hyloop::services

@@ -336,12 +336,8 @@ TEST(RunsDirectory, StartRefusesAnOutDirOutsideItAndCreatesNothingThere) {
   services::ActuatorComponent actuator;
   services::DynamicsComponent dynamics;
   services::SensorComponent sensor;
-  std::vector<std::unique_ptr<services::ServiceHandle>> handles;
-  for (runtime::Component* c :
-       std::initializer_list<runtime::Component*>{&rig, &actuator, &dynamics, &sensor}) {
-    c->set_context(&context);
-    handles.push_back(services::make_local_service_handle(*c));
-  }
+  auto handles =
+      services::make_local_service_handles({&rig, &actuator, &dynamics, &sensor}, context);
   services::CoordinatorOptions options;
   options.endpoint_prefix = "inproc://recording-test";
   options.runs_dir = dir / "runs";

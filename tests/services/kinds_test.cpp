@@ -6,7 +6,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
+#include <utility>
 #include <vector>
 #include <zmq.hpp>
 
@@ -115,43 +117,38 @@ const std::string kMillimetres =
     "layouts: channel 'command': signal 0 is 'x_cmd' [m] (length) here, 'x_cmd' [mm] (length) "
     "in the request";
 
-TEST(ServiceLayouts, AMeasurementInAnotherUnitIsRefusedByEveryReceiver) {
-  const v1::ConfigureRequest r = identify_request("kN", "m");
+/// Every service that sends or receives `channel` ("": every service) refuses `request` with
+/// a message containing `why`.
+void expect_receivers_refuse(const v1::ConfigureRequest& request, const std::string& why,
+                             const std::string& channel) {
+  services::ActuatorComponent actuator;
   services::RigEmulatorComponent rig;
-  expect_refused_with(rig, r, kKilonewtons);
   services::SensorComponent sensor;
-  expect_refused_with(sensor, r, kKilonewtons);
   services::DynamicsComponent dynamics;
-  expect_refused_with(dynamics, r, kKilonewtons);
   services::IdentificationComponent identification;
-  expect_refused_with(identification, r, kKilonewtons);
+  const std::vector<std::pair<runtime::LoopComponent*, std::vector<std::string>>> services = {
+      {&actuator, {"command"}},
+      {&rig, {"measurement", "command"}},
+      {&sensor, {"measurement"}},
+      {&dynamics, {"measurement", "command"}},
+      {&identification, {"measurement", "command"}}};
+  for (const auto& [component, channels] : services) {
+    if (channel.empty() || std::find(channels.begin(), channels.end(), channel) != channels.end()) {
+      expect_refused_with(*component, request, why);
+    }
+  }
+}
+
+TEST(ServiceLayouts, AMeasurementInAnotherUnitIsRefusedByEveryReceiver) {
+  expect_receivers_refuse(identify_request("kN", "m"), kKilonewtons, "measurement");
 }
 
 TEST(ServiceLayouts, ACommandInAnotherUnitIsRefusedByEveryReceiver) {
-  const v1::ConfigureRequest r = identify_request("N", "mm");
-  services::ActuatorComponent actuator;
-  expect_refused_with(actuator, r, kMillimetres);
-  services::RigEmulatorComponent rig;
-  expect_refused_with(rig, r, kMillimetres);
-  services::DynamicsComponent dynamics;
-  expect_refused_with(dynamics, r, kMillimetres);
-  services::IdentificationComponent identification;
-  expect_refused_with(identification, r, kMillimetres);
+  expect_receivers_refuse(identify_request("N", "mm"), kMillimetres, "command");
 }
 
 TEST(ServiceLayouts, ARequestWithoutLayoutsIsRefused) {
-  const v1::ConfigureRequest r = identify_request("N", "m", false);
-  const std::string why = "layouts: no layout of channel '";
-  services::ActuatorComponent actuator;
-  expect_refused_with(actuator, r, why);
-  services::RigEmulatorComponent rig;
-  expect_refused_with(rig, r, why);
-  services::SensorComponent sensor;
-  expect_refused_with(sensor, r, why);
-  services::DynamicsComponent dynamics;
-  expect_refused_with(dynamics, r, why);
-  services::IdentificationComponent identification;
-  expect_refused_with(identification, r, why);
+  expect_receivers_refuse(identify_request("N", "m", false), "layouts: no layout of channel '", "");
 }
 
 TEST(ServiceLayouts, TheCoordinatorsOwnLayoutsAreAccepted) {

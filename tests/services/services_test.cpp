@@ -155,12 +155,8 @@ TEST(Lockstep, CoLocatedComponentsGiveTheInProcessSamplesBitForBit) {
   services::ActuatorComponent actuator;
   services::DynamicsComponent dynamics;
   services::SensorComponent sensor;
-  std::vector<std::unique_ptr<services::ServiceHandle>> handles;
-  for (runtime::Component* c :
-       std::initializer_list<runtime::Component*>{&rig, &actuator, &dynamics, &sensor}) {
-    c->set_context(&context);
-    handles.push_back(services::make_local_service_handle(*c));
-  }
+  auto handles =
+      services::make_local_service_handles({&rig, &actuator, &dynamics, &sensor}, context);
   services::CoordinatorOptions options;
   options.endpoint_prefix = "inproc://test";
   options.runs_dir = dir;  // Start.out_dir names a run directory in it
@@ -197,12 +193,8 @@ TEST(Lockstep, ARunTheDynamicsStopsRecordsItsLastRowWholeEveryTime) {
   services::ActuatorComponent actuator;
   services::DynamicsComponent dynamics;
   services::SensorComponent sensor;
-  std::vector<std::unique_ptr<services::ServiceHandle>> handles;
-  for (runtime::Component* c :
-       std::initializer_list<runtime::Component*>{&rig, &actuator, &dynamics, &sensor}) {
-    c->set_context(&context);
-    handles.push_back(services::make_local_service_handle(*c));
-  }
+  auto handles =
+      services::make_local_service_handles({&rig, &actuator, &dynamics, &sensor}, context);
   services::CoordinatorOptions options;
   options.endpoint_prefix = "inproc://laststop";
   options.runs_dir = dir;

@@ -8,12 +8,8 @@
 namespace hyloop::testing {
 
 CoLocated::CoLocated(const std::string& name, const std::filesystem::path& runs_dir) {
-  std::vector<std::unique_ptr<services::ServiceHandle>> handles;
-  for (runtime::Component* c :
-       std::initializer_list<runtime::Component*>{&rig, &actuator, &dynamics, &sensor}) {
-    c->set_context(&context);
-    handles.push_back(services::make_local_service_handle(*c));
-  }
+  auto handles =
+      services::make_local_service_handles({&rig, &actuator, &dynamics, &sensor}, context);
   services::CoordinatorOptions options;
   options.endpoint_prefix = "inproc://" + name;
   options.runs_dir = runs_dir;
