@@ -474,7 +474,9 @@ TEST(Stack, KillingTheDynamicsStopsTheRigSafelyAndKeepsEverySample) {
   const std::string event = summary["distributed"]["loop_event"];
   const bool rig_held = event.rfind("fault:rig:", 0) == 0;
   EXPECT_TRUE(event == "watchdog:at_rest" || event == "estop:at_rest" || rig_held) << event;
-  if (rig_held) {
+  // The rig's silence fault also comes 500 ms after an actuator whose watchdog ramped the rig to
+  // rest and ended its loop (the newest event wins in loop_event): then watchdog_cycles > 0.
+  if (rig_held && summary["distributed"].value("watchdog_cycles", 0) == 0) {
     EXPECT_GT(summary["distributed"].value("estop_latency_us", 0.0), 0.0)
         << "the rig held by itself and the coordinator's e-stop never reached the actuator";
   }
