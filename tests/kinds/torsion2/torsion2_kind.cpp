@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdint>
 #include <numbers>
+#include <ostream>
 #include <random>
 #include <sstream>
 #include <string>
@@ -19,12 +20,21 @@ namespace {
 
 namespace ex = hyloop::experiment;
 
+/// An inertia on a torsional spring and damper.
+struct Body {
+  double j;  // kg*m^2
+  double k;  // N*m/rad
+  double c;  // N*m*s/rad
+};
+
 struct Torsion2Scenario {
   std::string name = "torsion2";
-  double step = 0.001;                                               // s
-  double duration = 2.0;                                             // s
-  double j1 = 0.5, k1 = 200.0, c1 = 0.2, m0 = 2.0, frequency = 1.5;  // kg*m^2, N*m/rad, ...
-  double j2 = 0.1, k2 = 80.0, c2 = 0.05, noise = 0.01;               // ..., N*m
+  double step = 0.001;    // s
+  double duration = 2.0;  // s
+  Body numerical{0.5, 200.0, 0.2};
+  double m0 = 2.0, frequency = 1.5;  // N*m, Hz
+  Body physical{0.1, 80.0, 0.05};
+  double noise = 0.01;  // N*m
   std::uint64_t seed = 7;
   double angle_limit = 1.0;  // rad
   double rate_limit = 40.0;  // rad/s
@@ -34,6 +44,18 @@ struct Torsion2Scenario {
 void positive(ex::MapReader& r, const std::string& key, double& out) {
   r.number(key, out);
   ex::require(out > 0.0, r.field(key), out, "must be > 0");
+}
+
+void read_body(ex::MapReader& r, Body& b) {
+  positive(r, "inertia_kg_m2", b.j);
+  positive(r, "stiffness_n_m_per_rad", b.k);
+  r.number("damping_n_m_s_per_rad", b.c);
+}
+
+void write_body(std::ostream& y, const Body& b) {
+  y << "\n  inertia_kg_m2: " << ex::format_number(b.j)
+    << "\n  stiffness_n_m_per_rad: " << ex::format_number(b.k)
+    << "\n  damping_n_m_s_per_rad: " << ex::format_number(b.c);
 }
 
 Torsion2Scenario parse(const std::string& text, const std::string& origin,
@@ -49,15 +71,11 @@ Torsion2Scenario parse(const std::string& text, const std::string& origin,
     positive(timing, "step_s", s.step);
     positive(timing, "duration_s", s.duration);
     ex::MapReader num(top.get("numerical"), "numerical", origin);
-    positive(num, "inertia_kg_m2", s.j1);
-    positive(num, "stiffness_n_m_per_rad", s.k1);
-    num.number("damping_n_m_s_per_rad", s.c1);
+    read_body(num, s.numerical);
     num.number("torque_amplitude_n_m", s.m0);
     positive(num, "torque_frequency_hz", s.frequency);
     ex::MapReader phys(top.get("physical"), "physical", origin);
-    positive(phys, "inertia_kg_m2", s.j2);
-    positive(phys, "stiffness_n_m_per_rad", s.k2);
-    phys.number("damping_n_m_s_per_rad", s.c2);
+    read_body(phys, s.physical);
     phys.number("noise_n_m", s.noise);
     phys.unsigned64("seed", s.seed);
     ex::MapReader limits(top.get("limits"), "limits", origin);
@@ -72,13 +90,14 @@ std::string to_yaml(const Torsion2Scenario& s) {
   const auto n = [](double v) { return ex::format_number(v); };
   std::ostringstream y;
   y << "kind: torsion2\nname: " << s.name << "\ntiming:\n  step_s: " << n(s.step)
-    << "\n  duration_s: " << n(s.duration) << "\nnumerical:\n  inertia_kg_m2: " << n(s.j1)
-    << "\n  stiffness_n_m_per_rad: " << n(s.k1) << "\n  damping_n_m_s_per_rad: " << n(s.c1)
-    << "\n  torque_amplitude_n_m: " << n(s.m0) << "\n  torque_frequency_hz: " << n(s.frequency)
-    << "\nphysical:\n  inertia_kg_m2: " << n(s.j2) << "\n  stiffness_n_m_per_rad: " << n(s.k2)
-    << "\n  damping_n_m_s_per_rad: " << n(s.c2) << "\n  noise_n_m: " << n(s.noise)
-    << "\n  seed: " << s.seed << "\nlimits:\n  angle_rad: " << n(s.angle_limit)
-    << "\n  rate_rad_per_s: " << n(s.rate_limit) << "\n";
+    << "\n  duration_s: " << n(s.duration) << "\nnumerical:";
+  write_body(y, s.numerical);
+  y << "\n  torque_amplitude_n_m: " << n(s.m0) << "\n  torque_frequency_hz: " << n(s.frequency)
+    << "\nphysical:";
+  write_body(y, s.physical);
+  y << "\n  noise_n_m: " << n(s.noise) << "\n  seed: " << s.seed
+    << "\nlimits:\n  angle_rad: " << n(s.angle_limit) << "\n  rate_rad_per_s: " << n(s.rate_limit)
+    << "\n";
   return y.str();
 }
 
@@ -88,10 +107,11 @@ class Torsion2Rig final : public ex::RigPart {
   void step(const hal::ActuatorCommand& applied, std::span<double> measurement,
             std::span<double> truth) noexcept override {
     const double theta_a = applied.position;
-    const double accel = (-s_.k2 * (phi_ - theta_a) - s_.c2 * omega_) / s_.j2;
+    const Body& b = s_.physical;
+    const double accel = (-b.k * (phi_ - theta_a) - b.c * omega_) / b.j;
     omega_ += s_.step * accel;
     phi_ += s_.step * omega_;
-    const double tau = s_.k2 * (phi_ - theta_a);
+    const double tau = b.k * (phi_ - theta_a);
     measurement[0] = theta_a;
     measurement[1] = phi_;
     measurement[2] = tau + s_.noise * noise_(random_);
@@ -118,7 +138,8 @@ class Torsion2Dynamics final : public ex::DynamicsPart {
     const double t = static_cast<double>(k) * s_.step;
     const double torque = s_.m0 * std::sin(2.0 * std::numbers::pi * s_.frequency * t);
     const double tau = measurement[2];
-    omega_ += s_.step * (torque - s_.k1 * theta_ - s_.c1 * omega_ + tau) / s_.j1;
+    const Body& b = s_.numerical;
+    omega_ += s_.step * (torque - b.k * theta_ - b.c * omega_ + tau) / b.j;
     theta_ += s_.step * omega_;
     values[0] = t;
     values[1] = theta_;
