@@ -32,7 +32,6 @@ LoopExperiment::LoopExperiment(LoopPlan plan, std::unique_ptr<RigPart> rig,
     throw std::invalid_argument("kind " + plan_.kind + ": more signals or truth values than " +
                                 "a loop carries");
   }
-  stop_reason_.reserve(256);
   stage_.reset(plan_.initial);
   applied_ = stage_.output().command;
 }
@@ -45,7 +44,7 @@ void LoopExperiment::record(std::span<const double> row) noexcept {
 }
 
 bool LoopExperiment::step() noexcept {
-  if (stopped_ || cycle_ >= plan_.total_steps) return false;
+  if (stop_ != nullptr || cycle_ >= plan_.total_steps) return false;
   const std::size_t values = dynamics_->names().size();
   const std::span<double> measured(measured_.data(), plan_.measurement.size());
   rig_->step(applied_, measured, std::span<double>(row_).subspan(values, truth_count_));
@@ -55,8 +54,7 @@ bool LoopExperiment::step() noexcept {
   const std::int64_t k = cycle_;
   record(row_);
   if (stop != nullptr) {
-    stopped_ = true;
-    stop_reason_.assign(stop);  // within the reserved capacity: reasons are short literals
+    stop_ = stop;  // a string literal: nothing to copy in the cycle
     return false;
   }
   applied_ = stage_.update(k + 1, &next).command;
@@ -72,8 +70,9 @@ bool LoopExperiment::record_cycle(std::span<const double> row) noexcept {
 nlohmann::json LoopExperiment::summary() const {
   nlohmann::json peaks = nlohmann::json::object();
   for (std::size_t i = 0; i < peak_.size(); ++i) peaks[samples_.headers()[i]] = peak_[i];
-  return {{"stop_reason",
-           stop_reason_.empty() ? nlohmann::json(nullptr) : nlohmann::json(stop_reason_)},
+  return {{"stop_reason", stop_ != nullptr         ? nlohmann::json(stop_)
+                          : recorded_stop_.empty() ? nlohmann::json(nullptr)
+                                                   : nlohmann::json(recorded_stop_)},
           {"peak_abs", peaks}};
 }
 

@@ -46,7 +46,7 @@ class LoopExperiment final : public Experiment {
   [[nodiscard]] nlohmann::json summary() const override;
   [[nodiscard]] std::string resolved_yaml() const override { return resolved_yaml_; }
   bool record_cycle(std::span<const double> row) noexcept override;
-  void record_stop(std::string_view reason) override { stop_reason_ = std::string(reason); }
+  void record_stop(std::string_view reason) override { recorded_stop_ = std::string(reason); }
 
   /// The recorded columns of a kind's parts: the dynamics part's names, then the rig's truth.
   [[nodiscard]] static std::vector<std::string> columns(const DynamicsPart& dynamics,
@@ -70,8 +70,8 @@ class LoopExperiment final : public Experiment {
   SampleTable samples_;
   hal::ActuatorCommand applied_{};
   std::int64_t cycle_ = 0;
-  bool stopped_ = false;
-  std::string stop_reason_;  ///< sized at construction; assigned only from string literals
+  const char* stop_ = nullptr;  ///< the dynamics part's stop reason (a literal), in process
+  std::string recorded_stop_;   ///< a distributed run's stop reason (record_stop)
 };
 
 }  // namespace hyloop::experiment
