@@ -82,8 +82,7 @@ void ActuatorComponent::configure_loop(const v1::ConfigureRequest& request) {
   plan_ = ex::loop_plan(request.scenario_yaml());
   tp::require_layout(request.layouts(), "command", plan_.command);
   stage_.emplace(plan_.hold_steps, plan_.safety);
-  out_.Clear();
-  out_.mutable_values()->Resize(static_cast<int>(plan_.command.size()), 0.0);
+  tp::size_frame(out_, plan_.command);
   commands_ = std::make_unique<tp::LoopInput<v2::Frame>>(
       context(),
       channel(endpoints_.dynamics_to_actuator(), "dynamics_to_actuator", tp::Pattern::kPull,

@@ -139,8 +139,7 @@ void DynamicsComponent::resolve_columns(const ex::Kind& kind) {
 void DynamicsComponent::configure_loop(const v1::ConfigureRequest& request) {
   const ex::Kind& kind = ex::find_scenario_kind(request.scenario_yaml());
   plan_ = ex::loop_plan(request.scenario_yaml());
-  tp::require_layout(request.layouts(), "measurement", plan_.measurement);
-  tp::require_layout(request.layouts(), "command", plan_.command);
+  tp::require_loop_layouts(request.layouts(), plan_.measurement, plan_.command);
   dynamics_ = kind.make_dynamics_part(request.scenario_yaml());
   values_.assign(dynamics_->names().size(), 0.0);
   samples_ = std::make_unique<tp::LoopInput<v2::Frame>>(
@@ -148,8 +147,7 @@ void DynamicsComponent::configure_loop(const v1::ConfigureRequest& request) {
       channel(endpoints_.sensor_to_dynamics(), "sensor_to_dynamics", tp::Pattern::kPull,
               tp::Role::kConnect),
       validator_config(plan_.measurement.size()));
-  command_.Clear();
-  command_.mutable_values()->Resize(static_cast<int>(plan_.command.size()), 0.0);
+  tp::size_frame(command_, plan_.command);
   commands_ = std::make_unique<tp::LoopOutput>(
       context(),
       channel(endpoints_.dynamics_to_actuator(), "dynamics_to_actuator", tp::Pattern::kPush,

@@ -201,10 +201,8 @@ void IdentificationComponent::configure_loop(const v1::ConfigureRequest& request
   data_.position.assign(n, 0.0);
   filled_.assign(n, 0);
   const ex::LoopPlan plan = ex::loop_plan(request.scenario_yaml());
-  tp::require_layout(request.layouts(), "measurement", plan.measurement);
-  tp::require_layout(request.layouts(), "command", plan.command);
-  command_.Clear();
-  command_.mutable_values()->Resize(static_cast<int>(plan.command.size()), 0.0);
+  tp::require_loop_layouts(request.layouts(), plan.measurement, plan.command);
+  tp::size_frame(command_, plan.command);
   samples_ = std::make_unique<tp::LoopInput<v2::Frame>>(
       context(),
       channel(endpoints_.sensor_to_dynamics(), "sensor_to_dynamics", tp::Pattern::kPull,

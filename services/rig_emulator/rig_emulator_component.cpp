@@ -49,8 +49,7 @@ void RigEmulatorComponent::show_command_quantity(const experiment::CommandGauges
 void RigEmulatorComponent::configure_loop(const v1::ConfigureRequest& request) {
   const experiment::Kind& kind = experiment::find_scenario_kind(request.scenario_yaml());
   plan_ = experiment::loop_plan(request.scenario_yaml());
-  tp::require_layout(request.layouts(), "command", plan_.command);
-  tp::require_layout(request.layouts(), "measurement", plan_.measurement);
+  tp::require_loop_layouts(request.layouts(), plan_.measurement, plan_.command);
   // The gauges of the kind's command quantity (the others read NaN).
   show_command_quantity(kind.command_gauges());
   rig_ = kind.make_rig_part(request.scenario_yaml());
@@ -72,8 +71,7 @@ void RigEmulatorComponent::configure_loop(const v1::ConfigureRequest& request) {
   }
   truth_count_ = names.size();
   measurement_count_ = plan_.measurement.size();
-  sample_.Clear();
-  sample_.mutable_values()->Resize(static_cast<int>(measurement_count_), 0.0);
+  tp::size_frame(sample_, plan_.measurement);
   names.emplace_back("late_commands[-]");
   set_telemetry_names(std::move(names));
   late_ = 0;

@@ -21,8 +21,7 @@ void SensorComponent::configure_loop(const v1::ConfigureRequest& request) {
                                 plan.kind + " measurement has none");
   }
   conditioned_ = force ? static_cast<int>(*force) : -1;
-  sample_.Clear();
-  sample_.mutable_values()->Resize(static_cast<int>(plan.measurement.size()), 0.0);
+  tp::size_frame(sample_, plan.measurement);
   total_ = static_cast<std::uint64_t>(plan.total_steps);
   peer_lost_ = false;
   raw_ = std::make_unique<tp::LoopInput<v2::Frame>>(

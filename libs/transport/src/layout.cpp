@@ -43,4 +43,15 @@ void require_layout(const ChannelLayouts& layouts, std::string_view channel,
   }
 }
 
+void require_loop_layouts(const ChannelLayouts& layouts, const hal::SignalLayout& measurement,
+                          const hal::SignalLayout& command) {
+  require_layout(layouts, "measurement", measurement);
+  require_layout(layouts, "command", command);
+}
+
+void size_frame(v2::Frame& frame, const hal::SignalLayout& layout) {
+  frame.Clear();
+  frame.mutable_values()->Resize(static_cast<int>(layout.size()), 0.0);
+}
+
 }  // namespace hyloop::transport

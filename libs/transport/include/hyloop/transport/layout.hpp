@@ -26,5 +26,11 @@ void add_loop_layouts(const hal::SignalLayout& measurement, const hal::SignalLay
 /// @throws std::invalid_argument naming the channel and the first signal that differs.
 void require_layout(const ChannelLayouts& layouts, std::string_view channel,
                     const hal::SignalLayout& expected);
+/// require_layout of both loop channels: "measurement", then "command".
+void require_loop_layouts(const ChannelLayouts& layouts, const hal::SignalLayout& measurement,
+                          const hal::SignalLayout& command);
+/// Empties `frame` and gives it `layout`'s number of values (0.0), once at configure: a cycle
+/// then only sets values, never allocates.
+void size_frame(v2::Frame& frame, const hal::SignalLayout& layout);
 
 }  // namespace hyloop::transport
