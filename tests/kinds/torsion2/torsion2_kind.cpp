@@ -168,7 +168,7 @@ class Torsion2Kind final : public ex::Kind {
                                                   const ex::DataSource& /*data*/) const override {
     const Torsion2Scenario s = parse(text, origin, overrides);
     const std::string resolved = to_yaml(s);
-    return std::make_unique<ex::LoopExperiment>(loop_plan(resolved), make_rig_part(resolved),
+    return std::make_unique<ex::LoopExperiment>(ex::loop_plan(resolved), make_rig_part(resolved),
                                                 make_dynamics_part(resolved), s.name, resolved);
   }
   ex::LoopPlan loop_plan(const std::string& text) const override {
