@@ -46,6 +46,16 @@ TEST(LoopLayouts, EachKindCarriesItsOwnSignalsAndUnits) {
   EXPECT_GT(fcu.safety.limits.position_max, fcu.initial.position);
 }
 
+TEST(StepStatus, CarriesOnOrStopsWithAReason) {
+  static_assert(!StepStatus::ok().stopped());
+  static_assert(StepStatus::ok().reason() == nullptr);
+  static_assert(StepStatus::stop("angle limit").stopped());
+  EXPECT_STREQ(StepStatus::stop("angle limit").reason(), "angle limit");
+  EXPECT_STREQ(StepStatus::stop(nullptr).reason(), "stopped");  // a stop never reads as ok
+  EXPECT_FALSE(StepStatus::from_reason(nullptr).stopped());
+  EXPECT_STREQ(StepStatus::from_reason("stroke_limit").reason(), "stroke_limit");
+}
+
 class LoopPartsAllocateNothing : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(LoopPartsAllocateNothing, RigThenDynamicsForACycle) {
@@ -65,10 +75,10 @@ TEST_P(LoopPartsAllocateNothing, RigThenDynamicsForACycle) {
   const auto cycle = [&] {
     rig->step(applied, m, t);
     hal::ActuatorCommand next{};
-    const char* stop = dynamics->step(k, m, values, next);
+    const StepStatus status = dynamics->step(k, m, values, next);
     ++k;
     applied = stage.update(k, &next).command;
-    return stop;
+    return status.reason();
   };
   for (int i = 0; i < 3; ++i) ASSERT_EQ(cycle(), nullptr);  // warm-up
   std::size_t allocations = 0;

@@ -235,14 +235,15 @@ void DynamicsComponent::run_loop() noexcept {
     hal::ActuatorCommand next{};
     const std::span<const double> measurement(s->values().data(),
                                               static_cast<std::size_t>(s->values_size()));
-    const char* stop = dynamics_->step(static_cast<std::int64_t>(k), measurement, values_, next);
+    const ex::StepStatus status =
+        dynamics_->step(static_cast<std::int64_t>(k), measurement, values_, next);
     const double t = static_cast<double>(k) * plan_.step;
     publish(k, measurement[0]);  // the set point's measured counterpart
     next_command_ = next.position;
     count_cycle();
-    if (stop != nullptr) {
-      send_telemetry(k, t, values_, v2::LOOP_EVENT_STOP, stop);
-      set_message(std::string("dynamics: stopped: ") + stop);
+    if (status.stopped()) {
+      send_telemetry(k, t, values_, v2::LOOP_EVENT_STOP, status.reason());
+      set_message(std::string("dynamics: stopped: ") + status.reason());
       return;  // no further commands: the actuator's watchdog ramps the rig to rest
     }
     send_telemetry(k, t, values_);

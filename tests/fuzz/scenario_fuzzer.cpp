@@ -71,7 +71,7 @@ void exercise_services(const std::string& resolved) {
   for (std::int64_t k = 0; k < kPartCycles; ++k) {
     rig->step(applied, m, std::span<double>(truth.data(), rig->truth_names().size()));
     hal::ActuatorCommand next{};
-    if (dynamics->step(k, m, values, next) != nullptr) break;
+    if (dynamics->step(k, m, values, next).stopped()) break;
     applied = next;
   }
 }

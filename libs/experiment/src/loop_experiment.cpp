@@ -50,11 +50,12 @@ bool LoopExperiment::step() noexcept {
   rig_->step(applied_, measured, std::span<double>(row_).subspan(values, truth_count_));
   if (force_) measured[*force_] = conditioner_.update(measured[*force_]);
   hal::ActuatorCommand next{};
-  const char* stop = dynamics_->step(cycle_, measured, std::span<double>(row_).first(values), next);
+  const StepStatus status =
+      dynamics_->step(cycle_, measured, std::span<double>(row_).first(values), next);
   const std::int64_t k = cycle_;
   record(row_);
-  if (stop != nullptr) {
-    stop_ = stop;  // a string literal: nothing to copy in the cycle
+  if (status.stopped()) {
+    stop_ = status.reason();  // a string literal: nothing to copy in the cycle
     return false;
   }
   applied_ = stage_.update(k + 1, &next).command;

@@ -40,13 +40,13 @@ class RhtDynamicsPart final : public DynamicsPart {
     for (std::size_t c : columns_) names_.push_back(rht_column_headers()[c]);
   }
   const std::vector<std::string>& names() const override { return names_; }
-  const char* step(std::int64_t k, std::span<const double> measurement, std::span<double> values,
-                   hal::ActuatorCommand& next) noexcept override {
+  StepStatus step(std::int64_t k, std::span<const double> measurement, std::span<double> values,
+                  hal::ActuatorCommand& next) noexcept override {
     double command = 0.0;
     const char* reason = dynamics_.step(k, measurement[0], measurement[1], row_, command);
     for (std::size_t i = 0; i < columns_.size(); ++i) values[i] = row_[columns_[i]];
     next = {command, 0.0};
-    return reason;
+    return StepStatus::from_reason(reason);
   }
 
  private:

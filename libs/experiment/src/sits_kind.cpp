@@ -43,12 +43,13 @@ class SitsDynamicsPart final : public DynamicsPart {
     for (std::size_t c : columns_) names_.emplace_back(kSitsColumnHeaders[c]);
   }
   const std::vector<std::string>& names() const override { return names_; }
-  const char* step(std::int64_t k, std::span<const double> measurement, std::span<double> values,
-                   hal::ActuatorCommand& next) noexcept override {
+  StepStatus step(std::int64_t k, std::span<const double> measurement, std::span<double> values,
+                  hal::ActuatorCommand& next) noexcept override {
     const StopReason r =
         dynamics_.step(k, {measurement[0], measurement[1], measurement[2]}, row_, next);
     for (std::size_t i = 0; i < columns_.size(); ++i) values[i] = row_[columns_[i]];
-    return r == StopReason::kNone ? nullptr : to_string(r).data();  // NUL-terminated literals
+    return r == StopReason::kNone ? StepStatus::ok()
+                                  : StepStatus::stop(to_string(r).data());  // NUL-terminated
   }
 
  private:

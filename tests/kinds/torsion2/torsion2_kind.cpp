@@ -133,8 +133,8 @@ class Torsion2Dynamics final : public ex::DynamicsPart {
  public:
   explicit Torsion2Dynamics(const Torsion2Scenario& s) : s_(s) {}
   const std::vector<std::string>& names() const override { return names_; }
-  const char* step(std::int64_t k, std::span<const double> measurement, std::span<double> values,
-                   hal::ActuatorCommand& next) noexcept override {
+  ex::StepStatus step(std::int64_t k, std::span<const double> measurement, std::span<double> values,
+                      hal::ActuatorCommand& next) noexcept override {
     const double t = static_cast<double>(k) * s_.step;
     const double torque = s_.m0 * std::sin(2.0 * std::numbers::pi * s_.frequency * t);
     const double tau = measurement[2];
@@ -148,8 +148,9 @@ class Torsion2Dynamics final : public ex::DynamicsPart {
     values[4] = torque;
     values[5] = measurement[1];
     next = {theta_, omega_};
-    if (!std::isfinite(theta_) || !std::isfinite(omega_)) return "not finite";
-    return std::abs(theta_) > s_.angle_limit ? "angle limit" : nullptr;
+    if (!std::isfinite(theta_) || !std::isfinite(omega_)) return ex::StepStatus::stop("not finite");
+    return std::abs(theta_) > s_.angle_limit ? ex::StepStatus::stop("angle limit")
+                                             : ex::StepStatus::ok();
   }
 
  private:

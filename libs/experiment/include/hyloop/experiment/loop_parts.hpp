@@ -73,16 +73,37 @@ class RigPart {
 };
 std::unique_ptr<RigPart> make_rig_part(const std::string& scenario_text);
 
+/// What a dynamics part's cycle says about the loop (as ros2_control's return_type): carry on,
+/// or stop for a reason (a string literal; it becomes the run's stop_reason). After a stop the
+/// command of the next cycle is not sent (the services) or applied (LoopExperiment).
+class StepStatus {
+ public:
+  [[nodiscard]] static constexpr StepStatus ok() noexcept { return StepStatus(nullptr); }
+  [[nodiscard]] static constexpr StepStatus stop(const char* reason) noexcept {
+    return StepStatus(reason != nullptr ? reason : "stopped");
+  }
+  /// ok() for nullptr, else stop(reason): for blocks that report a stop as a nullable reason.
+  [[nodiscard]] static constexpr StepStatus from_reason(const char* reason) noexcept {
+    return StepStatus(reason);
+  }
+  [[nodiscard]] constexpr bool stopped() const noexcept { return reason_ != nullptr; }
+  /// Why the loop stops; nullptr while it carries on.
+  [[nodiscard]] constexpr const char* reason() const noexcept { return reason_; }
+
+ private:
+  constexpr explicit StepStatus(const char* reason) noexcept : reason_(reason) {}
+  const char* reason_;
+};
+
 class DynamicsPart {
  public:
   virtual ~DynamicsPart() = default;
   /// "name[unit]" of the values step() writes, as in the kind's samples.csv.
   [[nodiscard]] virtual const std::vector<std::string>& names() const = 0;
   /// Cycle k from its measurements (the plan's measurement layout): writes names().size()
-  /// values and the command of cycle k+1. Returns nullptr, or why the loop must stop (the
-  /// command is then not sent). RT-safe.
-  virtual const char* step(std::int64_t k, std::span<const double> measurement,
-                           std::span<double> values, hal::ActuatorCommand& next) noexcept = 0;
+  /// values and the command of cycle k+1, and says whether the loop carries on. RT-safe.
+  virtual StepStatus step(std::int64_t k, std::span<const double> measurement,
+                          std::span<double> values, hal::ActuatorCommand& next) noexcept = 0;
 };
 std::unique_ptr<DynamicsPart> make_dynamics_part(const std::string& scenario_text);
 
