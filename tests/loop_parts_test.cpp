@@ -3,6 +3,7 @@
 // position), the parts step in the layouts' sizes, and a cycle of rig part → dynamics part →
 // actuator stage allocates nothing (AllocGuard) once warmed up.
 #include "hyloop/experiment/loop_parts.hpp"
+#include "hyloop/experiment/stop_reason.hpp"
 
 #include <gtest/gtest.h>
 
@@ -54,6 +55,20 @@ TEST(StepStatus, CarriesOnOrStopsWithAReason) {
   EXPECT_STREQ(StepStatus::stop(nullptr).reason(), "stopped");  // a stop never reads as ok
   EXPECT_FALSE(StepStatus::from_reason(nullptr).stopped());
   EXPECT_STREQ(StepStatus::from_reason("stroke_limit").reason(), "stroke_limit");
+}
+
+// One stop-reason type for every kind: each name reads back as its reason (a distributed run's
+// recorder parses the dynamics' stop detail), the summaries' names are unchanged.
+TEST(StopReasons, EachNameReadsBackAndTheShippedNamesStay) {
+  for (const StopReason r : {StopReason::kNotFinite, StopReason::kDisplacementLimit,
+                             StopReason::kDriverFault, StopReason::kStrokeLimit,
+                             StopReason::kSpeedLimit, StopReason::kServiceFault}) {
+    EXPECT_EQ(parse_stop_reason(to_string(r)), r) << to_string(r);
+  }
+  EXPECT_EQ(to_string(StopReason::kDisplacementLimit), "displacement_limit");  // SITS
+  EXPECT_EQ(to_string(StopReason::kStrokeLimit), "stroke_limit");              // RHT
+  EXPECT_EQ(to_string(StopReason::kSpeedLimit), "speed_limit");                // FCU
+  EXPECT_EQ(parse_stop_reason("angle limit"), StopReason::kNone);
 }
 
 class LoopPartsAllocateNothing : public ::testing::TestWithParam<const char*> {};

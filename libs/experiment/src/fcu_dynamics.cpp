@@ -125,15 +125,15 @@ const char* FcuDynamics::step(std::int64_t k, double x_m, std::span<double> row,
 
   const double n_next = engine_.speed();
   if (!std::isfinite(n_next) || !std::isfinite(x_p_) || !std::isfinite(x_m)) {
-    return to_string(FcuStopReason::kNotFinite).data();  // NUL-terminated literals
+    return to_string(StopReason::kNotFinite).data();  // NUL-terminated literals
   }
   if (n_next < 0.0 || n_next > scenario_->metrics.speed_limit) {
-    return to_string(FcuStopReason::kSpeedLimit).data();
+    return to_string(StopReason::kSpeedLimit).data();
   }
   command(k + 1);
   next = x_p_;
   // A non-finite command is never sent.
-  return std::isfinite(x_p_) ? nullptr : to_string(FcuStopReason::kNotFinite).data();
+  return std::isfinite(x_p_) ? nullptr : to_string(StopReason::kNotFinite).data();
 }
 
 double FcuDynamics::alpha() const noexcept {

@@ -334,20 +334,6 @@ std::string_view to_string(FcuCompensatorType type) noexcept {
   return "unknown";
 }
 
-std::string_view to_string(FcuStopReason reason) noexcept {
-  switch (reason) {
-    case FcuStopReason::kNone:
-      return "none";
-    case FcuStopReason::kNotFinite:
-      return "not_finite";
-    case FcuStopReason::kSpeedLimit:
-      return "speed_limit";
-    case FcuStopReason::kServiceFault:
-      return "service_fault";
-  }
-  return "unknown";
-}
-
 double FcuScenario::Reference::at(double t) const noexcept {
   double sum = 0.0;
   for (const PlaSinusoid& p : sinusoids) {
@@ -600,8 +586,8 @@ bool FcuExperiment::record_cycle(std::span<const double> row) noexcept {
 }
 
 void FcuExperiment::record_stop(std::string_view reason) {
-  stop_reason_ = FcuStopReason::kServiceFault;
-  for (const FcuStopReason r : {FcuStopReason::kNotFinite, FcuStopReason::kSpeedLimit}) {
+  stop_reason_ = StopReason::kServiceFault;
+  for (const StopReason r : {StopReason::kNotFinite, StopReason::kSpeedLimit}) {
     if (reason == to_string(r)) stop_reason_ = r;
   }
 }

@@ -5,6 +5,7 @@
 
 #include "hyloop/experiment/rht_experiment.hpp"
 #include "hyloop/experiment/scenario.hpp"
+#include "hyloop/experiment/stop_reason.hpp"
 #include "hyloop/experiment/yaml_fields.hpp"
 
 namespace hyloop::experiment {
@@ -189,10 +190,11 @@ const char* RhtDynamics::step(std::int64_t i, double measured, double force, std
   command_next_ = compensator_ ? compensator_->command(desired_next_) : desired_next_;
   next = command_next_;
   if (!std::isfinite(command_next_) || !std::isfinite(desired_next_)) {
-    return "not_finite";
+    return to_string(StopReason::kNotFinite).data();
   }
   if (std::abs(command_next_) > stroke_) {
-    return "stroke_limit";  // the command is never sent: the actuator holds its last position
+    // The command is never sent: the actuator holds its last position.
+    return to_string(StopReason::kStrokeLimit).data();
   }
   return nullptr;
 }

@@ -11,30 +11,6 @@ const std::array<std::string_view, kSitsColumns> kSitsColumnHeaders = {
     "eps_h[J]",       "eps_sum[J*s]", "energy[J]",    "energy_ideal[J]", "power[W]",
     "power_ideal[W]", "k_x[N/m]",     "phase[rad]"};
 
-std::string_view to_string(StopReason reason) noexcept {
-  switch (reason) {
-    case StopReason::kNone:
-      return "none";
-    case StopReason::kNotFinite:
-      return "not_finite";
-    case StopReason::kDisplacementLimit:
-      return "displacement_limit";
-    case StopReason::kDriverFault:
-      return "driver_fault";
-  }
-  return "unknown";
-}
-
-StopReason parse_stop_reason(std::string_view name) noexcept {
-  for (StopReason r :
-       {StopReason::kNotFinite, StopReason::kDisplacementLimit, StopReason::kDriverFault}) {
-    if (to_string(r) == name) {
-      return r;
-    }
-  }
-  return StopReason::kNone;
-}
-
 hal::SitsRigConfig sits_rig_config(const SitsScenario& s) {
   hal::SitsRigConfig c;
   c.step = s.timing.step;

@@ -42,6 +42,7 @@
 #include "hyloop/core/turbojet_model.hpp"
 #include "hyloop/experiment/experiment.hpp"
 #include "hyloop/experiment/fcu_dynamics.hpp"
+#include "hyloop/experiment/stop_reason.hpp"
 #include "hyloop/hal/actuator_stage.hpp"
 #include "hyloop/hal/fcu_rig_emulator.hpp"
 
@@ -182,8 +183,6 @@ inline constexpr FcuColumn kFcuRecorderColumn = FcuColumn::kTrackingIndicator;
 const std::vector<std::string>& fcu_record_columns();
 
 /// kServiceFault: a distributed run stopped for a reason that is neither of the loop's own.
-enum class FcuStopReason : std::uint8_t { kNone, kNotFinite, kSpeedLimit, kServiceFault };
-std::string_view to_string(FcuStopReason reason) noexcept;
 
 class FcuExperiment final : public Experiment {
  public:
@@ -209,8 +208,8 @@ class FcuExperiment final : public Experiment {
   void record_stop(std::string_view reason) override;
 
   [[nodiscard]] bool finished() const noexcept { return cycle_ >= total_steps_ || stopped(); }
-  [[nodiscard]] bool stopped() const noexcept { return stop_reason_ != FcuStopReason::kNone; }
-  [[nodiscard]] FcuStopReason stop_reason() const noexcept { return stop_reason_; }
+  [[nodiscard]] bool stopped() const noexcept { return stop_reason_ != StopReason::kNone; }
+  [[nodiscard]] StopReason stop_reason() const noexcept { return stop_reason_; }
   [[nodiscard]] const FcuScenario& scenario() const noexcept { return scenario_; }
   [[nodiscard]] const std::array<double, kFcuColumns>& last_row() const noexcept { return row_; }
   [[nodiscard]] double tracking_indicator() const noexcept { return ti_.value(); }
@@ -253,7 +252,7 @@ class FcuExperiment final : public Experiment {
   std::int64_t decimation_;
   std::int64_t cycle_ = 0;
   std::array<double, kFcuColumns> row_{};
-  FcuStopReason stop_reason_ = FcuStopReason::kNone;
+  StopReason stop_reason_ = StopReason::kNone;
   std::int64_t valve_saturated_ = 0;
   std::int64_t ecu_limited_ = 0;
 };

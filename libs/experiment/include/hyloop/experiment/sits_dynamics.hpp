@@ -21,6 +21,7 @@
 #include "hyloop/core/sit_model.hpp"
 #include "hyloop/core/tracking_differentiator.hpp"
 #include "hyloop/experiment/scenario.hpp"
+#include "hyloop/experiment/stop_reason.hpp"
 #include "hyloop/hal/actuator_safety.hpp"
 #include "hyloop/hal/drivers.hpp"
 #include "hyloop/hal/sits_rig_emulator.hpp"
@@ -64,11 +65,6 @@ constexpr std::size_t col(SitsColumn c) noexcept { return static_cast<std::size_
 /// fills every other column.
 inline constexpr std::array<SitsColumn, 2> kSitsRigColumns = {SitsColumn::kXCmd,
                                                               SitsColumn::kFContact};
-
-enum class StopReason : std::uint8_t { kNone, kNotFinite, kDisplacementLimit, kDriverFault };
-std::string_view to_string(StopReason reason) noexcept;
-/// Inverse of to_string; kNone for an unknown name.
-StopReason parse_stop_reason(std::string_view name) noexcept;
 
 /// The rig emulator's configuration of a SITS scenario.
 hal::SitsRigConfig sits_rig_config(const SitsScenario& scenario);
