@@ -3,7 +3,6 @@
 // position), the parts step in the layouts' sizes, and a cycle of rig part → dynamics part →
 // actuator stage allocates nothing (AllocGuard) once warmed up.
 #include "hyloop/experiment/loop_parts.hpp"
-#include "hyloop/experiment/stop_reason.hpp"
 
 #include <gtest/gtest.h>
 
@@ -15,6 +14,7 @@
 #include <vector>
 
 #include "hyloop/experiment/experiment.hpp"
+#include "hyloop/experiment/stop_reason.hpp"
 #include "hyloop/experiment/yaml_fields.hpp"
 #include "hyloop/hal/actuator_stage.hpp"
 #include "hyloop/testing/alloc_guard.hpp"
@@ -60,9 +60,9 @@ TEST(StepStatus, CarriesOnOrStopsWithAReason) {
 // One stop-reason type for every kind: each name reads back as its reason (a distributed run's
 // recorder parses the dynamics' stop detail), the summaries' names are unchanged.
 TEST(StopReasons, EachNameReadsBackAndTheShippedNamesStay) {
-  for (const StopReason r : {StopReason::kNotFinite, StopReason::kDisplacementLimit,
-                             StopReason::kDriverFault, StopReason::kStrokeLimit,
-                             StopReason::kSpeedLimit, StopReason::kServiceFault}) {
+  for (const StopReason r :
+       {StopReason::kNotFinite, StopReason::kDisplacementLimit, StopReason::kDriverFault,
+        StopReason::kStrokeLimit, StopReason::kSpeedLimit, StopReason::kServiceFault}) {
     EXPECT_EQ(parse_stop_reason(to_string(r)), r) << to_string(r);
   }
   EXPECT_EQ(to_string(StopReason::kDisplacementLimit), "displacement_limit");  // SITS
