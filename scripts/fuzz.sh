@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # The fuzzing stage of CI (issue 10; docs/reliability.md "Fuzzing and sanitizers"): builds the
-# libFuzzer targets of tests/fuzz with clang, ASan and UBSan in build-fuzz (CMake option
-# HYLOOP_FUZZ), runs each on its committed seed corpus for HYLOOP_FUZZ_SECONDS, and fails on any
-# crash, sanitizer report, leak, timeout or out-of-memory. One summary line per target.
+# libFuzzer targets of tests/fuzz with clang, ASan and UBSan in build-asan (CMake option
+# HYLOOP_FUZZ; the sanitizer build scripts/sanitize.sh tests in: scripts/lib/sanitizer_build.sh),
+# runs each on its committed seed corpus for HYLOOP_FUZZ_SECONDS, and fails on any crash,
+# sanitizer report, leak, timeout or out-of-memory. One summary line per target.
 #
 #   scripts/fuzz.sh [TARGET...]          default: every target (codec scenario requests)
 #   HYLOOP_FUZZ_SECONDS=60               time per target (-max_total_time)
 #   HYLOOP_FUZZ_TIMEOUT=25               seconds one input may take (-timeout)
 #   HYLOOP_FUZZ_RSS_MB=2048              memory limit (-rss_limit_mb, also the malloc limit)
-#   HYLOOP_FUZZ_BUILD_DIR=DIR            build directory (default build-fuzz)
+#   HYLOOP_ASAN_BUILD_DIR=DIR            build directory (default build-asan)
 #   HYLOOP_JOBS=N                        build parallelism (default 2)
 #
 # New inputs go to DIR/corpus/<target> (not into git). A failing input is saved as
@@ -18,28 +19,19 @@
 # replays it in every build.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-build=${HYLOOP_FUZZ_BUILD_DIR:-$root/build-fuzz}
+source "$root/scripts/lib/sanitizer_build.sh"
+build=$sanitizer_build
 seconds=${HYLOOP_FUZZ_SECONDS:-60}
 timeout=${HYLOOP_FUZZ_TIMEOUT:-25}
 rss_mb=${HYLOOP_FUZZ_RSS_MB:-2048}
-jobs=${HYLOOP_JOBS:-2}
 all_targets=(codec scenario requests)
 targets=("$@")
 [[ ${#targets[@]} -eq 0 ]] && targets=("${all_targets[@]}")
 
-clang=$(command -v clang++ || command -v clang++-14 || true)
-[[ -n "$clang" ]] || { echo "fuzz: clang++ not found (scripts/setup.sh installs it)" >&2; exit 1; }
-
 start=$(date +%s)
-cmake -S "$root" -B "$build" -G Ninja -DCMAKE_CXX_COMPILER="$clang" \
-  -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1" \
-  -DHYLOOP_FUZZ=ON -DHYLOOP_WERROR=ON -DHYLOOP_BUILD_TESTS=OFF -DHYLOOP_BUILD_BENCH=OFF >/dev/null
-cmake --build "$build" -j"$jobs" --target "${targets[@]/#/fuzz_}"
+configure_sanitizer_build
+cmake --build "$build" -j"$sanitizer_jobs" --target "${targets[@]/#/fuzz_}"
 built=$(date +%s)
-
-export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
-export ASAN_OPTIONS=detect_leaks=1:check_initialization_order=1
-export LSAN_OPTIONS=suppressions=$root/tests/fuzz/lsan.supp:print_suppressions=0
 
 failed=()
 summary=()

@@ -1,34 +1,24 @@
 #!/usr/bin/env bash
 # The sanitizer stage of CI (issue 10): the whole suite built with AddressSanitizer (+LeakSanitizer)
-# and UndefinedBehaviorSanitizer (CMake option HYLOOP_SANITIZE, gcc) in build-asan, then ctest
-# there. The first error of either sanitizer fails the test that hit it, and the stage.
+# and UndefinedBehaviorSanitizer in build-asan (clang; the build scripts/fuzz.sh fuzzes in, so the
+# sanitized libraries are compiled once: scripts/lib/sanitizer_build.sh), then ctest there. The
+# first error of either sanitizer fails the test that hit it, and the stage.
 #
 #   scripts/sanitize.sh                 configure, build, run every test that can run sanitized
 #   HYLOOP_ASAN_BUILD_DIR=DIR           build directory (default build-asan)
 #   HYLOOP_JOBS=N                       build and ctest parallelism (default 2)
 #   HYLOOP_SANITIZE_LABELS=REGEX        run only the tests with these ctest labels
 #
-# Reproduce one failure: the same environment as below, then
+# Reproduce one failure: the same environment (scripts/lib/sanitizer_build.sh), then
 #   ctest --test-dir build-asan -R '<test name>' --output-on-failure
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-build=${HYLOOP_ASAN_BUILD_DIR:-$root/build-asan}
-jobs=${HYLOOP_JOBS:-2}
-
-# halt_on_error: stop at the first error; exitcode 1 makes ctest see it. The sanitizers' own
-# reports go to stderr, which ctest prints with --output-on-failure.
-# alloc_dealloc_mismatch=0: libzmq 4.3.4 (Debian) frees with free() blocks it allocated with
-# operator new(nothrow) on its I/O thread, a false positive in the library that every service hits.
-export ASAN_OPTIONS=halt_on_error=1:detect_leaks=1:check_initialization_order=1:strict_init_order=1:detect_odr_violation=2:alloc_dealloc_mismatch=0
-export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
-export LSAN_OPTIONS=suppressions=$root/tests/fuzz/lsan.supp:print_suppressions=0
+source "$root/scripts/lib/sanitizer_build.sh"
+build=$sanitizer_build
+jobs=$sanitizer_jobs
 
 start=$(date +%s)
-# -O1 -g1: the sanitizers' usual optimisation (readable stacks, line numbers) at half the
-# compile time of -O2 -g.
-cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1" -DHYLOOP_SANITIZE=ON -DHYLOOP_WERROR=ON \
-  -DHYLOOP_BUILD_BENCH=OFF >/dev/null
+configure_sanitizer_build
 cmake --build "$build" -j"$jobs"
 built=$(date +%s)
 

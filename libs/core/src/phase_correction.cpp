@@ -5,17 +5,10 @@
 #include <stdexcept>
 #include <string>
 
+#include "number_text.hpp"
+
 namespace hyloop::core {
-namespace {
-
-void require(bool ok, const char* field, double value, const char* allowed) {
-  if (!ok) {
-    throw std::invalid_argument(std::string(field) + " = " + std::to_string(value) + ": " +
-                                allowed);
-  }
-}
-
-}  // namespace
+using detail::require;
 
 void validate(const PhaseCorrectionConfig& c) {
   require(std::isfinite(c.k_x_max) && c.k_x_max >= 0.0, "k_x_max_n_per_m", c.k_x_max,

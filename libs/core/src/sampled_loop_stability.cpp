@@ -16,7 +16,7 @@ namespace {
 
 using detail::str;
 
-void require(bool ok, const char* field, double value, const char* allowed) {
+void require_loop(bool ok, const char* field, double value, const char* allowed) {
   if (!ok) {
     throw std::invalid_argument(std::string("sampled SITS loop: ") + field + " = " + str(value) +
                                 "; allowed: " + allowed);
@@ -24,21 +24,21 @@ void require(bool ok, const char* field, double value, const char* allowed) {
 }
 
 void validate(const SampledSitsLoop& p) {
-  require(std::isfinite(p.step) && p.step > 0.0, "step", p.step, "finite and > 0 s");
-  require(p.hold_steps >= 1, "hold_steps", p.hold_steps, ">= 1");
-  require(std::isfinite(p.force_delay_steps) && p.force_delay_steps >= 0.0 &&
-              p.force_delay_steps <= 1.0e4,
-          "force_delay_steps", p.force_delay_steps, "finite, in [0, 1e4]");
-  require(std::isfinite(p.m_e) && p.m_e > 0.0, "m_e", p.m_e, "finite and > 0 kg");
-  require(std::isfinite(p.k_tc) && p.k_tc >= 0.0, "k_tc", p.k_tc, "finite and >= 0 N/m");
-  require(std::isfinite(p.b_tc) && p.b_tc >= 0.0, "b_tc", p.b_tc, "finite and >= 0 N*s/m");
-  require(std::isfinite(p.filter_time_constant) && p.filter_time_constant >= 0.0,
-          "filter_time_constant", p.filter_time_constant, "finite and >= 0 s");
-  require(std::isfinite(p.k_h), "k_h", p.k_h, "finite");
-  require(std::isfinite(p.k_x), "k_x", p.k_x, "finite");
-  require(std::isfinite(p.td.r) && p.td.r > 0.0, "td.r", p.td.r, "finite and > 0");
-  require(std::isfinite(p.td.h) && p.td.h >= p.step, "td.h", p.td.h, "finite and >= step");
-  require(p.td.step == p.step, "td.step", p.td.step, "equal to step");
+  require_loop(std::isfinite(p.step) && p.step > 0.0, "step", p.step, "finite and > 0 s");
+  require_loop(p.hold_steps >= 1, "hold_steps", p.hold_steps, ">= 1");
+  require_loop(std::isfinite(p.force_delay_steps) && p.force_delay_steps >= 0.0 &&
+                   p.force_delay_steps <= 1.0e4,
+               "force_delay_steps", p.force_delay_steps, "finite, in [0, 1e4]");
+  require_loop(std::isfinite(p.m_e) && p.m_e > 0.0, "m_e", p.m_e, "finite and > 0 kg");
+  require_loop(std::isfinite(p.k_tc) && p.k_tc >= 0.0, "k_tc", p.k_tc, "finite and >= 0 N/m");
+  require_loop(std::isfinite(p.b_tc) && p.b_tc >= 0.0, "b_tc", p.b_tc, "finite and >= 0 N*s/m");
+  require_loop(std::isfinite(p.filter_time_constant) && p.filter_time_constant >= 0.0,
+               "filter_time_constant", p.filter_time_constant, "finite and >= 0 s");
+  require_loop(std::isfinite(p.k_h), "k_h", p.k_h, "finite");
+  require_loop(std::isfinite(p.k_x), "k_x", p.k_x, "finite");
+  require_loop(std::isfinite(p.td.r) && p.td.r > 0.0, "td.r", p.td.r, "finite and > 0");
+  require_loop(std::isfinite(p.td.h) && p.td.h >= p.step, "td.h", p.td.h, "finite and >= step");
+  require_loop(p.td.step == p.step, "td.step", p.td.step, "equal to step");
 }
 
 // The loop's linear one-cycle map, applied to a state vector exactly as SitsRunner orders it.
@@ -195,9 +195,10 @@ SampledLoopAnalysis analyse_sampled_loop(const SampledSitsLoop& loop) {
 
 std::vector<GainInterval> sampled_stable_gain_intervals(SampledSitsLoop loop, double k_limit,
                                                         int decades, double rel_tolerance) {
-  require(std::isfinite(k_limit) && k_limit > 0.0, "k_limit", k_limit, "finite and > 0");
-  require(decades >= 1, "decades", decades, ">= 1");
-  require(rel_tolerance > 0.0 && rel_tolerance < 1.0, "rel_tolerance", rel_tolerance, "in (0, 1)");
+  require_loop(std::isfinite(k_limit) && k_limit > 0.0, "k_limit", k_limit, "finite and > 0");
+  require_loop(decades >= 1, "decades", decades, ">= 1");
+  require_loop(rel_tolerance > 0.0 && rel_tolerance < 1.0, "rel_tolerance", rel_tolerance,
+               "in (0, 1)");
   constexpr int kPerDecade = 40;
   std::vector<double> grid;
   for (int j = 0; j <= kPerDecade * decades; ++j) {

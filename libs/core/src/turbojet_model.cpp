@@ -2,20 +2,16 @@
 
 #include <algorithm>
 #include <cmath>
-#include <sstream>
 #include <stdexcept>
 #include <string>
 
-namespace hyloop::core {
-namespace {
+#include "number_text.hpp"
 
-void require(bool ok, const char* field, double value, const char* allowed) {
-  if (ok) return;
-  std::ostringstream s;
-  s.precision(10);
-  s << field << " = " << value << ": " << allowed;
-  throw std::invalid_argument(s.str());
-}
+namespace hyloop::core {
+
+using detail::require;
+
+namespace {
 
 void require_step(double step) {
   require(std::isfinite(step) && step > 0.0, "step", step, "must be finite and > 0 s");

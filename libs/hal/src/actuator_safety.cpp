@@ -3,22 +3,18 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <sstream>
 #include <stdexcept>
 
+#include "require.hpp"
+
 namespace hyloop::hal {
+
+using detail::require;
+
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr double kMaxFinite = std::numeric_limits<double>::max();
-
-void require(bool ok, const char* field, double value, const char* range) {
-  if (!ok) {
-    std::ostringstream msg;
-    msg << field << " = " << value << ": must be " << range;
-    throw std::invalid_argument(msg.str());
-  }
-}
 
 /// x clamped into [lo, hi]; hi wins if rounding left lo > hi (hi carries the window bound).
 double clip(double x, double lo, double hi) noexcept { return std::min(std::max(x, lo), hi); }

@@ -2,19 +2,15 @@
 
 #include <cmath>
 #include <numbers>
-#include <sstream>
 #include <stdexcept>
 
-namespace hyloop::hal {
-namespace {
+#include "require.hpp"
 
-void require(bool ok, const char* field, double value, const char* range) {
-  if (!ok) {
-    std::ostringstream msg;
-    msg << field << " = " << value << ": must be " << range;
-    throw std::invalid_argument(msg.str());
-  }
-}
+namespace hyloop::hal {
+
+using detail::require;
+
+namespace {
 
 bool finite_positive(double v) { return std::isfinite(v) && v > 0.0; }
 

@@ -20,9 +20,15 @@
 #include <utility>
 
 namespace hyloop::runtime {
+namespace detail {
+// A metric's Prometheus type (in detail, not the anonymous namespace: MetricsRegistry::Impl holds
+// it).
+enum class MetricType : std::uint8_t { kGauge, kCounter, kHistogram };
+}  // namespace detail
+
 namespace {
 
-enum class Type : std::uint8_t { kGauge, kCounter, kHistogram };
+using Type = detail::MetricType;
 
 const char* type_name(Type t) {
   switch (t) {
