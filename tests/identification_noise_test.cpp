@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <complex>
+#include <limits>
 #include <numbers>
 #include <string>
 #include <vector>
@@ -35,7 +36,8 @@ double truth_phase_deg(const SitsScenario& s, double f_hz) {
 struct SeedResult {
   bool continuous = false;
   bool response = false;
-  double phase_error_deg = NAN;  // identified − truth at 10 Hz (continuous models only)
+  double phase_error_deg = std::numeric_limits<double>::quiet_NaN();  // identified − truth at 10 Hz
+                                                                      // (continuous models only)
 };
 
 std::vector<SeedResult> identify_over_seeds(const std::string& scenario, const std::string& method,

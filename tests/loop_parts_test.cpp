@@ -71,6 +71,65 @@ TEST(StopReasons, EachNameReadsBackAndTheShippedNamesStay) {
   EXPECT_EQ(parse_stop_reason("angle limit"), StopReason::kNone);
 }
 
+// A rig of scripted drivers: each call appends its letter to `calls`.
+struct ScriptedRig final : hal::ActuatorDriver, hal::ForceSensorDriver, PlantClock {
+  mutable std::string calls;
+  hal::DriverStatus command_status = hal::DriverStatus::kOk;
+  hal::DriverStatus read_status = hal::DriverStatus::kOk;
+  hal::ActuatorCommand held;
+  hal::DriverStatus command(const hal::ActuatorCommand& c) noexcept override {
+    calls += 'c';
+    if (command_status == hal::DriverStatus::kOk) held = c;
+    return command_status;
+  }
+  hal::ActuatorState state() const noexcept override {
+    calls += 's';
+    return {held.position * 2.0, held.velocity * 2.0};
+  }
+  bool emergency_stop_input() const noexcept override { return false; }
+  hal::DriverStatus read(hal::ForceSample& sample) noexcept override {
+    calls += 'r';
+    sample.force = -3.0;
+    return read_status;
+  }
+  void tare() override {}
+  void advance() noexcept override { calls += 'a'; }
+};
+
+TEST(DriverRig, CommandsAdvancesThenReadsStateAndForce) {
+  ScriptedRig rig;
+  std::array<double, 3> m{};
+  EXPECT_EQ(step_drivers(rig, rig, &rig, {0.25, 1.5}, m), hal::DriverStatus::kOk);
+  EXPECT_EQ(rig.calls, "casr");
+  EXPECT_EQ(m, (std::array<double, 3>{0.5, 3.0, -3.0}));
+  // Without a clock (real hardware advances on its own).
+  rig.calls.clear();
+  EXPECT_EQ(step_drivers(rig, rig, nullptr, {0.5, 0.0}, m), hal::DriverStatus::kOk);
+  EXPECT_EQ(rig.calls, "csr");
+}
+
+TEST(DriverRig, ARejectedCommandHoldsTheLastAndAFaultOfEitherDriverIsReported) {
+  ScriptedRig rig;
+  std::array<double, 3> m{};
+  ASSERT_EQ(step_drivers(rig, rig, &rig, {0.25, 0.0}, m), hal::DriverStatus::kOk);
+  rig.command_status = hal::DriverStatus::kRejected;
+  EXPECT_EQ(step_drivers(rig, rig, &rig, {9.0, 0.0}, m), hal::DriverStatus::kOk);
+  EXPECT_EQ(m[0], 0.5);  // still the accepted 0.25, doubled by the scripted plant
+  rig.command_status = hal::DriverStatus::kFault;
+  EXPECT_EQ(step_drivers(rig, rig, &rig, {0.25, 0.0}, m), hal::DriverStatus::kFault);
+  rig.command_status = hal::DriverStatus::kOk;
+  rig.read_status = hal::DriverStatus::kFault;
+  EXPECT_EQ(step_drivers(rig, rig, &rig, {0.25, 0.0}, m), hal::DriverStatus::kFault);
+}
+
+TEST(DriverRig, TheSitsRigPartReportsNoFaultOverItsEmulatedDrivers) {
+  const auto rig = make_rig_part(resolved("scenarios/sits/table1_scvg.yaml"));
+  std::array<double, 3> m{};
+  std::array<double, 2> t{};
+  for (int k = 0; k < 100; ++k) rig->step({0.0, 0.0}, m, t);
+  EXPECT_EQ(rig->fault(), nullptr);
+}
+
 class LoopPartsAllocateNothing : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(LoopPartsAllocateNothing, RigThenDynamicsForACycle) {

@@ -5,6 +5,7 @@
 #include <array>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -42,7 +43,7 @@ const std::vector<ParameterSet>& parameter_sets() {
 
 // The upper end of the stable K_h interval (the boundary an operator meets reducing damping).
 double upper_end(const nlohmann::json& intervals) {
-  double b = NAN;
+  double b = std::numeric_limits<double>::quiet_NaN();
   for (const auto& i : intervals) {
     if (!i["upper"].is_null()) b = i["upper"].get<double>();
   }

@@ -730,13 +730,9 @@ namespace {
 grpc::Status identification_scenario(const v1::RunIdentificationRequest& request,
                                      ex::SitsScenario& s) {
   try {
-    std::vector<std::string> overrides(request.overrides().begin(), request.overrides().end());
-    s = ex::parse_scenario(request.scenario_yaml(), "scenario", overrides);
-    const double duration = s.timing.step * static_cast<double>(s.identification.samples);
-    overrides.push_back("delays.control_cycle=false");
-    overrides.push_back("timing.duration_s=" + ex::format_number(duration));
-    overrides.push_back("metrics.window_s=" + ex::format_number(duration));
-    s = ex::parse_scenario(request.scenario_yaml(), "scenario", overrides);
+    s = ex::identification_run_scenario(
+        request.scenario_yaml(), "scenario",
+        std::vector<std::string>(request.overrides().begin(), request.overrides().end()));
   } catch (const std::exception& e) {
     return {grpc::StatusCode::INVALID_ARGUMENT, e.what()};
   }

@@ -83,6 +83,7 @@ void RigEmulatorComponent::configure_loop(const v1::ConfigureRequest& request) {
       std::to_string(std::llround(static_cast<double>(silence_limit_) * plan_.step * 1e3)) +
       " ms; killed, stopped or deactivated?): holding the last command";
   silent_ = false;
+  driver_fault_sent_ = false;
   hardware_estop_ = false;
   estop_.set(0.0);
 }
@@ -111,6 +112,10 @@ bool RigEmulatorComponent::cycle(std::uint64_t k, const v2::Frame* command, std:
   }
   rig_->step(held_, std::span<double>(measured_.data(), measurement_count_),
              std::span<double>(truth_.data(), truth_count_));
+  if (fault.empty() && !driver_fault_sent_ && rig_->fault() != nullptr) {
+    fault = rig_->fault();  // a driver's fault, reported once: the coordinator stops the run
+    driver_fault_sent_ = true;
+  }
   for (std::size_t i = 0; i < measurement_count_; ++i) {
     sample_.set_values(static_cast<int>(i), measured_[i]);
   }

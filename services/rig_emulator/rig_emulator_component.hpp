@@ -95,6 +95,7 @@ class RigEmulatorComponent final : public runtime::LoopComponent {
   std::uint64_t silence_limit_ = 0;
   std::string silence_event_;  // made at configure: no allocation on the loop
   std::atomic<bool> silent_{false};
+  bool driver_fault_sent_ = false;  ///< the rig part's fault() went out as a FAULT event
 };
 
 }  // namespace hyloop::services

@@ -14,6 +14,7 @@
 
 #include "actuator/actuator_component.hpp"
 #include "dynamics/dynamics_component.hpp"
+#include "hyloop/experiment/jobs.hpp"
 #include "hyloop/experiment/loop_parts.hpp"
 #include "hyloop/experiment/run_directory.hpp"
 #include "hyloop/experiment/scenario.hpp"
@@ -84,13 +85,8 @@ v1::ConfigureRequest identify_request(const std::string& measurement_force_unit,
   // service, the identification one too, takes it.
   const std::string text = experiment::read_scenario_text(std::string(HYLOOP_SOURCE_DIR) +
                                                           "/scenarios/sits/identify.yaml");
-  const experiment::SitsScenario base = experiment::parse_scenario(text, "identify");
-  const std::string duration = experiment::format_number(
-      static_cast<double>(base.identification.samples) * base.timing.step);
-  c.set_scenario_yaml(experiment::to_yaml(
-      experiment::parse_scenario(text, "identify",
-                                 {"delays.control_cycle=false", "timing.duration_s=" + duration,
-                                  "metrics.window_s=" + duration})));
+  c.set_scenario_yaml(
+      experiment::to_yaml(experiment::identification_run_scenario(text, "identify")));
   experiment::LoopPlan plan = experiment::loop_plan(c.scenario_yaml());
   plan.measurement.signals.at(2).unit = measurement_force_unit;
   plan.command.signals.at(0).unit = command_unit;

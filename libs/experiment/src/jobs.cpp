@@ -139,6 +139,16 @@ void write_text_file(const fs::path& path, const std::string& text) {
   if (!f) throw std::runtime_error(path.string() + ": cannot write");
 }
 
+SitsScenario identification_run_scenario(const std::string& yaml, const std::string& origin,
+                                         std::vector<std::string> overrides) {
+  const SitsScenario base = parse_scenario(yaml, origin, overrides);
+  const double duration = base.timing.step * static_cast<double>(base.identification.samples);
+  overrides.push_back("delays.control_cycle=false");
+  overrides.push_back("timing.duration_s=" + format_number(duration));
+  overrides.push_back("metrics.window_s=" + format_number(duration));
+  return parse_scenario(yaml, origin, overrides);
+}
+
 SweepCommand sweep_command(const SitsScenario& s, std::uint64_t k) noexcept {
   const auto& id = s.identification;
   const double t = static_cast<double>(k) * s.timing.step;

@@ -20,6 +20,22 @@ LoopPlan every_cycle_plan(std::string kind, std::int64_t total_steps, double ste
   return p;
 }
 
+hal::DriverStatus step_drivers(hal::ActuatorDriver& actuator, hal::ForceSensorDriver& sensor,
+                               PlantClock* clock, const hal::ActuatorCommand& applied,
+                               std::span<double> measurement) noexcept {
+  const hal::DriverStatus commanded = actuator.command(applied);
+  if (clock != nullptr) clock->advance();
+  const hal::ActuatorState state = actuator.state();
+  hal::ForceSample force{};
+  const hal::DriverStatus read = sensor.read(force);
+  measurement[0] = state.position;
+  measurement[1] = state.velocity;
+  measurement[2] = force.force;
+  return commanded == hal::DriverStatus::kFault || read == hal::DriverStatus::kFault
+             ? hal::DriverStatus::kFault
+             : hal::DriverStatus::kOk;
+}
+
 hal::SignalLayout mechanical_measurement(std::string position, std::string velocity,
                                          std::string force) {
   return {{{std::move(position), "m", "length"},

@@ -11,19 +11,18 @@ namespace {
 
 constexpr const char* kOrigin = "scenario";
 
-class SitsRig final : public RigPart {
+// The emulated robot and force sensor behind hal's drivers, stepped as a real rig's would be
+// (step_drivers); the emulator is the plant clock.
+class SitsRig final : public RigPart, private PlantClock {
  public:
   explicit SitsRig(const SitsScenario& s) : rig_(sits_rig_config(s)) {
     rig_.reset(s.model.initial_position);
   }
   void step(const hal::ActuatorCommand& applied, std::span<double> measurement,
             std::span<double> truth) noexcept override {
-    (void)rig_.apply(applied);
-    rig_.advance();
-    const hal::ActuatorState robot = rig_.robot_state();
-    measurement[0] = robot.position;
-    measurement[1] = robot.velocity;
-    measurement[2] = rig_.measured_force();
+    if (step_drivers(actuator_, sensor_, this, applied, measurement) == hal::DriverStatus::kFault) {
+      fault_ = to_string(StopReason::kDriverFault).data();  // NUL-terminated
+    }
     truth[0] = rig_.held_command().position;
     truth[1] = rig_.contact_force();
   }
@@ -31,9 +30,15 @@ class SitsRig final : public RigPart {
     return {std::string(kSitsColumnHeaders[col(SitsColumn::kXCmd)]),
             std::string(kSitsColumnHeaders[col(SitsColumn::kFContact)])};
   }
+  const char* fault() const noexcept override { return fault_; }
 
  private:
+  void advance() noexcept override { rig_.advance(); }
+
   hal::SitsRigEmulator rig_;
+  hal::EmulatedActuator actuator_{rig_};
+  hal::EmulatedForceSensor sensor_{rig_};
+  const char* fault_ = nullptr;
 };
 
 class SitsDynamicsPart final : public DynamicsPart {

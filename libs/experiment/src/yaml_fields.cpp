@@ -18,6 +18,11 @@ std::string excerpt(std::string_view text, std::size_t max) {
   return std::string(text.substr(0, max)) + "... (" + std::to_string(text.size()) + " characters)";
 }
 
+std::string too_long_string(std::string_view text) {
+  return "\"" + excerpt(text) + "\": longer than " + std::to_string(kMaxStringChars) +
+         " characters";
+}
+
 namespace {
 
 // Depth-first over the document; `budget` counts nodes visited (an alias is visited again, so

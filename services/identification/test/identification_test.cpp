@@ -44,12 +44,7 @@ std::string identify_yaml() {
 /// identify.yaml as the coordinator runs it: the actuator latches every step, the rig runs N
 /// cycles (and the summary window fits in the shorter run).
 experiment::SitsScenario identification_run_scenario() {
-  const experiment::SitsScenario base = experiment::parse_scenario(identify_yaml(), "identify");
-  const double duration = static_cast<double>(base.identification.samples) * base.timing.step;
-  return experiment::parse_scenario(
-      identify_yaml(), "identify",
-      {"delays.control_cycle=false", "timing.duration_s=" + experiment::format_number(duration),
-       "metrics.window_s=" + experiment::format_number(duration)});
+  return experiment::identification_run_scenario(identify_yaml(), "identify");
 }
 
 // --- the component in the loop -------------------------------------------------------------------

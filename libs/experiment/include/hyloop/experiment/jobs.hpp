@@ -43,6 +43,13 @@ struct SweepCommand {
 };
 SweepCommand sweep_command(const SitsScenario& scenario, std::uint64_t k) noexcept;
 
+/// The scenario of a sweep as the services run it (RunIdentification): `yaml` with `overrides`,
+/// then delays.control_cycle = false (the actuator latches every step) and timing.duration_s =
+/// metrics.window_s = N·T, N = identification.samples.
+/// @throws ScenarioError naming the field, as parse_scenario.
+SitsScenario identification_run_scenario(const std::string& yaml, const std::string& origin,
+                                         std::vector<std::string> overrides = {});
+
 /// Drives the rig emulator's robot (with its position noise) with u[k] of sweep_command.
 SweepData run_sweep(const SitsScenario& scenario);
 

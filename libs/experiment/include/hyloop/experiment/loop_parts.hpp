@@ -70,7 +70,28 @@ class RigPart {
                     std::span<double> truth) noexcept = 0;
   /// "name[unit]" of the truth values (at most kMaxTruth), as in the kind's record columns.
   [[nodiscard]] virtual std::vector<std::string> truth_names() const = 0;
+  /// A fault the rig's drivers reported (a literal, latched), or nullptr: the rig service sends it
+  /// once as a FAULT loop event, the coordinator then stops the run. RT-safe.
+  [[nodiscard]] virtual const char* fault() const noexcept { return nullptr; }
 };
+
+/// What advances an emulated rig's plant by one step between the command and the reads; a real
+/// rig's hardware advances on its own (no clock).
+class PlantClock {
+ public:
+  virtual ~PlantClock() = default;
+  virtual void advance() noexcept = 0;
+};
+
+/// One cycle of a rig behind hal's driver interfaces (drivers.hpp), the order of every rig part
+/// built on them: actuator.command(applied) (a rejected command leaves the last accepted one
+/// held, the driver's contract), clock->advance() when there is one, actuator.state() and
+/// sensor.read() → measurement = [position, velocity, force] (mechanical_measurement's layout).
+/// @return DriverStatus::kFault when either driver reports one (the measurement then holds what
+///   was read), else kOk. RT-safe.
+hal::DriverStatus step_drivers(hal::ActuatorDriver& actuator, hal::ForceSensorDriver& sensor,
+                               PlantClock* clock, const hal::ActuatorCommand& applied,
+                               std::span<double> measurement) noexcept;
 std::unique_ptr<RigPart> make_rig_part(const std::string& scenario_text);
 
 /// What a dynamics part's cycle says about the loop (as ros2_control's return_type): carry on,
