@@ -61,7 +61,7 @@ TEST(DelayLine, ResetFillsHistory) {
 
 TEST(DelayLine, RejectsNegativeAndNonFiniteDelays) {
   EXPECT_THROW(DelayLine(-1.0), std::invalid_argument);
-  EXPECT_THROW(DelayLine(std::numeric_limits<double>::quiet_NaN()), std::invalid_argument);
+  EXPECT_THROW(DelayLine{std::numeric_limits<double>::quiet_NaN()}, std::invalid_argument);
   try {
     DelayLine bad(-0.5);
   } catch (const std::invalid_argument& e) {
