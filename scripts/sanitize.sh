@@ -38,6 +38,11 @@ exclude=(
   # watchdog before the rig's 500 ms timeout); the actuator then misses ~20 deadlines and the
   # rig's report wins (3 of 3 runs here, 0 sanitizer reports; passes in the normal build).
   '^Stack\.KillingTheDynamicsStopsTheRigSafelyAndKeepsEverySample$'
+  # The same race in lockstep: it needs the actuator's 50 ms watchdog to trip before the
+  # coordinator's supervisor sees the deactivated dynamics and e-stops; under clang's ASan with
+  # coverage the supervisor won (watchdog_cycles 0, loop_event estop:at_rest, 1 of 1 run on
+  # 2026-12-04, 0 sanitizer reports). Passes in the normal build.
+  '^CoordinatorShutdown\.ASecondRunDoesNotInheritTheFirstRunsWatchdogCycles$'
   # Runs the docs' commands (~60-90 s of runs, stacks, plots, a pip install): a docs check,
   # no new code under test; the normal CI stage runs it.
   '^docs_runnable$'
