@@ -514,8 +514,6 @@ FcuExperiment::FcuExperiment(const FcuScenario& scenario)
       step_(scenario.timing.step),
       total_steps_(scenario.steps()),
       dynamics_(scenario_),
-      rig_(fcu_rig_config(scenario)),
-      actuator_stage_(1, fcu_safety_config(scenario)),
       record_(kFcuColumns + kFcuExtraColumns, 0.0),
       command_history_(history_capacity(scenario)),
       measured_history_(history_capacity(scenario)),
@@ -523,35 +521,10 @@ FcuExperiment::FcuExperiment(const FcuScenario& scenario)
                scenario.outputs.samples
                    ? static_cast<std::size_t>(scenario.steps() / scenario.outputs.decimation + 1)
                    : 0),
-      decimation_(scenario.outputs.decimation) {
-  // Bumpless start at the steady state of PLA(0).
-  rig_.reset(fcu_initial_fuel(scenario));
-  command_next_ = dynamics_.initial_command();
-  actuator_stage_.reset({command_next_, 0.0});
-}
-
-bool FcuExperiment::step() noexcept {
-  if (finished()) return false;
-  // 4. The actuator passes the command of this cycle; 5–6. the rig.
-  const hal::ActuatorCommand offered{command_next_, 0.0};
-  const double applied = actuator_stage_.update(cycle_, &offered).command.position;
-  const hal::FcuRigSample& r = rig_.step(applied);
-  record_[col(FcuColumn::kXMotor)] = r.x_motor;
-  record_[col(FcuColumn::kValvePosition)] = r.valve_position;
-  record_[col(FcuColumn::kFuelFlow)] = r.fuel_flow;
-  record_[kFcuColumns + static_cast<std::size_t>(FcuExtraColumn::kValveSaturated)] =
-      r.saturated ? 1.0 : 0.0;
-  // 7–8, then 1–3 of the next cycle.
-  double next = 0.0;
-  const char* reason = dynamics_.step(cycle_, r.x_m, record_, next);
-  record_row(record_);
-  if (reason != nullptr) {
-    record_stop(reason);
-    return false;
-  }
-  command_next_ = next;
-  return cycle_ < total_steps_;
-}
+      // Bumpless start at the steady state of PLA(0).
+      chain_(fcu_loop_plan(scenario), make_fcu_rig_part(scenario),
+             make_fcu_dynamics_part(scenario), fcu_record_columns()),
+      decimation_(scenario.outputs.decimation) {}
 
 void FcuExperiment::record_row(std::span<const double> row) noexcept {
   const std::int64_t k = cycle_;
@@ -585,7 +558,7 @@ bool FcuExperiment::record_cycle(std::span<const double> row) noexcept {
   return true;
 }
 
-void FcuExperiment::record_stop(std::string_view reason) {
+void FcuExperiment::record_stop(std::string_view reason) noexcept {
   stop_reason_ = StopReason::kServiceFault;
   for (const StopReason r : {StopReason::kNotFinite, StopReason::kSpeedLimit}) {
     if (reason == to_string(r)) stop_reason_ = r;

@@ -87,18 +87,13 @@ class FcuKind final : public Kind {
     return std::make_unique<FcuExperiment>(parse_fcu_scenario(text, origin, overrides));
   }
   LoopPlan loop_plan(const std::string& text) const override {
-    const FcuScenario s = parse_fcu_scenario(text, kOrigin, {});
-    LoopPlan p = every_cycle_plan(name(), s.steps(), s.timing.step, fcu_safety_config(s),
-                                  FcuDynamics(s).initial_command());
-    p.measurement = {{{"x_m", "kg/s", "mass_flow"}}};           // the flow meter's reading
-    p.command = set_point_command("x_p", "kg/s", "mass_flow");  // the motor's fuel-flow demand
-    return p;
+    return fcu_loop_plan(parse_fcu_scenario(text, kOrigin, {}));
   }
   std::unique_ptr<RigPart> make_rig_part(const std::string& text) const override {
-    return std::make_unique<FcuRig>(parse_fcu_scenario(text, kOrigin, {}));
+    return make_fcu_rig_part(parse_fcu_scenario(text, kOrigin, {}));
   }
   std::unique_ptr<DynamicsPart> make_dynamics_part(const std::string& text) const override {
-    return std::make_unique<FcuDynamicsPart>(parse_fcu_scenario(text, kOrigin, {}));
+    return make_fcu_dynamics_part(parse_fcu_scenario(text, kOrigin, {}));
   }
   /// No mechanical target: the tracking gauges read NaN.
   TrackingColumns tracking_columns() const override { return {}; }
@@ -125,6 +120,22 @@ class FcuKind final : public Kind {
 };
 
 }  // namespace
+
+LoopPlan fcu_loop_plan(const FcuScenario& s) {
+  LoopPlan p = every_cycle_plan("fcu", s.steps(), s.timing.step, fcu_safety_config(s),
+                                FcuDynamics(s).initial_command());
+  p.measurement = {{{"x_m", "kg/s", "mass_flow"}}};           // the flow meter's reading
+  p.command = set_point_command("x_p", "kg/s", "mass_flow");  // the motor's fuel-flow demand
+  return p;
+}
+
+std::unique_ptr<RigPart> make_fcu_rig_part(const FcuScenario& s) {
+  return std::make_unique<FcuRig>(s);
+}
+
+std::unique_ptr<DynamicsPart> make_fcu_dynamics_part(const FcuScenario& s) {
+  return std::make_unique<FcuDynamicsPart>(s);
+}
 
 const Kind& fcu_kind() {
   static const FcuKind kind;

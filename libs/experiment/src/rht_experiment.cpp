@@ -268,36 +268,14 @@ const FieldTable& rht_field_table() { return rht_table().table(); }
 RhtExperiment::RhtExperiment(const RhtScenario& scenario)
     : scenario_(scenario),
       dynamics_(scenario),
-      servo_(rht_servo_config(scenario, scenario.servo.seed)),
-      actuator_stage_(1, rht_safety_config(scenario)),
       samples_(rht_column_headers(),
                scenario.outputs.samples ? static_cast<std::size_t>(dynamics_.total_steps()) : 0),
+      chain_(rht_loop_plan(scenario), make_rht_rig_part(scenario),
+             make_rht_dynamics_part(scenario), samples_.headers()),
       row_(kRhtColumns, 0.0) {
   for (auto* v : {&desired_, &command_, &measured_, &true_})
     v->reserve(static_cast<std::size_t>(dynamics_.total_steps()));
-  servo_.reset(0.0);
-  command_next_ = dynamics_.initial_command();
-  actuator_stage_.reset({command_next_, 0.0});
-}
-
-bool RhtExperiment::step() noexcept {
-  if (stopped_ || cycle_ >= total_steps()) return false;
-  // The servo applies the command of this cycle (through the actuator's safety layer).
-  const hal::ActuatorCommand offered{command_next_, 0.0};
-  const double applied = actuator_stage_.update(cycle_, &offered).command.position;
-  const hal::ServoMeasurement& m = servo_.step(applied);
-  row_[col(RhtColumn::kTrue)] = m.true_displacement;
-  row_[col(RhtColumn::kOmega)] = m.omega;
-  double next = 0.0;
-  const char* reason = dynamics_.step(cycle_, m.displacement, m.force, row_, next);
-  record_row(row_);
-  if (reason != nullptr) {
-    stopped_ = true;
-    stop_reason_ = reason;
-    return false;
-  }
-  command_next_ = next;
-  return cycle_ < total_steps();
+  stop_reason_.reserve(kMaxStopReason);
 }
 
 void RhtExperiment::record_row(std::span<const double> row) noexcept {
@@ -325,9 +303,9 @@ bool RhtExperiment::record_cycle(std::span<const double> row) noexcept {
   return true;
 }
 
-void RhtExperiment::record_stop(std::string_view reason) {
+void RhtExperiment::record_stop(std::string_view reason) noexcept {
   stopped_ = true;
-  stop_reason_ = std::string(reason);
+  stop_reason_.assign(reason.substr(0, kMaxStopReason));
 }
 
 nlohmann::json RhtExperiment::summary() const {

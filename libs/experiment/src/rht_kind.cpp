@@ -66,19 +66,13 @@ class RhtKind final : public Kind {
     return std::make_unique<RhtExperiment>(parse_rht_scenario(text, origin, overrides, data));
   }
   LoopPlan loop_plan(const std::string& text) const override {
-    const RhtScenario s = parse_rht_scenario(text, kOrigin, {});
-    const RhtDynamics d(s);
-    LoopPlan p = every_cycle_plan(name(), d.total_steps(), s.timing.step, rht_safety_config(s),
-                                  d.initial_command());
-    p.measurement = {{{"d_measured", "m", "length"}, {"force", "N", "force"}}};
-    p.command = set_point_command("d_command", "m", "length");
-    return p;
+    return rht_loop_plan(parse_rht_scenario(text, kOrigin, {}));
   }
   std::unique_ptr<RigPart> make_rig_part(const std::string& text) const override {
-    return std::make_unique<RhtRig>(parse_rht_scenario(text, kOrigin, {}));
+    return make_rht_rig_part(parse_rht_scenario(text, kOrigin, {}));
   }
   std::unique_ptr<DynamicsPart> make_dynamics_part(const std::string& text) const override {
-    return std::make_unique<RhtDynamicsPart>(parse_rht_scenario(text, kOrigin, {}));
+    return make_rht_dynamics_part(parse_rht_scenario(text, kOrigin, {}));
   }
   /// The structure (d_desired) is the target, the reference structure (d_numerical) its ideal
   /// twin; velocities by differences; no force compensator.
@@ -89,6 +83,23 @@ class RhtKind final : public Kind {
 };
 
 }  // namespace
+
+LoopPlan rht_loop_plan(const RhtScenario& s) {
+  const RhtDynamics d(s);
+  LoopPlan p = every_cycle_plan("rht", d.total_steps(), s.timing.step, rht_safety_config(s),
+                                d.initial_command());
+  p.measurement = {{{"d_measured", "m", "length"}, {"force", "N", "force"}}};
+  p.command = set_point_command("d_command", "m", "length");
+  return p;
+}
+
+std::unique_ptr<RigPart> make_rht_rig_part(const RhtScenario& s) {
+  return std::make_unique<RhtRig>(s);
+}
+
+std::unique_ptr<DynamicsPart> make_rht_dynamics_part(const RhtScenario& s) {
+  return std::make_unique<RhtDynamicsPart>(s);
+}
 
 const Kind& rht_kind() {
   static const RhtKind kind;

@@ -31,6 +31,7 @@ class SitsRig final : public RigPart, private PlantClock {
             std::string(kSitsColumnHeaders[col(SitsColumn::kFContact)])};
   }
   const char* fault() const noexcept override { return fault_; }
+  std::uint64_t rejected_commands() const noexcept override { return rig_.rejected_commands(); }
 
  private:
   void advance() noexcept override { rig_.advance(); }
@@ -78,26 +79,13 @@ class SitsKind final : public Kind {
     return parse_scenario(text, origin, overrides).notices;
   }
   LoopPlan loop_plan(const std::string& text) const override {
-    const SitsScenario s = parse_scenario(text, kOrigin, {});
-    LoopPlan p;
-    p.kind = name();
-    p.total_steps = s.steps();
-    p.step = s.timing.step;
-    p.hold_steps = s.hold_steps();
-    p.safety = sits_safety_config(s);
-    p.initial = SitsDynamics(s).initial_command();
-    p.tare = s.acquisition.tare;
-    p.filter_time_constant = s.acquisition.filter_time_constant;
-    p.corrupt_message_every = s.rig.corrupt_message_every;
-    p.measurement = mechanical_measurement("x_robot", "v_robot", "f_meas");
-    p.command = set_point_command("x_cmd", "m", "length");
-    return p;
+    return sits_loop_plan(parse_scenario(text, kOrigin, {}));
   }
   std::unique_ptr<RigPart> make_rig_part(const std::string& text) const override {
-    return std::make_unique<SitsRig>(parse_scenario(text, kOrigin, {}));
+    return make_sits_rig_part(parse_scenario(text, kOrigin, {}));
   }
   std::unique_ptr<DynamicsPart> make_dynamics_part(const std::string& text) const override {
-    return std::make_unique<SitsDynamicsPart>(parse_scenario(text, kOrigin, {}));
+    return make_sits_dynamics_part(parse_scenario(text, kOrigin, {}));
   }
   TrackingColumns tracking_columns() const override {
     return {.x = "x[m]",
@@ -126,6 +114,30 @@ class SitsKind final : public Kind {
 };
 
 }  // namespace
+
+LoopPlan sits_loop_plan(const SitsScenario& s) {
+  LoopPlan p;
+  p.kind = "sits";
+  p.total_steps = s.steps();
+  p.step = s.timing.step;
+  p.hold_steps = s.hold_steps();
+  p.safety = sits_safety_config(s);
+  p.initial = SitsDynamics(s).initial_command();
+  p.tare = s.acquisition.tare;
+  p.filter_time_constant = s.acquisition.filter_time_constant;
+  p.corrupt_message_every = s.rig.corrupt_message_every;
+  p.measurement = mechanical_measurement("x_robot", "v_robot", "f_meas");
+  p.command = set_point_command("x_cmd", "m", "length");
+  return p;
+}
+
+std::unique_ptr<RigPart> make_sits_rig_part(const SitsScenario& s) {
+  return std::make_unique<SitsRig>(s);
+}
+
+std::unique_ptr<DynamicsPart> make_sits_dynamics_part(const SitsScenario& s) {
+  return std::make_unique<SitsDynamicsPart>(s);
+}
 
 const Kind& sits_kind() {
   static const SitsKind kind;

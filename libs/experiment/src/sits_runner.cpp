@@ -22,62 +22,17 @@ SitsRunner::SitsRunner(const SitsScenario& scenario)
     : scenario_(scenario),
       step_(scenario.timing.step),
       total_steps_(scenario.steps()),
-      rig_(sits_rig_config(scenario)),
-      actuator_(rig_),
-      sensor_(rig_),
-      conditioner_(scenario.acquisition.tare, scenario.acquisition.filter_time_constant,
-                   scenario.timing.step),
-      dynamics_(scenario),
-      actuator_stage_(scenario.hold_steps(), sits_safety_config(scenario)),
       metrics_(cycle_capacity(scenario), scenario.timing.duration - scenario.metrics.window),
       samples_(std::vector<std::string>(kSitsColumnHeaders.begin(), kSitsColumnHeaders.end()),
                scenario.outputs.samples
                    ? static_cast<std::size_t>(scenario.steps() / scenario.outputs.decimation + 1)
                    : 0),
+      // Bumpless start: the rig at rest at the target's initial position, the command there.
+      chain_(sits_loop_plan(scenario), make_sits_rig_part(scenario),
+             make_sits_dynamics_part(scenario), samples_.headers()),
       decimation_(scenario.outputs.decimation),
       k_h_min_(std::numeric_limits<double>::infinity()),
-      k_h_max_(-std::numeric_limits<double>::infinity()) {
-  // Bumpless start: the rig at rest at the target's initial position, the command there.
-  rig_.reset(scenario.model.initial_position);
-  actuator_stage_.reset(dynamics_.initial_command());
-  actuator_.command(actuator_stage_.output().command);
-}
-
-bool SitsRunner::step() noexcept {
-  if (finished()) {
-    return false;
-  }
-  const std::int64_t k = cycle_;
-
-  // 1–2. The rig advances under the held command and takes the measurements of cycle k.
-  rig_.advance();
-  const hal::ActuatorState robot = actuator_.state();
-  // 3. The delayed force measurement.
-  hal::ForceSample force{};
-  if (sensor_.read(force) != hal::DriverStatus::kOk) {
-    stop_reason_ = StopReason::kDriverFault;
-    return false;
-  }
-  // 4. Dynamics with compensation.
-  SampleRow row;
-  row[col(SitsColumn::kXCmd)] = rig_.held_command().position;
-  row[col(SitsColumn::kFContact)] = rig_.contact_force();
-  hal::ActuatorCommand next{};
-  const StopReason verdict = dynamics_.step(
-      k, {robot.position, robot.velocity, conditioner_.update(force.force)}, row, next);
-  record_cycle(row);
-  if (verdict != StopReason::kNone) {
-    stop_reason_ = verdict;
-    return false;
-  }
-  // 5. The command for the next cycle, through the actuator's safety layer to the driver.
-  const hal::SafetyOutput& out = actuator_stage_.update(cycle_, &next);
-  if (actuator_.command(out.command) == hal::DriverStatus::kFault) {
-    stop_reason_ = StopReason::kDriverFault;
-    return false;
-  }
-  return cycle_ < total_steps_;
-}
+      k_h_max_(-std::numeric_limits<double>::infinity()) {}
 
 bool SitsRunner::record_cycle(std::span<const double> row) noexcept {
   if (row.size() != kSitsColumns || cycle_ >= total_steps_) {
@@ -104,7 +59,7 @@ bool SitsRunner::record_cycle(std::span<const double> row) noexcept {
   return true;
 }
 
-void SitsRunner::record_stop(std::string_view reason) {
+void SitsRunner::record_stop(std::string_view reason) noexcept {
   stop_reason_ = parse_stop_reason(reason);
   if (stop_reason_ == StopReason::kNone) {
     stop_reason_ = StopReason::kDriverFault;

@@ -86,8 +86,9 @@ class Experiment {
   /// have made, in record_columns() order). False when the kind does not support it or the run
   /// is over. RT-safe.
   virtual bool record_cycle(std::span<const double> /*row*/) noexcept { return false; }
-  /// Distributed runs: the loop stopped early for `reason` (a service's stop reason).
-  virtual void record_stop(std::string_view /*reason*/) {}
+  /// The loop stopped early for `reason` (a part's or a service's stop reason). RT-safe: called
+  /// from a cycle (LoopChain).
+  virtual void record_stop(std::string_view /*reason*/) noexcept {}
   /// Whether progress should be shown ("auto": when stderr is a terminal).
   [[nodiscard]] virtual std::string progress_mode() const { return "auto"; }
   /// outputs.format: "csv", or "hdf5" (run.h5 recorded while the run runs, hdf5_recorder.hpp).

@@ -42,8 +42,8 @@
 #include "hyloop/core/turbojet_model.hpp"
 #include "hyloop/experiment/experiment.hpp"
 #include "hyloop/experiment/fcu_dynamics.hpp"
+#include "hyloop/experiment/loop_experiment.hpp"
 #include "hyloop/experiment/stop_reason.hpp"
-#include "hyloop/hal/actuator_stage.hpp"
 #include "hyloop/hal/fcu_rig_emulator.hpp"
 
 namespace hyloop::experiment {
@@ -184,12 +184,21 @@ const std::vector<std::string>& fcu_record_columns();
 
 /// kServiceFault: a distributed run stopped for a reason that is neither of the loop's own.
 
+/// The FCU loop plan and parts (fcu_kind.cpp), for the services and the runner.
+LoopPlan fcu_loop_plan(const FcuScenario& s);
+std::unique_ptr<RigPart> make_fcu_rig_part(const FcuScenario& s);
+std::unique_ptr<DynamicsPart> make_fcu_dynamics_part(const FcuScenario& s);
+
+/// The FCU experiment: its parts stepped by the generic LoopChain, recorded here.
 class FcuExperiment final : public Experiment {
  public:
   explicit FcuExperiment(const FcuScenario& scenario);
+  // The chain records into this experiment: it stays where it was built.
+  FcuExperiment(const FcuExperiment&) = delete;
+  FcuExperiment& operator=(const FcuExperiment&) = delete;
 
   /// Runs cycle k. False when the run is over (finished or stopped). RT-safe.
-  bool step() noexcept override;
+  bool step() noexcept override { return chain_.step(*this); }
 
   [[nodiscard]] std::int64_t cycle() const noexcept override { return cycle_; }
   [[nodiscard]] std::int64_t total_steps() const noexcept override { return total_steps_; }
@@ -205,7 +214,7 @@ class FcuExperiment final : public Experiment {
     return fcu_record_columns();
   }
   bool record_cycle(std::span<const double> row) noexcept override;
-  void record_stop(std::string_view reason) override;
+  void record_stop(std::string_view reason) noexcept override;
 
   [[nodiscard]] bool finished() const noexcept { return cycle_ >= total_steps_ || stopped(); }
   [[nodiscard]] bool stopped() const noexcept { return stop_reason_ != StopReason::kNone; }
@@ -236,10 +245,7 @@ class FcuExperiment final : public Experiment {
   FcuScenario scenario_;
   double step_;
   std::int64_t total_steps_;
-  FcuDynamics dynamics_;
-  hal::FcuRigEmulator rig_;
-  hal::ActuatorStage actuator_stage_;
-  double command_next_ = 0.0;
+  FcuDynamics dynamics_;  ///< its compensator's figures for the summary (α, weights)
   std::vector<double> record_;  // the record row: kFcuColumns, then kFcuExtraColumns
   core::TrackingIndicator ti_;  // the ti column: the recorder's, in process and distributed
   core::TrackingErrorAccumulator speed_errors_;
@@ -249,6 +255,7 @@ class FcuExperiment final : public Experiment {
   std::vector<double> measured_history_;
   std::size_t history_count_ = 0;
   SampleTable samples_;
+  LoopChain chain_;
   std::int64_t decimation_;
   std::int64_t cycle_ = 0;
   std::array<double, kFcuColumns> row_{};

@@ -73,6 +73,8 @@ class RigPart {
   /// A fault the rig's drivers reported (a literal, latched), or nullptr: the rig service sends it
   /// once as a FAULT loop event, the coordinator then stops the run. RT-safe.
   [[nodiscard]] virtual const char* fault() const noexcept { return nullptr; }
+  /// Commands the rig's actuator driver refused so far (a SITS summary's rejected_commands).
+  [[nodiscard]] virtual std::uint64_t rejected_commands() const noexcept { return 0; }
 };
 
 /// What advances an emulated rig's plant by one step between the command and the reads; a real

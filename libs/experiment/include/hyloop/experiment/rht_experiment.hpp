@@ -26,8 +26,8 @@
 #include "hyloop/core/structure_model.hpp"
 #include "hyloop/experiment/data_source.hpp"
 #include "hyloop/experiment/experiment.hpp"
+#include "hyloop/experiment/loop_experiment.hpp"
 #include "hyloop/experiment/rht_dynamics.hpp"
-#include "hyloop/hal/actuator_stage.hpp"
 #include "hyloop/hal/servo_actuator_emulator.hpp"
 
 namespace hyloop::experiment {
@@ -118,19 +118,28 @@ RhtScenario parse_rht_scenario(const std::string& text, const std::string& path,
                                const DataSource& data = DataSource::server());
 std::string to_yaml(const RhtScenario& scenario);
 
+/// The RHT loop plan and parts (rht_kind.cpp), for the services and the runner.
+LoopPlan rht_loop_plan(const RhtScenario& s);
+std::unique_ptr<RigPart> make_rht_rig_part(const RhtScenario& s);
+std::unique_ptr<DynamicsPart> make_rht_dynamics_part(const RhtScenario& s);
+
+/// The RHT experiment: its parts stepped by the generic LoopChain, recorded here. The recorder
+/// replays the adaptive compensator from each row (record_cycle), in process as in a distributed
+/// run, so the summary's RLS figures are computed one way.
 class RhtExperiment final : public Experiment {
  public:
   explicit RhtExperiment(const RhtScenario& scenario);
   RhtExperiment(const RhtExperiment&) = delete;
   RhtExperiment& operator=(const RhtExperiment&) = delete;
 
-  bool step() noexcept override;
-  /// Distributed runs: records cycle cycle() computed by the services. The adaptive
+  bool step() noexcept override { return chain_.step(*this); }
+  /// Records cycle cycle() computed by the chain or by the services. The adaptive
   /// compensator's RLS update is replayed from the row's (command, measured) pair, so the
   /// summary's RLS figures are those of the dynamics service; a status that differs from the
   /// row's is counted (rls_replay_mismatches). RT-safe.
   bool record_cycle(std::span<const double> row) noexcept override;
-  void record_stop(std::string_view reason) override;
+  /// Keeps the first kMaxStopReason characters (reserved: no allocation).
+  void record_stop(std::string_view reason) noexcept override;
   [[nodiscard]] std::int64_t cycle() const noexcept override { return cycle_; }
   [[nodiscard]] std::int64_t total_steps() const noexcept override {
     return dynamics_.total_steps();
@@ -155,11 +164,12 @@ class RhtExperiment final : public Experiment {
  private:
   void record_row(std::span<const double> row) noexcept;
 
+  static constexpr std::size_t kMaxStopReason = 64;
+
   RhtScenario scenario_;
-  RhtDynamics dynamics_;
-  hal::ServoActuatorEmulator servo_;
-  hal::ActuatorStage actuator_stage_;
+  RhtDynamics dynamics_;  ///< the compensator the recorder replays (record_cycle)
   SampleTable samples_;
+  LoopChain chain_;
   std::vector<double> row_;
   // per-step series kept for the summary (reserved at construction)
   std::vector<double> desired_;
@@ -167,7 +177,6 @@ class RhtExperiment final : public Experiment {
   std::vector<double> measured_;
   std::vector<double> true_;
   std::int64_t cycle_ = 0;
-  double command_next_ = 0.0;
   bool stopped_ = false;
   std::string stop_reason_;
   std::uint64_t replay_mismatches_ = 0;

@@ -1,7 +1,8 @@
 #pragma once
-// The in-process runner of the SITS loop: wires the rig emulator (behind the hal driver
-// interfaces), the SIT model, its ideal twin, the tracking differentiator and the compensator in
-// the one cycle order of DESIGN.md §6. In cycle k:
+// The SITS experiment: its loop parts (sits_kind.cpp: the rig emulator behind the hal driver
+// interfaces; the SIT model, its ideal twin, the tracking differentiator and the compensator)
+// stepped by the generic LoopChain (loop_experiment.hpp), and its recorder (samples, per-cycle
+// metrics, summary). In cycle k:
 //   1. the actuator holds X_c[k]; 2. the rig advances one step and measures X_R[k], F[k];
 //   3. the sensor delivers F_meas[k] = F[k − d];
 //   4. F′[k] = F_meas[k] + K_h[k]·v̂_R[k] (+ K_x[k]·X_R[k]); the target and the twin advance one
@@ -19,27 +20,31 @@
 #include "hyloop/core/cycle_metrics.hpp"
 #include "hyloop/core/force_conditioner.hpp"
 #include "hyloop/experiment/experiment.hpp"
+#include "hyloop/experiment/loop_experiment.hpp"
 #include "hyloop/experiment/scenario.hpp"
 #include "hyloop/experiment/sits_dynamics.hpp"
-#include "hyloop/hal/actuator_stage.hpp"
-#include "hyloop/hal/sits_rig_emulator.hpp"
 
 namespace hyloop::experiment {
+
+/// The SITS loop plan and parts (sits_kind.cpp), for the services and the runner.
+LoopPlan sits_loop_plan(const SitsScenario& s);
+std::unique_ptr<RigPart> make_sits_rig_part(const SitsScenario& s);
+std::unique_ptr<DynamicsPart> make_sits_dynamics_part(const SitsScenario& s);
 
 class SitsRunner final : public Experiment {
  public:
   /// Keeps every outputs.decimation-th row in memory when outputs.samples is on.
   explicit SitsRunner(const SitsScenario& scenario);
-  // The emulated drivers refer to the rig member: a runner stays where it was built.
+  // The chain records into this runner: it stays where it was built.
   SitsRunner(const SitsRunner&) = delete;
   SitsRunner& operator=(const SitsRunner&) = delete;
 
   /// Runs cycle k. Returns false when the run is over (finished or stopped). RT-safe.
-  bool step() noexcept override;
+  bool step() noexcept override { return chain_.step(*this); }
   /// Records cycle `cycle()` computed elsewhere (the services of a distributed run): the same
   /// recording step() does. RT-safe.
   bool record_cycle(std::span<const double> row) noexcept override;
-  void record_stop(std::string_view reason) override;
+  void record_stop(std::string_view reason) noexcept override;
 
   [[nodiscard]] std::int64_t cycle() const noexcept override { return cycle_; }
   [[nodiscard]] std::int64_t total_steps() const noexcept override { return total_steps_; }
@@ -64,21 +69,16 @@ class SitsRunner final : public Experiment {
   [[nodiscard]] double k_h_min() const noexcept { return k_h_min_; }
   [[nodiscard]] double k_h_max() const noexcept { return k_h_max_; }
   [[nodiscard]] std::uint64_t rejected_commands() const noexcept {
-    return rig_.rejected_commands();
+    return chain_.rig().rejected_commands();
   }
 
  private:
   SitsScenario scenario_;
   double step_;
   std::int64_t total_steps_;
-  hal::SitsRigEmulator rig_;
-  hal::EmulatedActuator actuator_;
-  hal::EmulatedForceSensor sensor_;
-  core::ForceConditioner conditioner_;
-  SitsDynamics dynamics_;
-  hal::ActuatorStage actuator_stage_;
   core::CycleMetrics metrics_;
   SampleTable samples_;
+  LoopChain chain_;
   std::int64_t decimation_;
   std::int64_t cycle_ = 0;
   SampleRow row_{};
