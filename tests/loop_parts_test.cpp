@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "hyloop/experiment/experiment.hpp"
+#include "hyloop/experiment/loop_experiment.hpp"
 #include "hyloop/experiment/stop_reason.hpp"
 #include "hyloop/experiment/yaml_fields.hpp"
 #include "hyloop/hal/actuator_stage.hpp"
@@ -172,6 +173,126 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values("scenarios/sits/table1_scvg.yaml", "scenarios/sits/undamped_all.yaml",
                       "scenarios/rht/p4_varying.yaml", "scenarios/rht/p4_noise.yaml",
                       "scenarios/fcu/polynomial.yaml", "scenarios/fcu/inverse.yaml"));
+
+// ---- LoopChain, the generic runner's cycle (loop_experiment.hpp)
+
+// A rig whose truth is the command it applied; its driver faults from cycle `fault_at`.
+class EchoRig final : public RigPart {
+ public:
+  explicit EchoRig(int fault_at) : fault_at_(fault_at) {}
+  void step(const hal::ActuatorCommand& applied, std::span<double> measurement,
+            std::span<double> truth) noexcept override {
+    measurement[0] = 10.0 * applied.position;
+    truth[0] = applied.position;
+    if (++cycles_ > fault_at_) fault_ = "driver_fault";
+  }
+  std::vector<std::string> truth_names() const override { return {"applied[m]"}; }
+  const char* fault() const noexcept override { return fault_; }
+
+ private:
+  int fault_at_;
+  int cycles_ = 0;
+  const char* fault_ = nullptr;
+};
+
+// Values: the cycle and the measurement; the next command k + 1; stops after cycle `stop_at`.
+class CountingDynamics final : public DynamicsPart {
+ public:
+  explicit CountingDynamics(std::int64_t stop_at) : stop_at_(stop_at) {}
+  const std::vector<std::string>& names() const override { return names_; }
+  StepStatus step(std::int64_t k, std::span<const double> measurement, std::span<double> values,
+                  hal::ActuatorCommand& next) noexcept override {
+    values[0] = static_cast<double>(k);
+    values[1] = measurement[0];
+    next = {static_cast<double>(k + 1), 0.0};
+    return k == stop_at_ ? StepStatus::stop("enough") : StepStatus::ok();
+  }
+
+ private:
+  std::int64_t stop_at_;
+  std::vector<std::string> names_{"k[-]", "measured[m]"};
+};
+
+// A recorder that keeps what the chain gives it.
+class Capture final : public Experiment {
+ public:
+  explicit Capture(std::vector<std::string> columns) : table_(std::move(columns), 16) {}
+  bool step() noexcept override { return false; }
+  std::int64_t cycle() const noexcept override { return cycle_; }
+  std::int64_t total_steps() const noexcept override { return 16; }
+  double step_size() const noexcept override { return 0.002; }
+  const SampleTable& samples() const noexcept override { return table_; }
+  std::string name() const override { return "capture"; }
+  std::string kind() const override { return "test"; }
+  nlohmann::json summary() const override { return {}; }
+  std::string resolved_yaml() const override { return {}; }
+  bool record_cycle(std::span<const double> row) noexcept override {
+    ++cycle_;
+    return table_.append(row);
+  }
+  void record_stop(std::string_view reason) noexcept override { stop = reason; }
+  std::string_view stop;
+
+ private:
+  SampleTable table_;
+  std::int64_t cycle_ = 0;
+};
+
+LoopPlan counting_plan() { return every_cycle_plan("test", 16, 0.002, hal::SafetyConfig{}, 0.5); }
+
+TEST(LoopChain, PlacesEachValueByNameInTheRecordersColumnsAndAppliesTheNextCommand) {
+  LoopPlan plan = counting_plan();
+  plan.measurement = {{{"measured", "m", "length"}}};
+  // The recorder's order is its own; a column neither part writes stays 0.
+  Capture capture({"applied[m]", "extra[-]", "measured[m]", "k[-]"});
+  LoopChain chain(plan, std::make_unique<EchoRig>(100), std::make_unique<CountingDynamics>(3),
+                  capture.record_columns());
+  std::size_t allocations = 0;
+  {
+    const hyloop::testing::AllocGuard guard;
+    while (chain.step(capture)) {
+    }
+    allocations = guard.allocations();
+  }
+  EXPECT_EQ(allocations, 0U);
+  ASSERT_EQ(capture.samples().rows(), 4U);  // cycles 0..3, the stopping cycle's row included
+  for (std::size_t k = 0; k < 4; ++k) {
+    const double applied = k == 0 ? 0.5 : static_cast<double>(k);  // the initial, then k
+    const std::vector<double> row(capture.samples().row(k).begin(), capture.samples().row(k).end());
+    EXPECT_EQ(row, (std::vector<double>{applied, 0.0, 10.0 * applied, static_cast<double>(k)}))
+        << "cycle " << k;
+  }
+  EXPECT_EQ(capture.stop, "enough");
+  EXPECT_TRUE(chain.stopped());
+  EXPECT_FALSE(chain.step(capture));
+  EXPECT_EQ(capture.samples().rows(), 4U);
+}
+
+TEST(LoopChain, ARigFaultStopsTheRunBeforeItsRow) {
+  LoopPlan plan = counting_plan();
+  plan.measurement = {{{"measured", "m", "length"}}};
+  Capture capture({"k[-]", "measured[m]", "applied[m]"});
+  LoopChain chain(plan, std::make_unique<EchoRig>(2), std::make_unique<CountingDynamics>(100),
+                  capture.record_columns());
+  while (chain.step(capture)) {
+  }
+  EXPECT_EQ(capture.samples().rows(), 2U);  // the faulting cycle is not recorded (as the services)
+  EXPECT_EQ(capture.stop, "driver_fault");
+}
+
+TEST(LoopChain, RunsToTheEndWithoutAStop) {
+  LoopPlan plan = counting_plan();
+  plan.measurement = {{{"measured", "m", "length"}}};
+  Capture capture({"k[-]", "measured[m]", "applied[m]"});
+  LoopChain chain(plan, std::make_unique<EchoRig>(100), std::make_unique<CountingDynamics>(100),
+                  capture.record_columns());
+  int steps = 0;
+  while (chain.step(capture)) ++steps;
+  EXPECT_EQ(steps, 15);  // the 16th cycle's step returns false: the run is over
+  EXPECT_EQ(capture.samples().rows(), 16U);
+  EXPECT_TRUE(capture.stop.empty());
+  EXPECT_FALSE(chain.stopped());
+}
 
 }  // namespace
 }  // namespace hyloop::experiment

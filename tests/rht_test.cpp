@@ -132,6 +132,21 @@ TEST(Rht, AStepAllocatesNothing) {
   EXPECT_GT(e.cycle(), 3000);
 }
 
+// The stopping cycle too: its reason reaches the recorder without an allocation.
+TEST(Rht, AStoppingRunAllocatesNothingAndNamesItsReason) {
+  RhtExperiment e(load_rht_scenario(path("p4"), {"servo.stroke_m=0.002"}));
+  std::size_t allocations = 0;
+  {
+    testing::AllocGuard guard;
+    while (e.step()) {
+    }
+    allocations = guard.allocations();
+  }
+  EXPECT_EQ(allocations, 0u);
+  EXPECT_LT(e.cycle(), e.total_steps());
+  EXPECT_EQ(e.summary()["stop_reason"], "stroke_limit");
+}
+
 std::string error_of(const std::string& name, const std::vector<std::string>& overrides) {
   try {
     RhtExperiment e(load_rht_scenario(path(name), overrides));

@@ -19,8 +19,13 @@ std::string excerpt(std::string_view text, std::size_t max) {
 }
 
 std::string too_long_string(std::string_view text) {
-  return "\"" + excerpt(text) + "\": longer than " + std::to_string(kMaxStringChars) +
-         " characters";
+  // Appended, not "\"" + std::string&&: GCC 12's false -Wrestrict on that (GCC bug 105329).
+  std::string message(1, '"');
+  message += excerpt(text);
+  message += "\": longer than ";
+  message += std::to_string(kMaxStringChars);
+  message += " characters";
+  return message;
 }
 
 namespace {

@@ -245,7 +245,7 @@ class FcuExperiment final : public Experiment {
   FcuScenario scenario_;
   double step_;
   std::int64_t total_steps_;
-  FcuDynamics dynamics_;  ///< its compensator's figures for the summary (α, weights)
+  FcuDynamics dynamics_;        ///< its compensator's figures for the summary (α, weights)
   std::vector<double> record_;  // the record row: kFcuColumns, then kFcuExtraColumns
   core::TrackingIndicator ti_;  // the ti column: the recorder's, in process and distributed
   core::TrackingErrorAccumulator speed_errors_;

@@ -61,9 +61,9 @@ class LoopChain {
   std::size_t value_count_ = 0;
   std::size_t truth_count_ = 0;
   std::array<double, hal::kMaxSignals> measured_{};
-  std::vector<double> values_;            ///< the dynamics' values, then the rig's truth
-  std::vector<std::ptrdiff_t> place_;     ///< values_[i] → row_[place_[i]] (-1: not recorded)
-  std::vector<double> row_;               ///< in the recorder's record_columns() order
+  std::vector<double> values_;         ///< the dynamics' values, then the rig's truth
+  std::vector<std::ptrdiff_t> place_;  ///< values_[i] → row_[place_[i]] (-1: not recorded)
+  std::vector<double> row_;            ///< in the recorder's record_columns() order
   hal::ActuatorCommand applied_{};
   bool stopped_ = false;
 };
