@@ -43,16 +43,26 @@ AdaptiveTimeSeries::AdaptiveTimeSeries(const AdaptiveTimeSeriesConfig& config)
 void AdaptiveTimeSeries::observe(double command, double measured) noexcept {
   if (!std::isfinite(command) || !std::isfinite(measured)) return;
   const double t = config_.step;
-  const bool smooth = seen_ > 0 && config_.filter_time_constant > 0.0;
-  filtered_ = smooth ? filtered_ + t / (config_.filter_time_constant + t) * (measured - filtered_)
-                     : measured;
-  const double v = seen_ == 0 ? 0.0 : (filtered_ - last_x_) / t;
+  // The same filter on both sides of the regression: a linear filter commutes with
+  // u = a0·x + a1·ẋ + a2·ẍ, so it removes noise without biasing A.
+  if (seen_ == 0 || config_.filter_time_constant <= 0.0) {
+    filtered_ = {measured, measured};
+    filtered_u_ = {command, command};
+  } else {
+    const double g = t / (config_.filter_time_constant + t);
+    filtered_[0] += g * (measured - filtered_[0]);
+    filtered_[1] += g * (filtered_[0] - filtered_[1]);
+    filtered_u_[0] += g * (command - filtered_u_[0]);
+    filtered_u_[1] += g * (filtered_u_[0] - filtered_u_[1]);
+  }
+  const double x = filtered_[1];
+  const double v = seen_ == 0 ? 0.0 : (x - last_x_) / t;
   const double acc = seen_ <= 1 ? 0.0 : (v - last_v_) / t;
-  last_x_ = filtered_;
+  last_x_ = x;
   last_v_ = v;
   if (++seen_ <= 2) return;  // the differences need two earlier samples
-  u_[head_] = command;
-  x_[head_] = filtered_;
+  u_[head_] = filtered_u_[1];
+  x_[head_] = x;
   v_[head_] = v;
   acc_[head_] = acc;
   head_ = (head_ + 1) % n_;

@@ -15,6 +15,7 @@ namespace hyloop::experiment {
 const Kind& sits_kind();
 const Kind& rht_kind();
 const Kind& fcu_kind();
+const Kind& vrths_kind();
 
 namespace {
 
@@ -27,7 +28,7 @@ struct Registry {
 Registry& registry() {
   static Registry r;
   static const bool shipped = [] {
-    r.kinds = {&sits_kind(), &rht_kind(), &fcu_kind()};
+    r.kinds = {&sits_kind(), &rht_kind(), &fcu_kind(), &vrths_kind()};
     return true;
   }();
   (void)shipped;

@@ -13,8 +13,11 @@
 //
 //   u(i) ≈ a0·x_m(i) + a1·ẋ_m(i) + a2·ẍ_m(i),   i = k−N+1 … k      A = (XᵀX)⁻¹·XᵀU
 //
-// with ẋ_m, ẍ_m the backward differences of the measured displacement (optionally low-passed
-// first by a one-pole filter of time constant τ_f: x_f(k) = x_f(k−1) + (T/(τ_f+T))·(x_m − x_f)).
+// with ẋ_m, ẍ_m the backward differences of the measured displacement. Optionally both x_m and
+// u are low-passed first by the same filter, two cascaded one-poles of time constant τ_f
+// (x_f(k) = x_f(k−1) + (T/(τ_f+T))·(x − x_f(k−1)), twice): a linear filter applied to both
+// sides commutes with the model, so it takes the sensor noise out of the differences (whose
+// noise would otherwise bias a1 and a2 towards 0: errors in the regressors) without biasing A.
 // A pure delay τ gives a0 ≈ 1, a1 ≈ τ, a2 ≈ τ²/2 (Taylor); a first-order lag of time constant τ
 // gives a0 = 1, a1 = τ, a2 = 0.
 // The fit is redone every `update_every` samples, and only
@@ -46,7 +49,7 @@ struct AdaptiveTimeSeriesConfig {
   std::array<double, 3> max{1.1, 0.06, 0.0032};
   std::array<double, 3> rate_limit{0.01, 0.001, 5e-5};  ///< largest |Δa_i| per update; > 0
   double adapt_threshold = 1e-4;      ///< RMS of x_m over the window below which A stays (≥ 0)
-  double filter_time_constant = 0.0;  ///< τ_f, s; 0: the measured displacement unfiltered
+  double filter_time_constant = 0.0;  ///< τ_f, s; 0: u and x_m unfiltered
 };
 
 class AdaptiveTimeSeries {
@@ -81,7 +84,8 @@ class AdaptiveTimeSeries {
   std::size_t head_ = 0;                 // next slot
   std::size_t count_ = 0;                // samples in the window
   std::int64_t since_fit_ = 0;
-  double filtered_ = 0.0, last_x_ = 0.0, last_v_ = 0.0;
+  std::array<double, 2> filtered_{}, filtered_u_{};  // the two stages for x_m and u
+  double last_x_ = 0.0, last_v_ = 0.0;
   std::int64_t seen_ = 0;
   std::array<double, 3> a_;
   std::uint64_t fits_ = 0, failed_ = 0, quiet_ = 0;

@@ -337,8 +337,14 @@ BoundField<S> kind(const std::string& name, bool required) {
                   [name](MapReader& r, const std::string& k, S&) {
                     std::string value = name;
                     r.string(k, value);
-                    if (value != name)
-                      r.fail("kind", "\"" + excerpt(value) + "\": must be " + name);
+                    if (value != name) {
+                      // Appended, not operator+ (GCC 105329's false -Wrestrict).
+                      std::string m = "\"";
+                      m += excerpt(value);
+                      m += "\": must be ";
+                      m += name;
+                      r.fail("kind", m);
+                    }
                   },
                   [name](YAML::Emitter& e, const std::string& k, const S&) {
                     e << YAML::Key << k << YAML::Value << name;

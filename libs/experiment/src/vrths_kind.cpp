@@ -1,0 +1,220 @@
+// The vrths kind (vrths_experiment.hpp): its loop parts over the benchmark's models
+// (core/rths_benchmark.hpp) and the Kind.
+#include <cmath>
+#include <random>
+
+#include "hyloop/experiment/kind.hpp"
+#include "hyloop/experiment/vrths_experiment.hpp"
+
+namespace hyloop::experiment {
+namespace {
+
+namespace rths = core::rths;
+constexpr const char* kOrigin = "scenario";
+
+// The dynamics part's values, then the rig's truth: vrths_record_columns().
+const std::vector<std::string>& dynamics_names() {
+  static const std::vector<std::string> names = {
+      "time[s]", "ag[m/s^2]", "y1[m]", "y2[m]", "y3[m]", "r1[m]",   "r2[m]",  "r3[m]",
+      "x_m[m]",  "f_e[N]",    "u[m]",  "c0[1]", "c1[s]", "c2[s^2]", "c3[s^3]"};
+  return names;
+}
+const std::vector<std::string>& truth_columns() {
+  static const std::vector<std::string> names = {"x[m]", "v[m/s]", "F_act[N]"};
+  return names;
+}
+
+class VrthsRig final : public RigPart {
+ public:
+  explicit VrthsRig(const VrthsScenario& s)
+      : plant_(s.run_plant(), s.timing.step),
+        c_e_(plant_.parameters().c_e()),
+        step_(s.timing.step),
+        sigma_x_(s.sensors.displacement_noise),
+        sigma_f_(s.sensors.force_noise),
+        random_(s.sensors.seed) {}
+  void step(const hal::ActuatorCommand& applied, std::span<double> measurement,
+            std::span<double> truth) noexcept override {
+    plant_.step(applied.position);
+    const double x = plant_.displacement();
+    const double v = (x - x1_) / step_;
+    const double a = (v - v1_) / step_;
+    x1_ = x;
+    v1_ = v;
+    const rths::PlantParameters& p = plant_.parameters();
+    const double n = noise_(random_);
+    measurement[0] = x + sigma_x_ * n;
+    measurement[1] = p.k_e * x + c_e_ * v + p.m_e * a + sigma_f_ * n;
+    truth[0] = x;
+    truth[1] = plant_.velocity();
+    truth[2] = plant_.actuator_force();
+  }
+  std::vector<std::string> truth_names() const override { return truth_columns(); }
+
+ private:
+  rths::ServoHydraulicPlant plant_;
+  double c_e_, step_, sigma_x_, sigma_f_;
+  std::mt19937_64 random_;
+  std::normal_distribution<double> noise_{0.0, 1.0};
+  double x1_ = 0.0, v1_ = 0.0;
+};
+
+enum class Controller { kNone, kSample, kAts, kAmb };
+
+Controller controller_of(const std::string& type) {
+  if (type == "sample") return Controller::kSample;
+  if (type == "ats") return Controller::kAts;
+  if (type == "amb") return Controller::kAmb;
+  return Controller::kNone;
+}
+
+class VrthsDynamics final : public DynamicsPart {
+ public:
+  explicit VrthsDynamics(const VrthsScenario& s)
+      : motion_(load_vrths_ground_motion(s)),
+        building_(rths::building_case(s.building_case)),
+        numerical_(rths::FrameModel::numerical(building_, s.run_plant(), s.timing.step)),
+        reference_(rths::FrameModel::reference(building_, s.timing.step)),
+        sample_(s.controller.sample, {s.sensors.resolution, s.sensors.converter_limit},
+                s.timing.step),
+        ats_(s.controller.ats),
+        amb_(s.controller.amb),
+        controller_(controller_of(s.controller.type)),
+        step_(s.timing.step),
+        scale_(s.ground_motion.scale),
+        padding_(s.ground_motion.padding),
+        stroke_(s.limits.stroke) {}
+  const std::vector<std::string>& names() const override { return dynamics_names(); }
+
+  StepStatus step(std::int64_t k, std::span<const double> measurement, std::span<double> values,
+                  hal::ActuatorCommand& next) noexcept override {
+    const double t0 = static_cast<double>(k) * step_;
+    const double t1 = static_cast<double>(k + 1) * step_;
+    const double ag0 = ground(t0), agh = ground(0.5 * (t0 + t1)), ag1 = ground(t1);
+    numerical_.step(ag0, agh, ag1, force_[0]);
+    reference_.step(ag0, agh, ag1, 0.0);
+    force_[0] = force_[1];
+    force_[1] = measurement[1];
+    const Eigen::Vector3d& y = numerical_.displacement();
+    const Eigen::Vector3d& r = reference_.displacement();
+    const double x_m = measurement[0];
+    const double u = command(y[0], x_m);
+    const std::array<double, 15> row = {
+        t1,   ag1, y[0],           y[1], y[2],           r[0],           r[1],
+        r[2], x_m, measurement[1], u,    coefficient(0), coefficient(1), coefficient(2),
+        0.0};
+    std::copy(row.begin(), row.end(), values.begin());
+    next = {u, 0.0};  // a set point (no feed-forward velocity), as the RHT kind's
+    last_u_ = u;
+    if (!std::isfinite(u) || !y.allFinite()) {
+      return StepStatus::stop(to_string(StopReason::kNotFinite).data());
+    }
+    return std::abs(x_m) > stroke_ ? StepStatus::stop(to_string(StopReason::kStrokeLimit).data())
+                                   : StepStatus::ok();
+  }
+
+ private:
+  [[nodiscard]] double ground(double t) const noexcept { return scale_ * motion_.at(t - padding_); }
+
+  double command(double desired, double measured) noexcept {
+    switch (controller_) {
+      case Controller::kSample:
+        return sample_.step(desired, measured);
+      case Controller::kAts: {
+        ats_.observe(last_u_, measured);
+        const double v = seen_ ? (desired - last_y_) / step_ : 0.0;
+        const double a = seen_ ? (v - last_v_) / step_ : 0.0;
+        last_y_ = desired;
+        last_v_ = v;
+        seen_ = true;
+        return ats_.command(desired, v, a);
+      }
+      case Controller::kAmb:
+        if (seen_) amb_.observe(measured);  // closes the pair of the last command
+        seen_ = true;
+        return amb_.command(desired);
+      case Controller::kNone:
+        break;
+    }
+    return desired;
+  }
+  [[nodiscard]] double coefficient(std::size_t i) const noexcept {
+    if (controller_ == Controller::kAts) return i < 3 ? ats_.coefficients()[i] : 0.0;
+    return controller_ == Controller::kAmb ? amb_.coefficients()[i] : 0.0;
+  }
+
+  core::GroundMotion motion_;
+  rths::BuildingCase building_;
+  rths::FrameModel numerical_, reference_;
+  rths::SampleController sample_;
+  core::AdaptiveTimeSeries ats_;
+  core::AdaptiveModelBased amb_;
+  Controller controller_;
+  double step_, scale_, padding_, stroke_;
+  std::array<double, 2> force_{};  // f_e at t_{k−1}, t_k
+  double last_u_ = 0.0, last_y_ = 0.0, last_v_ = 0.0;
+  bool seen_ = false;
+};
+
+class VrthsKind final : public Kind {
+ public:
+  std::string name() const override { return "vrths"; }
+  const FieldTable* fields() const override { return &vrths_field_table(); }
+  std::unique_ptr<Experiment> make_experiment(const std::string& text, const std::string& origin,
+                                              const std::vector<std::string>& overrides,
+                                              const DataSource& data) const override {
+    return std::make_unique<VrthsExperiment>(parse_vrths_scenario(text, origin, overrides, data));
+  }
+  LoopPlan loop_plan(const std::string& text) const override {
+    return vrths_loop_plan(parse_vrths_scenario(text, kOrigin, {}));
+  }
+  std::unique_ptr<RigPart> make_rig_part(const std::string& text) const override {
+    return make_vrths_rig_part(parse_vrths_scenario(text, kOrigin, {}));
+  }
+  std::unique_ptr<DynamicsPart> make_dynamics_part(const std::string& text) const override {
+    return make_vrths_dynamics_part(parse_vrths_scenario(text, kOrigin, {}));
+  }
+  /// The numerical floor 1 is the target, the reference structure's its ideal twin.
+  TrackingColumns tracking_columns() const override {
+    return {.x = "y1[m]", .x_ideal = "r1[m]", .f_meas = "f_e[N]"};
+  }
+  CommandGauges command_gauges() const override { return mechanical_command_gauges(); }
+};
+
+}  // namespace
+
+std::vector<std::string> vrths_record_columns() {
+  std::vector<std::string> c = dynamics_names();
+  c.insert(c.end(), truth_columns().begin(), truth_columns().end());
+  return c;
+}
+
+LoopPlan vrths_loop_plan(const VrthsScenario& s) {
+  hal::SafetyConfig safety;
+  safety.limits.position_min = -s.limits.stroke;
+  safety.limits.position_max = s.limits.stroke;
+  safety.limits.velocity_max = s.limits.velocity;
+  safety.limits.acceleration_max = hal::kServoHydraulicAccelerationMax;
+  safety.step = s.timing.step;
+  safety.stop_deceleration = 50.0;  // m/s²: the ramp to rest of a servo-hydraulic actuator
+  LoopPlan p =
+      every_cycle_plan("vrths", s.steps(load_vrths_ground_motion(s)), s.timing.step, safety, 0.0);
+  p.measurement = {{{"x_m", "m", "length"}, {"f_e", "N", "force"}}};
+  p.command = set_point_command("u", "m", "length");
+  return p;
+}
+
+std::unique_ptr<RigPart> make_vrths_rig_part(const VrthsScenario& s) {
+  return std::make_unique<VrthsRig>(s);
+}
+
+std::unique_ptr<DynamicsPart> make_vrths_dynamics_part(const VrthsScenario& s) {
+  return std::make_unique<VrthsDynamics>(s);
+}
+
+const Kind& vrths_kind() {
+  static const VrthsKind kind;
+  return kind;
+}
+
+}  // namespace hyloop::experiment
