@@ -20,6 +20,7 @@
 #include "hyloop/experiment/run_export.hpp"
 #include "hyloop/experiment/scenario.hpp"
 #include "hyloop/experiment/sits_runner.hpp"
+#include "montecarlo.hpp"
 #include "run_output.hpp"
 #include "schema.hpp"
 #include "up.hpp"
@@ -174,6 +175,9 @@ int main(int argc, char** argv) {
   hyloop::app::SchemaOptions schema_options;
   CLI::App* schema = hyloop::app::add_schema_subcommand(app, schema_options);
 
+  hyloop::app::MonteCarloOptions montecarlo_options;
+  CLI::App* montecarlo = hyloop::app::add_montecarlo_subcommand(app, montecarlo_options);
+
   hyloop::app::UpOptions up_options;
   auto* up = app.add_subcommand(
       "up",
@@ -281,6 +285,7 @@ int main(int argc, char** argv) {
   if (*ctl) return hyloop::app::run_ctl(ctl_options);
   if (*certs) return hyloop::app::run_certs(certs_options);
   if (*schema) return hyloop::app::run_schema(schema_options);
+  if (*montecarlo) return hyloop::app::run_montecarlo(montecarlo_options);
   try {
     if (*up) {
       if (!up_options.serve && (up_options.scenario.empty() || up_options.out.empty())) {

@@ -23,6 +23,7 @@ enum Column : std::size_t {
   kV = 16,
   kForce = 17,
 };
+constexpr std::size_t kColumns = 18;  // vrths_record_columns().size(), checked at construction
 constexpr std::array<std::size_t, 7> kSeries = {kXm, kY1, kY2, kY3, kR1, kR2, kR3};
 
 std::int64_t total_steps_of(const VrthsScenario& s) { return s.steps(load_vrths_ground_motion(s)); }
@@ -38,11 +39,14 @@ VrthsExperiment::VrthsExperiment(const VrthsScenario& scenario)
                    : 0),
       chain_(vrths_loop_plan(scenario), make_vrths_rig_part(scenario),
              make_vrths_dynamics_part(scenario), vrths_record_columns()) {
+  if (vrths_record_columns().size() != kColumns) {
+    throw std::logic_error("vrths: the recorder's column count is out of date");
+  }
   for (auto& s : series_) s.reserve(static_cast<std::size_t>(total_steps_));
 }
 
 bool VrthsExperiment::record_cycle(std::span<const double> row) noexcept {
-  if (row.size() != vrths_record_columns().size() || cycle_ >= total_steps_ || stopped()) {
+  if (row.size() != kColumns || cycle_ >= total_steps_ || stopped()) {
     return false;
   }
   for (std::size_t i = 0; i < kSeries.size(); ++i) series_[i].push_back(row[kSeries[i]]);

@@ -179,6 +179,16 @@ class VrthsKind final : public Kind {
     return {.x = "y1[m]", .x_ideal = "r1[m]", .f_meas = "f_e[N]"};
   }
   CommandGauges command_gauges() const override { return mechanical_command_gauges(); }
+  /// Run i: the plant drawn with seed i (k_e, beta1, beta2, a3) and the sensors' noise of seed
+  /// 1000 + i.
+  std::vector<std::string> monte_carlo_overrides(int run) const override {
+    return {"perturbation.seed=" + std::to_string(run),
+            "sensors.seed=" + std::to_string(1000 + run)};
+  }
+  std::vector<std::string> monte_carlo_metrics() const override {
+    return {"J1_ms",      "J2_percent", "J3_percent", "J4_percent", "J5_percent",
+            "J6_percent", "J7_percent", "J8_percent", "J9_percent", "peak_actuator_force_n"};
+  }
 };
 
 }  // namespace

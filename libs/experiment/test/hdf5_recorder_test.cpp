@@ -88,8 +88,8 @@ TEST_P(OutputFormat, IsValidatedWithFieldValueAndAllowedValues) {
 
 INSTANTIATE_TEST_SUITE_P(Kinds, OutputFormat,
                          ::testing::Values("scenarios/sits/table1_scvg.yaml",
-                                           "scenarios/rht/p4.yaml",
-                                           "scenarios/fcu/polynomial.yaml"));
+                                           "scenarios/rht/p4.yaml", "scenarios/fcu/polynomial.yaml",
+                                           "scenarios/vrths/case1_sample.yaml"));
 
 TEST(Hdf5Recorder, OnRowAllocatesNothing) {
   const fs::path dir = temp_dir("alloc");

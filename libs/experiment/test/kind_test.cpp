@@ -34,14 +34,14 @@ std::string message_of(F&& f) {
 }
 
 TEST(KindRegistry, ListsExactlyTheShippedKinds) {
-  EXPECT_EQ(kind_names(), (std::vector<std::string>{"fcu", "rht", "sits"}));
+  EXPECT_EQ(kind_names(), (std::vector<std::string>{"fcu", "rht", "sits", "vrths"}));
   for (const std::string& name : kind_names()) EXPECT_EQ(find_kind(name).name(), name);
 }
 
 TEST(KindRegistry, UnknownKindIsRefusedByNameWithTheKnownOnes) {
   const std::string m = message_of<std::invalid_argument>([] { (void)find_kind("crane"); });
   EXPECT_THAT(m, HasSubstr("\"crane\"")) << m;
-  EXPECT_THAT(m, HasSubstr("fcu, rht, sits")) << m;
+  EXPECT_THAT(m, HasSubstr("fcu, rht, sits, vrths")) << m;
 }
 
 TEST(KindRegistry, MakeExperimentRefusesAnUnknownKindByName) {

@@ -312,7 +312,8 @@ INSTANTIATE_TEST_SUITE_P(
                                {"timing.duration_s=4", "metrics.window_s=2"},
                                1234},
                       KindCase{"scenarios/rht/p4.yaml", {"timing.duration_s=6"}, 345},
-                      KindCase{"scenarios/fcu/polynomial.yaml", {"timing.duration_s=3"}, 1500}),
+                      KindCase{"scenarios/fcu/polynomial.yaml", {"timing.duration_s=3"}, 1500},
+                      KindCase{"scenarios/vrths/case1_amb.yaml", {"timing.duration_s=8"}, 20000}),
     [](const auto& p) { return std::string(p.param.scenario).substr(10, 3); });
 
 // A write that fails (here: the file size limit, EFBIG, standing in for a full disk) is an error

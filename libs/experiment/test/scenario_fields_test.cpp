@@ -14,6 +14,7 @@
 #include "hyloop/experiment/fcu_experiment.hpp"
 #include "hyloop/experiment/rht_experiment.hpp"
 #include "hyloop/experiment/scenario.hpp"
+#include "hyloop/experiment/vrths_experiment.hpp"
 
 namespace hyloop::experiment {
 namespace {
@@ -35,6 +36,9 @@ std::string resolve(const std::string& text, const std::string& path,
     return to_yaml(parse_rht_scenario(text, path, overrides, DataSource::local_file(path)));
   }
   if (kind == "fcu") return to_yaml(parse_fcu_scenario(text, path, overrides));
+  if (kind == "vrths") {
+    return to_yaml(parse_vrths_scenario(text, path, overrides, DataSource::local_file(path)));
+  }
   return to_yaml(parse_scenario(text, path, overrides));
 }
 
@@ -111,7 +115,11 @@ TEST(ScenarioFields, EachKindHasATableAndAnUnknownKindNone) {
 // just outside each bound is refused with a message naming the field.
 TEST(ScenarioFields, EveryRangeInTheTableIsEnforcedNamingTheField) {
   const std::vector<std::pair<std::string, std::string>> bases = {
-      {"sits", "sits/ideal.yaml"}, {"rht", "rht/p4.yaml"}, {"fcu", "fcu/inverse.yaml"}};
+      {"sits", "sits/ideal.yaml"},
+      {"rht", "rht/p4.yaml"},
+      {"fcu", "fcu/inverse.yaml"},
+      {"vrths", "vrths/case1_ats.yaml"},
+      {"vrths", "vrths/case1_amb.yaml"}};
   int checked = 0;
   for (const auto& [kind, base] : bases) {
     const std::string path = (kScenarios / base).string();

@@ -84,6 +84,13 @@ class Kind {
   [[nodiscard]] virtual CommandGauges command_gauges() const { return {}; }
   /// Whether the identification service runs this kind's scenarios.
   [[nodiscard]] virtual bool identification() const { return false; }
+  /// Monte Carlo (`hyloop montecarlo`): the overrides of run `run` ≥ 1 (its perturbed plant and
+  /// its own noise); empty: the kind has no perturbation model.
+  [[nodiscard]] virtual std::vector<std::string> monte_carlo_overrides(int /*run*/) const {
+    return {};
+  }
+  /// The numeric summary fields a Monte Carlo aggregates (mean, std, min, max).
+  [[nodiscard]] virtual std::vector<std::string> monte_carlo_metrics() const { return {}; }
   /// Its scenario fields (parse, emit, `hyloop schema`, docs/scenarios.md); nullptr: none
   /// declared.
   [[nodiscard]] virtual const FieldTable* fields() const { return nullptr; }
