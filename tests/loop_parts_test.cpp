@@ -63,7 +63,8 @@ TEST(StepStatus, CarriesOnOrStopsWithAReason) {
 TEST(StopReasons, EachNameReadsBackAndTheShippedNamesStay) {
   for (const StopReason r :
        {StopReason::kNotFinite, StopReason::kDisplacementLimit, StopReason::kDriverFault,
-        StopReason::kStrokeLimit, StopReason::kSpeedLimit, StopReason::kServiceFault}) {
+        StopReason::kStrokeLimit, StopReason::kSpeedLimit, StopReason::kServiceFault,
+        StopReason::kStabilityGuard}) {
     EXPECT_EQ(parse_stop_reason(to_string(r)), r) << to_string(r);
   }
   EXPECT_EQ(to_string(StopReason::kDisplacementLimit), "displacement_limit");  // SITS

@@ -3,6 +3,7 @@
 // Monte Carlo plants, and the scenario's errors.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <memory>
@@ -65,21 +66,30 @@ TEST(Vrths, TheSampleControllerScoresThePapersTable3OnEveryCase) {
   }
 }
 
-// The goal (J1 ≤ 1 ms, J2 ≤ 3 %) for hyloop's best compensator, AMB, on every case over
-// 20 perturbed plants each (the benchmark's uncertainty on k_e, beta1, beta2, a3): a rate, not a
-// seed. Measured: J1 0.24 ms in every run, J2 at most 2.7 %.
-TEST(Vrths, AmbMeetsTheGoalOnEveryCaseOverTwentyPerturbedPlants) {
+// Over 20 perturbed plants per case (the benchmark's uncertainty on k_e, beta1, beta2, a3, and
+// each run's own sensor noise): no compensated loop trips the stability guard (measured: the
+// largest tracking ratio 0.19 against its limit 0.3, the sample controller's), and ATS and AMB
+// meet the goal J1 ≤ 1 ms and J2 ≤ 3 % in every run (measured: J1 0.24 ms; J2 at most
+// 2.77 % for ATS, 2.56 % for AMB). Rates over seeds, not one seed.
+TEST(Vrths, OverTwentyPerturbedPlantsNoCompensatedLoopTripsTheGuardAndAtsAndAmbMeetTheGoal) {
   const Kind& kind = find_kind("vrths");
   for (int c = 1; c <= 4; ++c) {
-    int met = 0;
-    for (int i = 1; i <= 20; ++i) {
-      const nlohmann::json s = run(scenario(c, "amb"), kind.monte_carlo_overrides(i));
-      if (s["stop_reason"].is_null() && s["J1_ms"].get<double>() <= 1.0 &&
-          s["J2_percent"].get<double>() <= 3.0) {
-        ++met;
+    for (const char* controller : {"sample", "ats", "amb"}) {
+      int ran = 0, goal = 0;
+      double worst_ratio = 0.0;
+      for (int i = 1; i <= 20; ++i) {
+        const nlohmann::json s = run(scenario(c, controller), kind.monte_carlo_overrides(i));
+        if (s["stop_reason"].is_null()) ++ran;
+        worst_ratio =
+            std::max(worst_ratio, s["stability_guard"]["max_tracking_ratio"].get<double>());
+        if (s["J1_ms"].get<double>() <= 1.0 && s["J2_percent"].get<double>() <= 3.0) ++goal;
+      }
+      EXPECT_EQ(ran, 20) << "case " << c << " " << controller;
+      EXPECT_LT(worst_ratio, 0.25) << "case " << c << " " << controller;
+      if (std::string(controller) != "sample") {
+        EXPECT_EQ(goal, 20) << "case " << c << " " << controller;
       }
     }
-    EXPECT_EQ(met, 20) << "case " << c;
   }
 }
 
@@ -89,20 +99,38 @@ TEST(Vrths, AtsAndAmbAreAtLeastThreeTimesBetterThanTheSampleController) {
     for (const char* controller : {"ats", "amb"}) {
       const nlohmann::json s = run(scenario(c, controller));
       EXPECT_LE(3.0 * s["J1_ms"].get<double>(), sample["J1_ms"].get<double>()) << c << controller;
-      // J2: AMB 4x better on every case; ATS 3.1x at worst (case 1: 3.33 vs 10.44 %).
+      // J2: measured 3.8x (ATS, case 1: 2.76 vs 10.44 %) to 5.7x (AMB, case 3).
       EXPECT_LE(3.0 * s["J2_percent"].get<double>(), sample["J2_percent"].get<double>())
           << c << controller;
     }
   }
 }
 
-TEST(Vrths, WithoutCompensationTheLoopReachesTheStrokeAndStops) {
+// Every uncompensated loop (the 25 ms of the plant's lag make it unstable on every case) is
+// stopped by the stability guard before its amplitude reaches 1.2x the reference structure's
+// peak (measured: at 6.1–6.2 s, |x| ≤ 0.8 mm against a 3.9–5.5 mm reference peak), over 20
+// perturbed plants per case; without the guard the same loop runs into the stroke.
+TEST(Vrths, TheStabilityGuardStopsEveryUncompensatedLoopBeforeItOutgrowsTheReference) {
+  const Kind& kind = find_kind("vrths");
   for (int c = 1; c <= 4; ++c) {
-    const nlohmann::json s = run(scenario(c, "none"));
-    EXPECT_EQ(s["stop_reason"], "stroke_limit") << c;
-    EXPECT_TRUE(s["diverged"].get<bool>()) << c;
-    // The 25 ms of the plant's lag: the correlation peak lies beyond the 12 ms J1 searches.
-    EXPECT_GT(s["J1_ms"].get<double>(), 11.0) << c;
+    const double reference = run(scenario(c, "amb"))["peak_reference_m"].get<double>();
+    ASSERT_GT(reference, 3e-3) << c;
+    int stopped = 0;
+    for (int i = 1; i <= 20; ++i) {
+      const nlohmann::json s = run(scenario(c, "none"), kind.monte_carlo_overrides(i));
+      if (s["stop_reason"] == "stability_guard" &&
+          s["peak_displacement_m"].get<double>() < 1.2 * reference) {
+        ++stopped;
+      }
+    }
+    EXPECT_EQ(stopped, 20) << "case " << c;
+    const nlohmann::json unguarded = run(scenario(c, "none"), {"guard.enabled=false"});
+    EXPECT_EQ(unguarded["stop_reason"], "stroke_limit") << c;
+    EXPECT_GT(unguarded["peak_displacement_m"].get<double>(), 1.2 * reference) << c;
+    // The guard's replay in the recorder says when it would have stopped.
+    EXPECT_LT(unguarded["stability_guard"]["tripped_at_s"].get<double>(), 7.0) << c;
+    // The 25 ms of lag: the correlation peak lies beyond the 12 ms J1 searches.
+    EXPECT_GT(unguarded["J1_ms"].get<double>(), 11.0) << c;
   }
 }
 

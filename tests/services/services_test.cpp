@@ -149,13 +149,13 @@ TEST(Lockstep, TheFcuLoopAsProcessesGivesTheInProcessSamplesBitForBit) {
 
 // The RTHS benchmark kind (issue 13): the servo-hydraulic plant with its noise in the rig
 // emulator, the frame, the reference and AMB in the dynamics service; and the uncompensated loop,
-// which the dynamics part stops at the stroke. J1–J9 are the recorder's, from every row.
+// which the dynamics part's stability guard stops. J1–J9 are the recorder's, from every row.
 TEST(Lockstep, TheVrthsBenchmarkAsProcessesGivesTheInProcessRunBitForBit) {
   const fs::path dir = temp_dir("vrths");
   for (const auto& [scenario, extra, stop] :
        {std::tuple<std::string, std::string, std::string>{"scenarios/vrths/case1_amb.yaml",
                                                           "--set timing.duration_s=12", ""},
-        {"scenarios/vrths/case3_none.yaml", "--set perturbation.seed=3", "stroke_limit"}}) {
+        {"scenarios/vrths/case3_none.yaml", "--set perturbation.seed=3", "stability_guard"}}) {
     SCOPED_TRACE(scenario);
     fs::remove_all(dir / "in_process");
     const fs::path reference = run_in_process(dir, scenario, extra);
@@ -169,9 +169,10 @@ TEST(Lockstep, TheVrthsBenchmarkAsProcessesGivesTheInProcessRunBitForBit) {
     EXPECT_EQ(slurp(up / "samples.csv"), slurp(reference / "samples.csv"));
     const auto summary = nlohmann::json::parse(slurp(up / "summary.json"));
     const auto in_process = nlohmann::json::parse(slurp(reference / "summary.json"));
-    for (const char* field : {"J1_ms", "J2_percent", "J3_percent", "J4_percent", "J5_percent",
-                              "J6_percent", "J7_percent", "J8_percent", "J9_percent",
-                              "peak_actuator_force_n", "plant", "recorded_cycles", "stop_reason"}) {
+    for (const char* field :
+         {"J1_ms", "J2_percent", "J3_percent", "J4_percent", "J5_percent", "J6_percent",
+          "J7_percent", "J8_percent", "J9_percent", "peak_actuator_force_n", "plant",
+          "recorded_cycles", "stop_reason", "stability_guard"}) {
       EXPECT_EQ(summary[field], in_process[field]) << field;
     }
     if (stop.empty()) {

@@ -18,14 +18,16 @@ std::string_view to_string(StopReason reason) noexcept {
       return "speed_limit";
     case StopReason::kServiceFault:
       return "service_fault";
+    case StopReason::kStabilityGuard:
+      return "stability_guard";
   }
   return "unknown";
 }
 
 StopReason parse_stop_reason(std::string_view name) noexcept {
-  for (StopReason r :
-       {StopReason::kNotFinite, StopReason::kDisplacementLimit, StopReason::kDriverFault,
-        StopReason::kStrokeLimit, StopReason::kSpeedLimit, StopReason::kServiceFault}) {
+  for (StopReason r : {StopReason::kNotFinite, StopReason::kDisplacementLimit,
+                       StopReason::kDriverFault, StopReason::kStrokeLimit, StopReason::kSpeedLimit,
+                       StopReason::kServiceFault, StopReason::kStabilityGuard}) {
     if (to_string(r) == name) return r;
   }
   return StopReason::kNone;

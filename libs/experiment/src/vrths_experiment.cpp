@@ -10,6 +10,7 @@ namespace {
 
 // Record columns the recorder reads (vrths_record_columns() order).
 enum Column : std::size_t {
+  kTime = 0,
   kXm = 8,
   kY1 = 2,
   kY2 = 3,
@@ -38,7 +39,8 @@ VrthsExperiment::VrthsExperiment(const VrthsScenario& scenario)
                    ? static_cast<std::size_t>(total_steps_ / scenario.outputs.decimation + 1)
                    : 0),
       chain_(vrths_loop_plan(scenario), make_vrths_rig_part(scenario),
-             make_vrths_dynamics_part(scenario), vrths_record_columns()) {
+             make_vrths_dynamics_part(scenario), vrths_record_columns()),
+      guard_(scenario.guard.config) {
   if (vrths_record_columns().size() != kColumns) {
     throw std::logic_error("vrths: the recorder's column count is out of date");
   }
@@ -55,6 +57,7 @@ bool VrthsExperiment::record_cycle(std::span<const double> row) noexcept {
   peak_x_ = std::max(peak_x_, std::abs(row[kX]));
   peak_v_ = std::max(peak_v_, std::abs(row[kV]));
   std::copy_n(row.begin() + kC0, coefficients_.size(), coefficients_.begin());
+  guard_.update(row[kTime], row[kY1], row[kXm]);
   observe_row(row);
   if (scenario_.outputs.samples && cycle_ % scenario_.outputs.decimation == 0) {
     samples_.append(row);
@@ -65,7 +68,8 @@ bool VrthsExperiment::record_cycle(std::span<const double> row) noexcept {
 
 void VrthsExperiment::record_stop(std::string_view reason) noexcept {
   stop_reason_ = StopReason::kServiceFault;
-  for (const StopReason r : {StopReason::kNotFinite, StopReason::kStrokeLimit}) {
+  for (const StopReason r :
+       {StopReason::kNotFinite, StopReason::kStrokeLimit, StopReason::kStabilityGuard}) {
     if (reason == to_string(r)) stop_reason_ = r;
   }
 }
@@ -103,6 +107,9 @@ nlohmann::json VrthsExperiment::summary() const {
   j["actuator_capacity_exceeded"] = peak_force_ >= s.limits.force;
   j["peak_command_m"] = peak_command_;
   j["peak_displacement_m"] = peak_x_;
+  double peak_reference = 0.0;
+  for (const double r : series_[4]) peak_reference = std::max(peak_reference, std::abs(r));
+  j["peak_reference_m"] = peak_reference;
   j["stroke_exceeded"] = peak_x_ > s.limits.stroke;
   j["peak_velocity_m_per_s"] = peak_v_;
   j["velocity_limit_exceeded"] = peak_v_ > s.limits.velocity;
@@ -113,6 +120,16 @@ nlohmann::json VrthsExperiment::summary() const {
     j["amb_coefficients"] = coefficients_;
   }
   j["recorded_cycles"] = cycle_;
+  const auto number = [](double v) {
+    return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json();
+  };
+  j["stability_guard"] = {
+      {"enabled", s.guard.enabled},
+      {"limit", s.guard.config.max_tracking_ratio},
+      {"max_tracking_ratio", guard_.max_ratio()},
+      {"max_tracking_ratio_at_s",
+       guard_.max_ratio() > 0.0 ? number(guard_.max_ratio_at()) : nlohmann::json()},
+      {"tripped_at_s", number(guard_.tripped_at())}};
   return j;
 }
 

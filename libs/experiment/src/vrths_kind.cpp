@@ -79,6 +79,8 @@ class VrthsDynamics final : public DynamicsPart {
                 s.timing.step),
         ats_(s.controller.ats),
         amb_(s.controller.amb),
+        guard_(s.guard.config),
+        guarded_(s.guard.enabled),
         controller_(controller_of(s.controller.type)),
         step_(s.timing.step),
         scale_(s.ground_motion.scale),
@@ -99,18 +101,34 @@ class VrthsDynamics final : public DynamicsPart {
     const Eigen::Vector3d& r = reference_.displacement();
     const double x_m = measurement[0];
     const double u = command(y[0], x_m);
-    const std::array<double, 15> row = {
-        t1,   ag1, y[0],           y[1], y[2],           r[0],           r[1],
-        r[2], x_m, measurement[1], u,    coefficient(0), coefficient(1), coefficient(2),
-        0.0};
+    const std::array<double, 15> row = {t1,
+                                        ag1,
+                                        y[0],
+                                        y[1],
+                                        y[2],
+                                        r[0],
+                                        r[1],
+                                        r[2],
+                                        x_m,
+                                        measurement[1],
+                                        u,
+                                        coefficient(0),
+                                        coefficient(1),
+                                        coefficient(2),
+                                        coefficient(3)};
     std::copy(row.begin(), row.end(), values.begin());
     next = {u, 0.0};  // a set point (no feed-forward velocity), as the RHT kind's
     last_u_ = u;
     if (!std::isfinite(u) || !y.allFinite()) {
       return StepStatus::stop(to_string(StopReason::kNotFinite).data());
     }
-    return std::abs(x_m) > stroke_ ? StepStatus::stop(to_string(StopReason::kStrokeLimit).data())
-                                   : StepStatus::ok();
+    if (std::abs(x_m) > stroke_) {
+      return StepStatus::stop(to_string(StopReason::kStrokeLimit).data());
+    }
+    if (guarded_ && guard_.update(t1, y[0], x_m)) {
+      return StepStatus::stop(to_string(StopReason::kStabilityGuard).data());
+    }
+    return StepStatus::ok();
   }
 
  private:
@@ -149,6 +167,8 @@ class VrthsDynamics final : public DynamicsPart {
   rths::SampleController sample_;
   core::AdaptiveTimeSeries ats_;
   core::AdaptiveModelBased amb_;
+  core::StabilityGuard guard_;
+  bool guarded_;
   Controller controller_;
   double step_, scale_, padding_, stroke_;
   std::array<double, 2> force_{};  // f_e at t_{k−1}, t_k

@@ -102,7 +102,8 @@ std::vector<BoundField<V>> controller_fields() {
           "controller.ats.update_every", "", at_least(1), "cycles between fits",
           [](auto& s) -> auto& { return s.controller.ats.update_every; })),
       ats(f::numbers<V>(
-          "controller.ats.initial", "", {}, "[a0, a1 (s), a2 (s^2)] before a fit",
+          "controller.ats.initial", "", {},
+          "[a0, a1 (s), a2 (s^2)] before a fit (default: the nominal plant's inverse)",
           [](auto& s) -> auto& { return s.ats_initial; })),
       ats(f::numbers<V>(
           "controller.ats.min", "", {}, "lower bounds of [a0, a1, a2]",
@@ -214,6 +215,23 @@ const BoundTable<V>& vrths_table() {
     }
     for (auto& x : controller_fields()) b.push_back(std::move(x));
     for (BoundField<V> x : {
+             f::boolean<V>(
+                 "guard.enabled", "the stability guard stops a loop leaving its target",
+                 [](auto& s) -> auto& { return s.guard.enabled; }),
+             f::number<V>(
+                 "guard.window_s", "s", above(0), "the tracking-error ratio's window",
+                 [](auto& s) -> auto& { return s.guard.config.window; }),
+             f::number<V>(
+                 "guard.max_tracking_ratio", "", above(0),
+                 "RMS(x_m - y1)/RMS(y1) over the window above which it stops",
+                 [](auto& s) -> auto& { return s.guard.config.max_tracking_ratio; }),
+             f::number<V>(
+                 "guard.amplitude_floor_m", "m", at_least(0),
+                 "RMS of y1 below which the ratio is not judged",
+                 [](auto& s) -> auto& { return s.guard.config.amplitude_floor; }),
+             f::integer<V>(
+                 "guard.hold", "", at_least(1), "consecutive cycles above the ratio",
+                 [](auto& s) -> auto& { return s.guard.config.hold; }),
              f::number<V>(
                  "limits.stroke_m", "m", above(0), "the command's window +-stroke",
                  [](auto& s) -> auto& { return s.limits.stroke; }),
@@ -271,6 +289,16 @@ core::AdaptiveTimeSeriesConfig VrthsScenario::default_ats() {
   c.update_every = 32;  // the published 16 samples at 2048 Hz
   c.adapt_threshold = 1e-4;
   c.filter_time_constant = 0.01;  // the LVDT's 16 µm of noise (AdaptiveTimeSeries header)
+  // Started where AMB starts, at the nominal plant's inverse (truncated after s²): from
+  // [1, 0, 0] the loop would run uncompensated, i.e. unstable, until the first fit (1 s).
+  const core::TransferFunction g = core::rths::plant_transfer_function({});
+  for (std::size_t i = 0; i < 3; ++i) c.initial[i] = g.den[g.den.size() - 1 - i] / g.num[0];
+  return c;
+}
+
+core::StabilityGuardConfig VrthsScenario::default_guard() {
+  core::StabilityGuardConfig c;
+  c.step = core::rths::kBenchmarkStep;
   return c;
 }
 
@@ -394,6 +422,15 @@ VrthsScenario parse_vrths_scenario(const std::string& text, const std::string& o
     };
     check("controller.sample",
           [&] { (void)core::rths::SampleController(s.controller.sample, {}, s.timing.step); });
+    auto& g = s.guard.config;
+    g.step = s.timing.step;
+    require(g.window > 0.0, "guard.window_s", g.window, "must be > 0 s");
+    require(g.max_tracking_ratio > 0.0, "guard.max_tracking_ratio", g.max_tracking_ratio,
+            "must be > 0");
+    require(g.amplitude_floor >= 0.0, "guard.amplitude_floor_m", g.amplitude_floor,
+            "must be >= 0 m");
+    require(g.hold >= 1, "guard.hold", g.hold, "must be >= 1");
+    check("guard", [&] { (void)core::StabilityGuard(g); });
     check("controller.ats", [&] { (void)core::AdaptiveTimeSeries(c); });
     check("controller.amb", [&] { (void)core::AdaptiveModelBased(m); });
     // A drawn k_e below 0 (4.6 σ: not in the benchmark's 20-run Monte Carlo) or a non-finite one.

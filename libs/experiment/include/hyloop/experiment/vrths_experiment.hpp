@@ -17,9 +17,11 @@
 //   none     u = y_1
 //   sample   the benchmark's PI + phase lead (core::rths::SampleController)
 //   ats      adaptive time series (core::AdaptiveTimeSeries) on y_1 and its backward
-//            differences; fitted on (u, x_m) pairs
+//            differences; fitted on (u, x_m) pairs, started at the nominal plant's inverse
 //   amb      adaptive model-based compensation (core::AdaptiveModelBased) on y_1, its
 //            coefficients started at the nominal plant's inverse
+// A stability guard (core::StabilityGuard on y_1 and x_m; guard.*) stops the run, reason
+// stability_guard, when the loop leaves its target (the actuator then ramps to rest).
 // The recorder keeps x_m, y_1..3 and r_1..3 at full rate and gives J1–J9 (core::rths::evaluate)
 // in the summary, in process and distributed alike.
 
@@ -33,6 +35,7 @@
 #include "hyloop/core/adaptive_time_series.hpp"
 #include "hyloop/core/ground_motion.hpp"
 #include "hyloop/core/rths_benchmark.hpp"
+#include "hyloop/core/stability_guard.hpp"
 #include "hyloop/experiment/data_source.hpp"
 #include "hyloop/experiment/experiment.hpp"
 #include "hyloop/experiment/loop_experiment.hpp"
@@ -81,7 +84,7 @@ struct VrthsScenario {
     core::AdaptiveModelBasedConfig amb = default_amb();
   } controller;
   // controller.ats's lists as the file spells them (copied into controller.ats by the parser).
-  std::vector<double> ats_initial{1.0, 0.0, 0.0};
+  std::vector<double> ats_initial = as_vector3(default_ats().initial);
   std::vector<double> ats_min{0.9, 0.0, 0.0};
   std::vector<double> ats_max{1.1, 0.06, 0.0032};
   std::vector<double> ats_rate_limit{0.01, 0.001, 5e-5};
@@ -90,6 +93,10 @@ struct VrthsScenario {
   std::vector<double> amb_min = as_vector(default_amb().min);
   std::vector<double> amb_max = as_vector(default_amb().max);
   std::vector<double> amb_gain = as_vector(default_amb().gain);
+  struct {
+    bool enabled = true;
+    core::StabilityGuardConfig config = default_guard();
+  } guard;
   struct {
     double stroke = 0.007;  ///< m
     double velocity = 0.3;  ///< m/s
@@ -106,6 +113,10 @@ struct VrthsScenario {
   [[nodiscard]] core::rths::PlantParameters run_plant() const;
   [[nodiscard]] std::int64_t steps(const core::GroundMotion& motion) const;
   static core::AdaptiveTimeSeriesConfig default_ats();
+  static core::StabilityGuardConfig default_guard();
+  static std::vector<double> as_vector3(const std::array<double, 3>& a) {
+    return {a.begin(), a.end()};
+  }
   /// AMB from the nominal plant x/u = g/(A0 + A1·s + … + A5·s⁵): a_i = A_i/g, i = 0…3 (its
   /// inverse truncated after s³), bounds ±50 % around them, gains 2/s.
   static core::AdaptiveModelBasedConfig default_amb();
@@ -169,6 +180,7 @@ class VrthsExperiment final : public Experiment {
   LoopChain chain_;
   std::int64_t cycle_ = 0;
   StopReason stop_reason_ = StopReason::kNone;
+  core::StabilityGuard guard_;  // the dynamics' guard replayed from the rows (the summary's ρ)
 };
 
 }  // namespace hyloop::experiment
