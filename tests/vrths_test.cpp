@@ -108,7 +108,7 @@ TEST(Vrths, AtsAndAmbAreAtLeastThreeTimesBetterThanTheSampleController) {
 
 // Every uncompensated loop (the 25 ms of the plant's lag make it unstable on every case) is
 // stopped by the stability guard before its amplitude reaches 1.2x the reference structure's
-// peak (measured: at 6.1–6.2 s, |x| ≤ 0.8 mm against a 3.9–5.5 mm reference peak), over 20
+// peak (measured: at 5.91–6.24 s, |x| ≤ 0.88 mm against a 3.9–5.5 mm reference peak), over 20
 // perturbed plants per case; without the guard the same loop runs into the stroke.
 TEST(Vrths, TheStabilityGuardStopsEveryUncompensatedLoopBeforeItOutgrowsTheReference) {
   const Kind& kind = find_kind("vrths");

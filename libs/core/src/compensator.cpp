@@ -11,7 +11,9 @@ CompensatorKind parse_compensator_kind(std::string_view name) {
   if (name == "fgc") return CompensatorKind::kFixedGain;
   if (name == "lgc") return CompensatorKind::kLinearGain;
   if (name == "scvg") return CompensatorKind::kSwitching;
-  throw std::invalid_argument("\"" + std::string(name) + "\": must be one of none, fgc, lgc, scvg");
+  if (name == "tdpa") return CompensatorKind::kPassivity;
+  throw std::invalid_argument("\"" + std::string(name) +
+                              "\": must be one of none, fgc, lgc, scvg, tdpa");
 }
 
 std::string_view to_string(CompensatorKind kind) noexcept {
@@ -24,6 +26,8 @@ std::string_view to_string(CompensatorKind kind) noexcept {
       return "lgc";
     case CompensatorKind::kSwitching:
       return "scvg";
+    case CompensatorKind::kPassivity:
+      return "tdpa";
   }
   return "unknown";
 }
@@ -37,8 +41,23 @@ double EnergyObserver::observe(double t, double ideal_force, double ideal_positi
   return last_;
 }
 
+namespace {
+
+PassivityControllerConfig passivity_config(const CompensatorConfig& c, double step) {
+  PassivityControllerConfig p;
+  p.step = step;
+  p.causality = PortCausality::kImpedance;
+  p.hold = HoldConvention::kHeldOutput;
+  p.max_damping = c.max_damping;
+  return p;
+}
+
+}  // namespace
+
 Compensator::Compensator(const CompensatorConfig& config, double step)
-    : config_(config), observer_(step, config.switch_time) {
+    : config_(config),
+      observer_(step, config.switch_time),
+      passivity_(passivity_config(config, step)) {
   const auto check = [](const char* field, double v) {
     if (!std::isfinite(v)) {
       throw std::invalid_argument(std::string(field) + " = " + std::to_string(v) +
@@ -63,6 +82,7 @@ Compensator::Compensator(const CompensatorConfig& config, double step)
 double Compensator::gain(double t) const noexcept {
   switch (config_.kind) {
     case CompensatorKind::kNone:
+    case CompensatorKind::kPassivity:  // force() with the measured force gives its gain
       return 0.0;
     case CompensatorKind::kFixedGain:
       return config_.k_eps0;
@@ -83,8 +103,17 @@ double Compensator::force(double t, double velocity_estimate) noexcept {
   return last_gain_ * velocity_estimate;
 }
 
+double Compensator::force(double t, double velocity_estimate, double measured_force,
+                          double model_velocity) noexcept {
+  if (config_.kind != CompensatorKind::kPassivity) return force(t, velocity_estimate);
+  (void)passivity_.step(model_velocity, -measured_force);
+  last_gain_ = -passivity_.damping();
+  return last_gain_ * model_velocity;
+}
+
 void Compensator::reset() noexcept {
   observer_.reset();
+  passivity_.reset();
   last_gain_ = 0.0;
 }
 

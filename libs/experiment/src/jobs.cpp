@@ -360,6 +360,10 @@ std::pair<double, std::string> scenario_gain(const SitsScenario& s) {
       return {k,
               "scenario: compensator scvg, K_h(t = 0) = k_eps0 (after t_eps K_h follows the "
               "energy observer)"};
+    case core::CompensatorKind::kPassivity:
+      return {k,
+              "scenario: compensator tdpa, K_h(t = 0) = 0 (K_h = -alpha follows the "
+              "passivity observer)"};
   }
   return {k, "scenario"};
 }
@@ -711,6 +715,11 @@ json tune_compensator(const SitsScenario& base, const TuneOptions& options, std:
   if (kind == core::CompensatorKind::kNone) {
     throw std::runtime_error(
         "tune: compensator.type is none: no gain to tune (set fgc, lgc or scvg)");
+  }
+  if (kind == core::CompensatorKind::kPassivity) {
+    throw std::runtime_error(
+        "tune: compensator.type is tdpa: no gain to tune (its damping follows the passivity "
+        "observer; max_damping_ns_per_m only bounds it)");
   }
   const int jobs = options.jobs > 0
                        ? options.jobs

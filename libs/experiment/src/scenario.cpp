@@ -38,7 +38,7 @@ BoundField<S> compensator_type() {
         e << YAML::Key << k << YAML::Value << std::string(core::to_string(s.compensator.kind));
       },
       [](const S& s) { return nlohmann::json(std::string(core::to_string(s.compensator.kind))); }};
-  b.spec.values = {"none", "fgc", "lgc", "scvg"};
+  b.spec.values = {"none", "fgc", "lgc", "scvg", "tdpa"};
   return b;
 }
 
@@ -248,6 +248,13 @@ const BoundTable<S>& sits_table() {
                   "compensator.bumpless", "SCVG continues from K_eps0 + K_eps1*t_eps at the switch",
                   [](auto& s) -> auto& { return s.compensator.bumpless; }),
               "type", {"scvg"}),
+          f::emitted_if(  // only for tdpa: the other kinds' resolved scenarios stay as they were
+              f::used_when(f::number<S>(
+                               "compensator.max_damping_ns_per_m", "N*s/m", above(0),
+                               "TDPA: the passivity controller's largest damping alpha",
+                               [](auto& s) -> auto& { return s.compensator.max_damping; }),
+                           "type", {"tdpa"}),
+              [](const S& s) { return s.compensator.kind == core::CompensatorKind::kPassivity; }),
           f::number<S>(
               "compensator.tracking_differentiator.r", "", above(0),
               "velocity factor r of the tracking differentiator",
@@ -467,6 +474,8 @@ void validate(const SitsScenario& s) {
 
   const auto& c = s.compensator;
   require(c.switch_time >= 0.0, "compensator.switch_time_s", c.switch_time, "must be >= 0 s");
+  require(c.max_damping > 0.0, "compensator.max_damping_ns_per_m", c.max_damping,
+          "must be > 0 N*s/m");
   try {
     core::validate(c.phase_correction);
   } catch (const std::invalid_argument& e) {
@@ -528,6 +537,7 @@ std::string zero_gain_notice(const SitsScenario& s) {
   std::string gains;
   switch (c.kind) {
     case core::CompensatorKind::kNone:
+    case core::CompensatorKind::kPassivity:  // no gains: its damping follows the observed energy
       return {};
     case core::CompensatorKind::kFixedGain:
       if (c.k_eps0 != 0.0) return {};

@@ -96,7 +96,7 @@ StopReason SitsDynamics::step(std::int64_t k, const SitsMeasurement& m, SampleRo
   const double k_x =
       corrected ? phase_correction_.update(t, x.position, x.velocity, xi.position, xi.velocity)
                 : 0.0;
-  const double f_h = compensator_.force(t, v_est);
+  const double f_h = compensator_.force(t, v_est, m.force, x.velocity);
   const double f_comp = corrected ? f_h + k_x * m.robot_position : f_h;
   const double f_input = m.force + f_comp;
   const double f_ideal = twin_.force();

@@ -20,19 +20,28 @@
 // (E and x_i are the ideal twin's force and position, X_R the robot position). Within cycle k the
 // gain K_h[k] uses S up to k−1, because ε_h[k] needs F′[k], which needs K_h[k].
 //
+//   TDPA   F_h = −α[k]·v[k] with v the model's own velocity, α the time-domain passivity
+//          controller's damping (passivity.hpp, held-output convention) on the model's port
+//          to the rig: E_obs = −T·Σ F_meas·v, the energy the rig (delays, robot, contact) has
+//          taken in; when E_obs + E_pc < 0 (the delayed rig gives back energy it never
+//          stored) α dissipates it, 0 ≤ α ≤ max_damping (Hannaford & Ryu 2002). Observed on
+//          v̂_R instead, the rig looks passive (the robot and its spring are): the delay
+//          between the model and the robot is what generates the energy.
+//
 // Any kind can add the phase (stiffness) correction of phase_correction.hpp,
 // F′[k] = F_meas[k] + K_h[k]·v̂_R[k] + K_x[k]·X_R[k]; its configuration is phase_correction.
 
 #include <cstdint>
 #include <string_view>
 
+#include "hyloop/core/passivity.hpp"
 #include "hyloop/core/phase_correction.hpp"
 
 namespace hyloop::core {
 
-enum class CompensatorKind { kNone, kFixedGain, kLinearGain, kSwitching };
+enum class CompensatorKind { kNone, kFixedGain, kLinearGain, kSwitching, kPassivity };
 
-/// "none", "fgc", "lgc", "scvg". @throws std::invalid_argument listing the allowed names.
+/// "none", "fgc", "lgc", "scvg", "tdpa". @throws std::invalid_argument listing the allowed names.
 CompensatorKind parse_compensator_kind(std::string_view name);
 std::string_view to_string(CompensatorKind kind) noexcept;
 
@@ -43,6 +52,7 @@ struct CompensatorConfig {
   double k_eps2 = 0.0;        ///< K_ε2, N·s/m per J·s
   double switch_time = 36.0;  ///< t_ε, s (SCVG only)
   bool bumpless = false;      ///< SCVG: continue from K_ε0 + K_ε1·t_ε at the switch
+  double max_damping = 1e4;   ///< TDPA: the passivity controller's largest α, N·s/m
   PhaseCorrectionConfig phase_correction{};  ///< K_x·X_R term (off by default)
 };
 
@@ -76,6 +86,11 @@ class Compensator {
 
   /// F_h[k] = K_h[k]·v̂_R[k] (N), remembering K_h[k]. RT-safe.
   double force(double t, double velocity_estimate) noexcept;
+  /// The same; for TDPA (kPassivity) F_h[k] = −α[k]·v[k] from the passivity controller on the
+  /// model's port to the rig (flow v: the model's velocity, effort −F_meas: the energy flowing
+  /// from the model into delays, robot and contact), K_h[k] = −α[k]. RT-safe.
+  double force(double t, double velocity_estimate, double measured_force,
+               double model_velocity) noexcept;
 
   /// Feeds ε_h[k] once F′[k] is known. RT-safe.
   double observe(double t, double ideal_force, double ideal_position, double input_force,
@@ -91,6 +106,7 @@ class Compensator {
  private:
   CompensatorConfig config_;
   EnergyObserver observer_;
+  PassivityController passivity_;
   double last_gain_ = 0.0;
 };
 
