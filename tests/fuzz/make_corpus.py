@@ -64,6 +64,7 @@ def scenario_corpus():
         "sits": ["model.mass_kg=250", "timing.duration_s=0.5"],
         "rht": ["ground_motion.peak_g=0.1", "servo.omega_rad_s=48"],
         "fcu": ["timing.duration_s=1"],
+        "vrths": ["timing.duration_s=1", "controller.type=ats", "guard.window_s=0.1"],
     }
     for path in sorted((ROOT / "scenarios").rglob("*.yaml")):
         text = path.read_bytes()

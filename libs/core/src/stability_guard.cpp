@@ -12,8 +12,8 @@ using detail::require;
 StabilityGuard::StabilityGuard(const StabilityGuardConfig& c)
     : config_(c), n_(0), tripped_at_(std::numeric_limits<double>::quiet_NaN()) {
   require(std::isfinite(c.step) && c.step > 0.0, "step", c.step, "must be finite and > 0");
-  require(std::isfinite(c.window) && c.window / c.step >= 8.0 && c.window / c.step <= 1e7, "window",
-          c.window, "must hold 8 to 1e7 steps");
+  require(std::isfinite(c.window) && c.window / c.step >= 8.0 && c.window / c.step <= 1e6, "window",
+          c.window, "must hold 8 to 1e6 steps");
   require(std::isfinite(c.max_tracking_ratio) && c.max_tracking_ratio > 0.0, "max_tracking_ratio",
           c.max_tracking_ratio, "must be finite and > 0");
   require(std::isfinite(c.amplitude_floor) && c.amplitude_floor >= 0.0, "amplitude_floor",

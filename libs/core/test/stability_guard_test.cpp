@@ -90,7 +90,7 @@ std::string error_of(const StabilityGuardConfig& c) {
 TEST(StabilityGuard, BadConfigurationsNameTheField) {
   StabilityGuardConfig c;
   c.window = 1e-3;
-  EXPECT_EQ(error_of(c), "window = 0.001: must hold 8 to 1e7 steps");
+  EXPECT_EQ(error_of(c), "window = 0.001: must hold 8 to 1e6 steps");
   c = {};
   c.max_tracking_ratio = 0.0;
   EXPECT_EQ(error_of(c), "max_tracking_ratio = 0: must be finite and > 0");

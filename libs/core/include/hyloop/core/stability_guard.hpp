@@ -25,7 +25,7 @@ namespace hyloop::core {
 
 struct StabilityGuardConfig {
   double step = 1.0 / 4096.0;       ///< T, s; > 0
-  double window = 0.25;             ///< s; at least 8 samples
+  double window = 0.25;             ///< s; 8 to 1e6 samples
   double max_tracking_ratio = 0.3;  ///< ρ above which the guard counts; > 0
   double amplitude_floor = 5e-4;    ///< RMS of x_t below which ρ is not judged; ≥ 0
   int hold = 1;                     ///< consecutive samples above the limit; ≥ 1
