@@ -223,8 +223,10 @@ LoopPlan vrths_loop_plan(const VrthsScenario& s) {
   hal::SafetyConfig safety;
   safety.limits.position_min = -s.limits.stroke;
   safety.limits.position_max = s.limits.stroke;
-  safety.limits.velocity_max = s.limits.velocity;
-  safety.limits.acceleration_max = hal::kServoHydraulicAccelerationMax;
+  // The command is the servo-valve's reference, not the actuator's motion: the benchmark limits
+  // the actuator (300 mm/s, reported against limits.velocity_m_per_s), not the command, whose
+  // sample controller steps by up to 0.2 mm a cycle (converter LSB x lead x PI gain).
+  safety.limits.acceleration_max = s.limits.acceleration;
   safety.step = s.timing.step;
   safety.stop_deceleration = 50.0;  // m/s²: the ramp to rest of a servo-hydraulic actuator
   LoopPlan p =

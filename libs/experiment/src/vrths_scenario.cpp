@@ -238,6 +238,10 @@ const BoundTable<V>& vrths_table() {
              f::number<V>(
                  "limits.velocity_m_per_s", "m/s", above(0), "the command's |rate|",
                  [](auto& s) -> auto& { return s.limits.velocity; }),
+             f::limit<V>(
+                 "limits.acceleration_max_mps2", "m/s^2", above(0),
+                 "the command's |acceleration| (.inf: no limit); the actuator's rating",
+                 [](auto& s) -> auto& { return s.limits.acceleration; }),
              f::number<V>(
                  "limits.force_n", "N", above(0),
                  "the actuator's capacity (the summary reports a run exceeding it)",
@@ -373,6 +377,8 @@ VrthsScenario parse_vrths_scenario(const std::string& text, const std::string& o
     require(s.limits.stroke > 0.0, "limits.stroke_m", s.limits.stroke, "must be > 0 m");
     require(s.limits.velocity > 0.0, "limits.velocity_m_per_s", s.limits.velocity,
             "must be > 0 m/s");
+    require(s.limits.acceleration > 0.0, "limits.acceleration_max_mps2", s.limits.acceleration,
+            "must be > 0 m/s^2 (.inf: no limit)");
     require(s.limits.force > 0.0, "limits.force_n", s.limits.force, "must be > 0 N");
     require(s.outputs.decimation >= 1 && s.outputs.decimation <= 4096, "outputs.decimation",
             s.outputs.decimation, "must be in [1, 4096]");

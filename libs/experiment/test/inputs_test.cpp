@@ -341,9 +341,10 @@ TEST(AccelerationLimit, TheDefaultsLeaveEveryShippedRunBitForBit) {
     if (entry.path().extension() != ".yaml") continue;
     const std::string path = entry.path().string();
     const std::string kind = scenario_kind(path);
-    const std::string off = kind == "sits"  ? "rig.limits.acceleration_max_mps2=.inf"
-                            : kind == "rht" ? "servo.acceleration_max_mps2=.inf"
-                                            : "safety.command_acceleration_max_kg_s3=.inf";
+    const std::string off = kind == "sits"    ? "rig.limits.acceleration_max_mps2=.inf"
+                            : kind == "rht"   ? "servo.acceleration_max_mps2=.inf"
+                            : kind == "vrths" ? "limits.acceleration_max_mps2=.inf"
+                                              : "safety.command_acceleration_max_kg_s3=.inf";
     const auto bounded = make_experiment(path, {"outputs.progress=off"});
     const auto unbounded = make_experiment(path, {"outputs.progress=off", off});
     bounded->run();

@@ -42,6 +42,7 @@
 #include "hyloop/experiment/loop_parts.hpp"
 #include "hyloop/experiment/scenario_fields.hpp"
 #include "hyloop/experiment/stop_reason.hpp"
+#include "hyloop/hal/actuator_limits.hpp"
 
 namespace hyloop::experiment {
 
@@ -98,8 +99,9 @@ struct VrthsScenario {
     core::StabilityGuardConfig config = default_guard();
   } guard;
   struct {
-    double stroke = 0.007;  ///< m
-    double velocity = 0.3;  ///< m/s
+    double stroke = 0.007;                                      ///< m
+    double velocity = 0.3;                                      ///< m/s
+    double acceleration = hal::kServoHydraulicAccelerationMax;  ///< m/s², the command's |a|
     double force = 8900.0;  ///< N, the actuator's capacity (reported)
   } limits;
   struct {
