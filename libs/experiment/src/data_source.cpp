@@ -257,4 +257,21 @@ DataFile read_data_file(const std::string& reference, const DataSource& source,
   return read_path(beside, field, reference);
 }
 
+core::GroundMotion read_ground_motion_record(const std::string& file, const std::string& format,
+                                             const std::string& unit, const DataSource& source,
+                                             const std::string& origin) {
+  DataFile data;
+  try {
+    data = read_data_file(file, source, "ground_motion.file");
+  } catch (const ScenarioError& e) {
+    throw ScenarioError(origin + ": " + e.what());
+  }
+  try {
+    return core::parse_ground_motion(data.text, core::parse_ground_motion_format(format),
+                                     core::parse_acceleration_unit(unit), data.found_at);
+  } catch (const std::invalid_argument& e) {
+    throw ScenarioError(origin + ": ground_motion: " + e.what());
+  }
+}
+
 }  // namespace hyloop::experiment

@@ -11,16 +11,9 @@
 namespace hyloop::experiment {
 
 core::GroundMotion load_rht_ground_motion(const RhtScenario& s) {
-  DataFile file;
+  core::GroundMotion m = read_ground_motion_record(s.ground_motion.file, s.ground_motion.format,
+                                                   s.ground_motion.unit, s.data, s.origin);
   try {
-    file = read_data_file(s.ground_motion.file, s.data, "ground_motion.file");
-  } catch (const ScenarioError& e) {
-    throw ScenarioError(s.origin + ": " + e.what());
-  }
-  try {
-    core::GroundMotion m = core::parse_ground_motion(
-        file.text, core::parse_ground_motion_format(s.ground_motion.format),
-        core::parse_acceleration_unit(s.ground_motion.unit), file.found_at);
     if (s.ground_motion.peak_g > 0.0) {
       m = core::scale_to_peak(m, s.ground_motion.peak_g * core::kStandardGravity);
     }

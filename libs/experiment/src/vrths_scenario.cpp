@@ -450,19 +450,8 @@ std::string to_yaml(const VrthsScenario& s) { return vrths_table().emit(s); }
 const FieldTable& vrths_field_table() { return vrths_table().table(); }
 
 core::GroundMotion load_vrths_ground_motion(const VrthsScenario& s) {
-  DataFile file;
-  try {
-    file = read_data_file(s.ground_motion.file, s.data, "ground_motion.file");
-  } catch (const ScenarioError& e) {
-    throw ScenarioError(s.origin + ": " + e.what());
-  }
-  try {
-    return core::parse_ground_motion(
-        file.text, core::parse_ground_motion_format(s.ground_motion.format),
-        core::parse_acceleration_unit(s.ground_motion.unit), file.found_at);
-  } catch (const std::invalid_argument& e) {
-    throw ScenarioError(s.origin + ": ground_motion: " + e.what());
-  }
+  return read_ground_motion_record(s.ground_motion.file, s.ground_motion.format,
+                                   s.ground_motion.unit, s.data, s.origin);
 }
 
 }  // namespace hyloop::experiment

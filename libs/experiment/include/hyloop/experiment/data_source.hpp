@@ -28,6 +28,8 @@
 #include <string>
 #include <vector>
 
+#include "hyloop/core/ground_motion.hpp"
+
 namespace hyloop::experiment {
 
 inline constexpr std::size_t kMaxDataFileBytes = 64u * 1024u * 1024u;
@@ -55,6 +57,14 @@ struct DataFile {
 /// "FIELD = \"REFERENCE\": what is wrong" (the reference quoted at most 200 characters).
 DataFile read_data_file(const std::string& reference, const DataSource& source,
                         const std::string& field);
+
+/// The record a scenario's ground_motion block names (`file`, `format`, `unit`), read under
+/// `source`'s policy and parsed (m/s²; the kinds scale and resample it). @throws ScenarioError
+/// "ORIGIN: ground_motion.file = ..." when it cannot be read, "ORIGIN: ground_motion: ..." when
+/// it does not parse.
+core::GroundMotion read_ground_motion_record(const std::string& file, const std::string& format,
+                                             const std::string& unit, const DataSource& source,
+                                             const std::string& origin);
 
 /// The server's data directories, in search order (see the header comment).
 std::vector<std::filesystem::path> server_data_directories();
