@@ -173,6 +173,7 @@ INSTANTIATE_TEST_SUITE_P(
     ShippedKinds, LoopPartsAllocateNothing,
     ::testing::Values("scenarios/sits/table1_scvg.yaml", "scenarios/sits/undamped_all.yaml",
                       "scenarios/rht/p4_varying.yaml", "scenarios/rht/p4_noise.yaml",
+                      "scenarios/rht/ats_noise.yaml", "scenarios/rht/amb_noise.yaml",
                       "scenarios/fcu/polynomial.yaml", "scenarios/fcu/inverse.yaml",
                       "scenarios/vrths/case1_sample.yaml", "scenarios/vrths/case2_ats.yaml",
                       "scenarios/vrths/case3_amb.yaml"));

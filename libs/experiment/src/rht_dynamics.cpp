@@ -144,18 +144,41 @@ RhtDynamics::RhtDynamics(const RhtScenario& scenario)
     for (int i = 0; i < compensator_->parameter_count(); ++i)
       theta0_.push_back(compensator_->parameters()(i));
     compensator_->reset(0.0);
+  } else if (scenario.compensator.type == "ats") {
+    ats_.emplace(scenario.compensator.ats);
+  } else if (scenario.compensator.type == "amb") {
+    amb_.emplace(scenario.compensator.amb);
   }
   // u_1 from rest with the load at t_0; the command for step 0.
   structure_.step(motion_.acceleration[0], 0.0);
   reference_.step(motion_.acceleration[0], 0.0);
   desired_next_ = structure_.displacement(0);
-  command_next_ = compensator_ ? compensator_->command(desired_next_) : desired_next_;
+  command_next_ = command_for(desired_next_);
+}
+
+double RhtDynamics::command_for(double desired) noexcept {
+  if (compensator_) return compensator_->command(desired);
+  if (ats_) {
+    // The target's velocity and acceleration by backward differences (0 before two targets).
+    const double v = seen_ ? (desired - last_desired_) / step_ : 0.0;
+    const double a = seen_ ? (v - last_velocity_) / step_ : 0.0;
+    last_desired_ = desired;
+    last_velocity_ = v;
+    seen_ = true;
+    return ats_->command(desired, v, a);
+  }
+  if (amb_) return amb_->command(desired);
+  return desired;
 }
 
 void RhtDynamics::write_parameters(std::span<double> row) const noexcept {
   for (int i = 0; i < kRhtMaxTheta; ++i) {
-    row[col(RhtColumn::kTheta1) + static_cast<std::size_t>(i)] =
-        compensator_ && i < compensator_->parameter_count() ? compensator_->parameters()(i) : 0.0;
+    const auto k = static_cast<std::size_t>(i);
+    double v = 0.0;
+    if (compensator_ && i < compensator_->parameter_count()) v = compensator_->parameters()(i);
+    if (ats_ && k < ats_->coefficients().size()) v = ats_->coefficients()[k];
+    if (amb_ && k < amb_->coefficients().size()) v = amb_->coefficients()[k];
+    row[col(RhtColumn::kTheta1) + k] = v;
   }
 }
 
@@ -165,6 +188,10 @@ const char* RhtDynamics::step(std::int64_t i, double measured, double force, std
   std::uint8_t status = 0;
   if (compensator_) {
     status = static_cast<std::uint8_t>(compensator_->observe(command_next_, measured));
+  } else if (ats_) {
+    ats_->observe(command_next_, measured);
+  } else if (amb_) {
+    amb_->observe(measured);  // closes the pair of command_next_ (sent in this cycle)
   }
   row[col(RhtColumn::kTime)] = static_cast<double>(i + 1) * step_;
   row[col(RhtColumn::kGroundAccel)] = motion_.acceleration[k + 1];
@@ -180,7 +207,7 @@ const char* RhtDynamics::step(std::int64_t i, double measured, double force, std
   structure_.step(motion_.acceleration[k + 1], -force);
   reference_.step(motion_.acceleration[k + 1], 0.0);
   desired_next_ = structure_.displacement(0);
-  command_next_ = compensator_ ? compensator_->command(desired_next_) : desired_next_;
+  command_next_ = command_for(desired_next_);
   next = command_next_;
   if (!std::isfinite(command_next_) || !std::isfinite(desired_next_)) {
     return to_string(StopReason::kNotFinite).data();

@@ -44,6 +44,8 @@ void RhtExperiment::record_row(std::span<const double> row) noexcept {
   command_.push_back(row[col(RhtColumn::kCommand)]);
   measured_.push_back(row[col(RhtColumn::kMeasured)]);
   true_.push_back(row[col(RhtColumn::kTrue)]);
+  std::copy_n(row.begin() + static_cast<std::ptrdiff_t>(col(RhtColumn::kTheta1)), theta_.size(),
+              theta_.begin());
   if (dynamics_.compensator() != nullptr) {
     const auto status = static_cast<std::size_t>(row[col(RhtColumn::kRlsStatus)]);
     if (status < status_counts_.size()) ++status_counts_[status];
@@ -103,8 +105,8 @@ nlohmann::json RhtExperiment::summary() const {
   const double two_step_ratio =
       total > 0.0 ? std::sqrt(nyquist / total) : std::numeric_limits<double>::quiet_NaN();
   nlohmann::json j;
-  j["compensator"] =
-      scenario_.compensator.type == "none" ? "none" : "adaptive_" + scenario_.compensator.model;
+  const std::string& type = scenario_.compensator.type;
+  j["compensator"] = type == "adaptive" ? "adaptive_" + scenario_.compensator.model : type;
   j["diverged"] = stopped_;
   j["stop_reason"] = stopped_ ? nlohmann::json(stop_reason_) : nlohmann::json(nullptr);
   const core::GroundMotion& motion = dynamics_.motion();
@@ -143,6 +145,23 @@ nlohmann::json RhtExperiment::summary() const {
                 {"guard_rejections", compensator->estimator().rejected()},
                 {"covariance_trace", compensator->estimator().covariance().trace()}};
     if (replay_mismatches_ > 0) j["rls"]["replay_mismatches"] = replay_mismatches_;
+  }
+  // ATS/AMB: the coefficients the dynamics wrote into the θ columns of the last row (the
+  // initial ones before a row).
+  if (type == "ats") {
+    const auto& a = scenario_.compensator.ats;
+    j["ats"] = {{"window_s", a.window},
+                {"update_every", a.update_every},
+                {"initial_coefficients", a.initial},
+                {"final_coefficients", cycle_ > 0 ? nlohmann::json{theta_[0], theta_[1], theta_[2]}
+                                                  : nlohmann::json(a.initial)}};
+  } else if (type == "amb") {
+    const auto& a = scenario_.compensator.amb;
+    j["amb"] = {{"gain_per_s", a.gain},
+                {"initial_coefficients", a.initial},
+                {"final_coefficients",
+                 cycle_ > 0 ? nlohmann::json{theta_[0], theta_[1], theta_[2], theta_[3]}
+                            : nlohmann::json(a.initial)}};
   }
   return j;
 }

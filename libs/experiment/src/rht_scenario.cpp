@@ -1,6 +1,9 @@
 // The RHT scenario (rht_experiment.hpp): its fields declared once (parse, emit, schema, docs).
+#include <algorithm>
+#include <array>
 #include <cmath>
 #include <numbers>
+#include <stdexcept>
 
 #include "hyloop/experiment/rht_experiment.hpp"
 #include "hyloop/experiment/scenario_fields.hpp"
@@ -11,6 +14,17 @@ namespace {
 
 namespace f = fields;
 using R = RhtScenario;
+
+// ATS's and AMB's fields are emitted only for their type: the resolved scenario of every other
+// RHT run stays as it was.
+BoundField<R> ats(BoundField<R> b) {
+  return f::emitted_if(f::used_when(std::move(b), "type", {"ats"}),
+                       [](const R& s) { return s.compensator.type == "ats"; });
+}
+BoundField<R> amb(BoundField<R> b) {
+  return f::emitted_if(f::used_when(std::move(b), "type", {"amb"}),
+                       [](const R& s) { return s.compensator.type == "amb"; });
+}
 
 const BoundTable<R>& rht_table() {
   static const BoundTable<R> table(
@@ -100,8 +114,9 @@ const BoundTable<R>& rht_table() {
               "limit\")",
               [](auto& s) -> auto& { return s.servo.acceleration_max; }),
           f::text<R>(
-              "compensator.type", FieldType::kEnum, {"none", "adaptive"},
-              "adaptive inverse compensation or none",
+              "compensator.type", FieldType::kEnum, {"none", "adaptive", "ats", "amb"},
+              "adaptive (the paper's RLS inverse model), ats (adaptive time series), amb "
+              "(adaptive model-based) or none",
               [](auto& s) -> auto& { return s.compensator.type; }),
           f::used_when(f::text<R>(
                            "compensator.model", FieldType::kEnum, {"p3", "p4", "p7"},
@@ -137,6 +152,62 @@ const BoundTable<R>& rht_table() {
                            "measurement noise of the offline run that initialises the model",
                            [](auto& s) -> auto& { return s.compensator.offline_noise_std; }),
                        "type", {"adaptive"}),
+          ats(f::number<R>(
+              "compensator.ats.window_s", "s", above(0), "least-squares window",
+              [](auto& s) -> auto& { return s.compensator.ats.window; })),
+          ats(f::integer<R>(
+              "compensator.ats.update_every", "", at_least(1), "cycles between fits",
+              [](auto& s) -> auto& { return s.compensator.ats.update_every; })),
+          ats(f::numbers<R>(
+              "compensator.ats.initial", "", {}, "[a0, a1 (s), a2 (s^2)] before the first fit",
+              [](auto& s) -> auto& { return s.compensator.ats_initial; })),
+          ats(f::numbers<R>(
+              "compensator.ats.min", "", {}, "lower bounds of [a0, a1, a2]",
+              [](auto& s) -> auto& { return s.compensator.ats_min; })),
+          ats(f::numbers<R>(
+              "compensator.ats.max", "", {}, "upper bounds of [a0, a1, a2]",
+              [](auto& s) -> auto& { return s.compensator.ats_max; })),
+          ats(f::numbers<R>(
+              "compensator.ats.rate_limit", "", {}, "largest change per fit",
+              [](auto& s) -> auto& { return s.compensator.ats_rate_limit; })),
+          ats(f::number<R>(
+              "compensator.ats.adapt_threshold_m", "m", at_least(0),
+              "RMS of d_m over the window below which the coefficients stay",
+              [](auto& s) -> auto& { return s.compensator.ats.adapt_threshold; })),
+          ats(f::number<R>(
+              "compensator.ats.filter_time_constant_s", "s", at_least(0),
+              "two one-poles on d_c and d_m before the fit (0: none)",
+              [](auto& s) -> auto& { return s.compensator.ats.filter_time_constant; })),
+          amb(f::numbers<R>(
+              "compensator.amb.initial", "", {},
+              "[a0, a1 (s), a2 (s^2), a3 (s^3)] to start from (default: the inverse of the "
+              "paper's servo)",
+              [](auto& s) -> auto& { return s.compensator.amb_initial; })),
+          amb(f::numbers<R>(
+              "compensator.amb.min", "", {}, "lower bounds of [a0 … a3]",
+              [](auto& s) -> auto& { return s.compensator.amb_min; })),
+          amb(f::numbers<R>(
+              "compensator.amb.max", "", {}, "upper bounds of [a0 … a3]",
+              [](auto& s) -> auto& { return s.compensator.amb_max; })),
+          amb(f::numbers<R>(
+              "compensator.amb.gain_per_s", "1/s", {},
+              "adaptation gains [G0 … G3] (0 freezes a coefficient)",
+              [](auto& s) -> auto& { return s.compensator.amb_gain; })),
+          amb(f::number<R>(
+              "compensator.amb.filter_cutoff_hz", "Hz", above(0),
+              "the error's and regressors' low-pass, < 0.25/timing.step_s",
+              [](auto& s) -> auto& { return s.compensator.amb.filter_cutoff; })),
+          amb(f::number<R>(
+              "compensator.amb.power_time_constant_s", "s", above(0),
+              "the regressors' mean-square window",
+              [](auto& s) -> auto& { return s.compensator.amb.power_time_constant; })),
+          amb(f::number<R>(
+              "compensator.amb.adapt_threshold_m", "m", at_least(0),
+              "RMS of the filtered target below which the coefficients stay",
+              [](auto& s) -> auto& { return s.compensator.amb.adapt_threshold; })),
+          amb(f::boolean<R>(
+              "compensator.amb.adapt", "false: a fixed model-based feed-forward",
+              [](auto& s) -> auto& { return s.compensator.amb.adapt; })),
           f::number<R>(
               "timing.step_s", "s", left_open(0, 0.1),
               "central difference step, < T/pi of the structure",
@@ -169,7 +240,111 @@ const BoundTable<R>& rht_table() {
   return table;
 }
 
+template <std::size_t N>
+void copy_list(const std::vector<double>& from, std::array<double, N>& to,
+               const std::string& field) {
+  if (from.size() != N) {
+    std::string m = field;  // appended: GCC 105329's false -Wrestrict on operator+ chains
+    m += N == 3 ? ": must hold 3 numbers [a0, a1, a2], not " : ": must hold 4 numbers, not ";
+    m += std::to_string(from.size());
+    throw ScenarioError(m);
+  }
+  std::copy(from.begin(), from.end(), to.begin());
+}
+
+// The ATS and AMB blocks of the compensator (read whatever the type, like the adaptive fields):
+// lists copied, step set, the blocks' own checks named by field.
+void validate_ats_amb(RhtScenario& s) {
+  auto& c = s.compensator.ats;
+  copy_list(s.compensator.ats_initial, c.initial, "compensator.ats.initial");
+  copy_list(s.compensator.ats_min, c.min, "compensator.ats.min");
+  copy_list(s.compensator.ats_max, c.max, "compensator.ats.max");
+  copy_list(s.compensator.ats_rate_limit, c.rate_limit, "compensator.ats.rate_limit");
+  c.step = s.timing.step;
+  auto& m = s.compensator.amb;
+  copy_list(s.compensator.amb_initial, m.initial, "compensator.amb.initial");
+  copy_list(s.compensator.amb_min, m.min, "compensator.amb.min");
+  copy_list(s.compensator.amb_max, m.max, "compensator.amb.max");
+  copy_list(s.compensator.amb_gain, m.gain, "compensator.amb.gain_per_s");
+  m.step = s.timing.step;
+  require(c.window > 0.0, "compensator.ats.window_s", c.window, "must be > 0 s");
+  require(c.update_every >= 1, "compensator.ats.update_every", c.update_every, "must be >= 1");
+  require(c.adapt_threshold >= 0.0, "compensator.ats.adapt_threshold_m", c.adapt_threshold,
+          "must be >= 0 m");
+  require(c.filter_time_constant >= 0.0, "compensator.ats.filter_time_constant_s",
+          c.filter_time_constant, "must be >= 0 s");
+  require(m.filter_cutoff > 0.0, "compensator.amb.filter_cutoff_hz", m.filter_cutoff,
+          "must be > 0 Hz");
+  require(m.power_time_constant > 0.0, "compensator.amb.power_time_constant_s",
+          m.power_time_constant, "must be > 0 s");
+  if (s.compensator.type == "ats") {
+    require(c.window / c.step >= 8.0, "compensator.ats.window_s", c.window,
+            "must hold at least 8 steps (>= " + format_value(8.0 * c.step) + " s)");
+  }
+  if (s.compensator.type == "amb") {
+    // The block's own limits, named as the scenario spells the fields.
+    require(m.filter_cutoff < 0.25 / m.step, "compensator.amb.filter_cutoff_hz", m.filter_cutoff,
+            "must be in (0, 0.25/timing.step_s) = (0, " + format_value(0.25 / m.step) + ") Hz");
+    for (std::size_t i = 0; i < m.gain.size(); ++i) {
+      require(m.gain[i] >= 0.0 && m.gain[i] * m.step <= 0.1,
+              "compensator.amb.gain_per_s[" + std::to_string(i) + "]", m.gain[i],
+              "must be in [0, 0.1/timing.step_s] = [0, " + format_value(0.1 / m.step) + "] 1/s");
+    }
+    require(m.power_time_constant / m.step >= 8.0, "compensator.amb.power_time_constant_s",
+            m.power_time_constant,
+            "must hold at least 8 steps (>= " + format_value(8.0 * m.step) + " s)");
+  }
+  require(m.adapt_threshold >= 0.0, "compensator.amb.adapt_threshold_m", m.adapt_threshold,
+          "must be >= 0 m");
+  const auto check = [](const char* block, const auto& build) {
+    try {
+      build();
+    } catch (const std::invalid_argument& e) {
+      throw ScenarioError(std::string(block) + "." + e.what());
+    }
+  };
+  // The blocks' own checks depend on the step (AMB's cut-off below 0.25/step): only the block
+  // the run uses is checked, so another type's scenario stays valid at any step.
+  if (s.compensator.type == "ats")
+    check("compensator.ats", [&] { (void)core::AdaptiveTimeSeries(c); });
+  if (s.compensator.type == "amb")
+    check("compensator.amb", [&] { (void)core::AdaptiveModelBased(m); });
+}
+
 }  // namespace
+
+core::AdaptiveTimeSeriesConfig RhtScenario::default_ats() {
+  core::AdaptiveTimeSeriesConfig c;
+  c.step = 0.01;       // the RHT paper's step
+  c.window = 1.0;      // as published
+  c.update_every = 1;  // published: 16 samples at 2048 Hz = 7.8 ms, under one 10 ms step
+  c.initial = {1.0, 0.0, 0.0};
+  c.min = {0.9, 0.0, 0.0};  // as published
+  c.max = {1.1, 0.06, 0.0032};
+  // The published per-update limits (vrths: 0.01, 0.001 s, 5e-5 s² per 7.8 ms) per 10 ms.
+  c.rate_limit = {0.0128, 0.00128, 6.4e-5};
+  c.adapt_threshold = 1e-4;
+  c.filter_time_constant = 0.05;  // corner 3.2 Hz: above the storey's 1 Hz (header)
+  return c;
+}
+
+core::AdaptiveModelBasedConfig RhtScenario::default_amb() {
+  core::AdaptiveModelBasedConfig c;
+  c.step = 0.01;
+  constexpr double kOmega = 50.0, kZeta = 0.8;  // the paper's servo
+  c.initial = {1.0, 2.0 * kZeta / kOmega, 1.0 / (kOmega * kOmega), 0.0};
+  for (std::size_t i = 0; i < 3; ++i) {
+    c.min[i] = 0.5 * c.initial[i];
+    c.max[i] = 1.5 * c.initial[i];
+  }
+  c.min[3] = 0.0;
+  c.max[3] = 0.0;
+  c.gain = {2.0, 2.0, 2.0, 0.0};
+  c.filter_cutoff = 20.0;  // as the vrths kind's (< 0.25/step = 25 Hz)
+  c.power_time_constant = 1.0;
+  c.adapt_threshold = 1e-4;
+  return c;
+}
 
 RhtScenario load_rht_scenario(const std::string& path, const std::vector<std::string>& overrides) {
   return parse_rht_scenario(read_scenario_text(path), path, overrides,
@@ -208,8 +383,10 @@ RhtScenario parse_rht_scenario(const std::string& text, const std::string& path,
     require(s.servo.stroke > 0.0, "servo.stroke_m", s.servo.stroke, "must be > 0 m");
     require(s.servo.acceleration_max > 0.0, "servo.acceleration_max_mps2", s.servo.acceleration_max,
             "must be > 0 (.inf: no limit)");
-    if (s.compensator.type != "none" && s.compensator.type != "adaptive") {
-      fail("compensator.type = \"" + excerpt(s.compensator.type) + "\": must be none or adaptive");
+    if (s.compensator.type != "none" && s.compensator.type != "adaptive" &&
+        s.compensator.type != "ats" && s.compensator.type != "amb") {
+      fail("compensator.type = \"" + excerpt(s.compensator.type) +
+           "\": must be none, adaptive, ats or amb");
     }
     if (s.compensator.model != "p3" && s.compensator.model != "p4" && s.compensator.model != "p7") {
       fail("compensator.model = \"" + excerpt(s.compensator.model) + "\": must be p3, p4 or p7");
@@ -243,6 +420,7 @@ RhtScenario parse_rht_scenario(const std::string& text, const std::string& path,
             "metrics.oscillation_threshold", s.metrics.oscillation_threshold, "must be in (0, 1]");
     require_progress_mode("outputs.progress", s.outputs.progress);
     require_output_format("outputs.format", s.outputs.format);
+    validate_ats_amb(s);
   });
   return s;
 }

@@ -115,10 +115,9 @@ TEST(ScenarioFields, EachKindHasATableAndAnUnknownKindNone) {
 // just outside each bound is refused with a message naming the field.
 TEST(ScenarioFields, EveryRangeInTheTableIsEnforcedNamingTheField) {
   const std::vector<std::pair<std::string, std::string>> bases = {
-      {"sits", "sits/ideal.yaml"},
-      {"rht", "rht/p4.yaml"},
-      {"fcu", "fcu/inverse.yaml"},
-      {"vrths", "vrths/case1_ats.yaml"},
+      {"sits", "sits/ideal.yaml"},      {"rht", "rht/p4.yaml"},
+      {"rht", "rht/ats.yaml"},          {"rht", "rht/amb.yaml"},
+      {"fcu", "fcu/inverse.yaml"},      {"vrths", "vrths/case1_ats.yaml"},
       {"vrths", "vrths/case1_amb.yaml"}};
   int checked = 0;
   for (const auto& [kind, base] : bases) {

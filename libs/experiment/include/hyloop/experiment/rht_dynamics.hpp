@@ -9,6 +9,11 @@
 //   d_desired[i+1] = u[i+1];  d_c[i+1] = inverse model(d_desired[i+1]) or d_desired[i+1]
 // The adaptive compensator is initialised as in the paper: an offline run of the structure's
 // pure numerical response through an emulated servo, then a batch least-squares fit.
+// compensator.type ats and amb take the RLS compensator's place (issue 13 §2), in the same
+// order: the measurement of cycle i closes the pair of d_c[i] (ATS: observe(d_c[i], d_m[i]),
+// a fit when due; AMB: observe(d_m[i]), an adaptation step), then d_c[i+1] is computed from
+// d_desired[i+1] (ATS: with its backward differences, as the vrths kind; AMB: its own). Their
+// coefficients fill the θ columns ([a0, a1, a2] or [a0 … a3]). No offline run.
 // step() is RT-safe.
 
 #include <array>
@@ -18,6 +23,8 @@
 #include <string>
 #include <vector>
 
+#include "hyloop/core/adaptive_model_based.hpp"
+#include "hyloop/core/adaptive_time_series.hpp"
 #include "hyloop/core/ground_motion.hpp"
 #include "hyloop/core/inverse_model_compensator.hpp"
 #include "hyloop/core/structure_model.hpp"
@@ -28,7 +35,8 @@ namespace hyloop::experiment {
 
 struct RhtScenario;
 
-/// samples.csv of an RHT run: base columns, then θ_1..θ_7.
+/// samples.csv of an RHT run: base columns, then θ_1..θ_7 (the RLS model's parameters, or the
+/// ATS/AMB coefficients [a0 (-), a1 (s), a2 (s²), a3 (s³)], the rest 0).
 enum class RhtColumn : std::uint8_t {
   kTime,
   kGroundAccel,
@@ -85,6 +93,9 @@ class RhtDynamics {
   void write_parameters(std::span<double> row) const noexcept;
 
  private:
+  /// d_c for the desired displacement `desired` (the next cycle's target). RT-safe.
+  double command_for(double desired) noexcept;
+
   double step_;
   double stroke_;
   core::GroundMotion motion_;
@@ -92,6 +103,10 @@ class RhtDynamics {
   core::StructureModel structure_;
   core::StructureModel reference_;
   std::optional<core::InverseModelCompensator> compensator_;
+  std::optional<core::AdaptiveTimeSeries> ats_;
+  std::optional<core::AdaptiveModelBased> amb_;
+  double last_desired_ = 0.0, last_velocity_ = 0.0;  // ATS: backward differences of d_desired
+  bool seen_ = false;
   std::vector<double> theta0_;
   double desired_next_ = 0.0;
   double command_next_ = 0.0;

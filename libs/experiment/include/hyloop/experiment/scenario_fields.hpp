@@ -12,6 +12,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <functional>
@@ -111,6 +112,7 @@ struct BoundField {
   std::function<void(MapReader&, const std::string& key, S&)> read;
   std::function<void(YAML::Emitter&, const std::string& key, const S&)> write;
   std::function<nlohmann::json(const S&)> value;
+  std::function<bool(const S&)> emitted{};  ///< empty: always emitted (see emitted_if)
 };
 
 /// Parses and emits S by walking its fields in order: a dotted prefix is a nested mapping, read
@@ -153,8 +155,18 @@ class BoundTable {
       }
     }
   }
+  [[nodiscard]] bool emits(const Node& n, const S& s) const {
+    if (n.field >= 0) {
+      const auto& emitted = fields_[static_cast<std::size_t>(n.field)].emitted;
+      return !emitted || emitted(s);
+    }
+    return std::any_of(n.children.begin(), n.children.end(),
+                       [&](const Node& c) { return emits(c, s); });
+  }
+  // A mapping none of whose fields is emitted is left out whole.
   void emit_node(const Node& n, YAML::Emitter& e, const S& s) const {
     for (const Node& c : n.children) {
+      if (!emits(c, s)) continue;
       if (c.field >= 0) {
         fields_[static_cast<std::size_t>(c.field)].write(e, c.key, s);
       } else {
@@ -304,10 +316,7 @@ BoundField<S> numbers(std::string name, std::string unit, FieldRange range, std:
 /// `f` emitted only when `when(s)` holds (a field that means something only for some variants).
 template <typename S, typename When>
 BoundField<S> emitted_if(BoundField<S> f, When when) {
-  auto write = std::move(f.write);
-  f.write = [write, when](YAML::Emitter& e, const std::string& k, const S& s) {
-    if (when(s)) write(e, k, s);
-  };
+  f.emitted = std::move(when);
   return f;
 }
 
