@@ -119,8 +119,8 @@ class Outcome(unittest.TestCase):
                    str(self.root / "rht"))
         self.assertEqual(r.returncode, 0, r.stderr)
         s = json.loads(r.stdout)
-        self.assertEqual(s["stop_reason"], "stroke_limit")
-        self.assertIn("WARNING: the run stopped early (stop_reason stroke_limit) at t = "
+        self.assertEqual(s["stop_reason"], "stability_guard")  # before the stroke (4.27 s)
+        self.assertIn("WARNING: the run stopped early (stop_reason stability_guard) at t = "
                       f"{s['duration_s']:.3f} s", r.stderr)
 
     def test_short_run_and_metrics_window(self):

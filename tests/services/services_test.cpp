@@ -217,7 +217,7 @@ TEST(Lockstep, CoLocatedComponentsGiveTheInProcessSamplesBitForBit) {
   fs::remove_all(dir);
 }
 
-// A run the dynamics stops (rht/none_varying ends at its stroke limit, cycle 427) records its
+// A run the dynamics stops (rht/none_varying ends at its stability guard, cycle 200) records its
 // last row whole: the dynamics' stop used to record that row at once, and when the rig's part of
 // it was still on its way (1 co-located run in 12 here), its truth columns were 0. Over 20
 // co-located runs every samples.csv is the in-process one.

@@ -109,7 +109,9 @@ RhtDynamics::RhtDynamics(const RhtScenario& scenario)
       structure_(structure_config(scenario, scenario.structure.numerical_stiffness,
                                   scenario.specimen.stiffness)),
       reference_(structure_config(
-          scenario, scenario.structure.numerical_stiffness + scenario.specimen.stiffness, 0.0)) {
+          scenario, scenario.structure.numerical_stiffness + scenario.specimen.stiffness, 0.0)),
+      guard_(scenario.guard.config),
+      guarded_(scenario.guard.enabled) {
   if (total_steps_ < 10) {
     throw ScenarioError(scenario.origin + ": timing.duration_s: the run has " +
                         std::to_string(total_steps_) + " steps; at least 10 are needed");
@@ -185,6 +187,8 @@ void RhtDynamics::write_parameters(std::span<double> row) const noexcept {
 const char* RhtDynamics::step(std::int64_t i, double measured, double force, std::span<double> row,
                               double& next) noexcept {
   const auto k = static_cast<std::size_t>(i);
+  const double t = static_cast<double>(i + 1) * step_;
+  const double target = desired_next_;  // d_desired[i], the row's
   std::uint8_t status = 0;
   if (compensator_) {
     status = static_cast<std::uint8_t>(compensator_->observe(command_next_, measured));
@@ -193,7 +197,7 @@ const char* RhtDynamics::step(std::int64_t i, double measured, double force, std
   } else if (amb_) {
     amb_->observe(measured);  // closes the pair of command_next_ (sent in this cycle)
   }
-  row[col(RhtColumn::kTime)] = static_cast<double>(i + 1) * step_;
+  row[col(RhtColumn::kTime)] = t;
   row[col(RhtColumn::kGroundAccel)] = motion_.acceleration[k + 1];
   row[col(RhtColumn::kDesired)] = desired_next_;
   row[col(RhtColumn::kCommand)] = command_next_;
@@ -215,6 +219,9 @@ const char* RhtDynamics::step(std::int64_t i, double measured, double force, std
   if (std::abs(command_next_) > stroke_) {
     // The command is never sent: the actuator holds its last position.
     return to_string(StopReason::kStrokeLimit).data();
+  }
+  if (guarded_ && guard_.update(t, target, measured)) {
+    return to_string(StopReason::kStabilityGuard).data();
   }
   return nullptr;
 }

@@ -32,7 +32,8 @@ RhtExperiment::RhtExperiment(const RhtScenario& scenario)
                scenario.outputs.samples ? static_cast<std::size_t>(dynamics_.total_steps()) : 0),
       chain_(rht_loop_plan(scenario), make_rht_rig_part(scenario), make_rht_dynamics_part(scenario),
              samples_.headers()),
-      row_(kRhtColumns, 0.0) {
+      row_(kRhtColumns, 0.0),
+      guard_(scenario.guard.config) {
   for (auto* v : {&desired_, &command_, &measured_, &true_})
     v->reserve(static_cast<std::size_t>(dynamics_.total_steps()));
   stop_reason_.reserve(kMaxStopReason);
@@ -50,6 +51,8 @@ void RhtExperiment::record_row(std::span<const double> row) noexcept {
     const auto status = static_cast<std::size_t>(row[col(RhtColumn::kRlsStatus)]);
     if (status < status_counts_.size()) ++status_counts_[status];
   }
+  guard_.update(row[col(RhtColumn::kTime)], row[col(RhtColumn::kDesired)],
+                row[col(RhtColumn::kMeasured)]);
   if (scenario_.outputs.samples) samples_.append(row);
   ++cycle_;
 }
@@ -163,6 +166,13 @@ nlohmann::json RhtExperiment::summary() const {
                  cycle_ > 0 ? nlohmann::json{theta_[0], theta_[1], theta_[2], theta_[3]}
                             : nlohmann::json(a.initial)}};
   }
+  j["stability_guard"] = {
+      {"enabled", scenario_.guard.enabled},
+      {"limit", scenario_.guard.config.max_tracking_ratio},
+      {"max_tracking_ratio", guard_.max_ratio()},
+      {"max_tracking_ratio_at_s",
+       guard_.max_ratio() > 0.0 ? num(guard_.max_ratio_at()) : nlohmann::json()},
+      {"tripped_at_s", num(guard_.tripped_at())}};
   return j;
 }
 

@@ -8,6 +8,7 @@
 #include "hyloop/experiment/run_export.hpp"
 #include "hyloop/experiment/scenario.hpp"
 #include "hyloop/experiment/scenario_fields.hpp"
+#include "hyloop/experiment/stability_guard_fields.hpp"
 #include "hyloop/experiment/vrths_experiment.hpp"
 #include "hyloop/experiment/yaml_fields.hpp"
 
@@ -214,24 +215,11 @@ const BoundTable<V>& vrths_table() {
       b.push_back(std::move(x));
     }
     for (auto& x : controller_fields()) b.push_back(std::move(x));
+    for (auto& x : f::stability_guard<V>(
+             [](auto& s) -> auto& { return s.guard; }, "y1", "x_m")) {
+      b.push_back(std::move(x));
+    }
     for (BoundField<V> x : {
-             f::boolean<V>(
-                 "guard.enabled", "the stability guard stops a loop leaving its target",
-                 [](auto& s) -> auto& { return s.guard.enabled; }),
-             f::number<V>(
-                 "guard.window_s", "s", above(0), "the tracking-error ratio's window",
-                 [](auto& s) -> auto& { return s.guard.config.window; }),
-             f::number<V>(
-                 "guard.max_tracking_ratio", "", above(0),
-                 "RMS(x_m - y1)/RMS(y1) over the window above which it stops",
-                 [](auto& s) -> auto& { return s.guard.config.max_tracking_ratio; }),
-             f::number<V>(
-                 "guard.amplitude_floor_m", "m", at_least(0),
-                 "RMS of y1 below which the ratio is not judged",
-                 [](auto& s) -> auto& { return s.guard.config.amplitude_floor; }),
-             f::integer<V>(
-                 "guard.hold", "", at_least(1), "consecutive cycles above the ratio",
-                 [](auto& s) -> auto& { return s.guard.config.hold; }),
              f::number<V>(
                  "limits.stroke_m", "m", above(0), "the command's window +-stroke",
                  [](auto& s) -> auto& { return s.limits.stroke; }),
@@ -428,15 +416,7 @@ VrthsScenario parse_vrths_scenario(const std::string& text, const std::string& o
     };
     check("controller.sample",
           [&] { (void)core::rths::SampleController(s.controller.sample, {}, s.timing.step); });
-    auto& g = s.guard.config;
-    g.step = s.timing.step;
-    require(g.window > 0.0, "guard.window_s", g.window, "must be > 0 s");
-    require(g.max_tracking_ratio > 0.0, "guard.max_tracking_ratio", g.max_tracking_ratio,
-            "must be > 0");
-    require(g.amplitude_floor >= 0.0, "guard.amplitude_floor_m", g.amplitude_floor,
-            "must be >= 0 m");
-    require(g.hold >= 1, "guard.hold", g.hold, "must be >= 1");
-    check("guard", [&] { (void)core::StabilityGuard(g); });
+    validate_stability_guard(s.guard, s.timing.step);
     check("controller.ats", [&] { (void)core::AdaptiveTimeSeries(c); });
     check("controller.amb", [&] { (void)core::AdaptiveModelBased(m); });
     // A drawn k_e below 0 (4.6 σ: not in the benchmark's 20-run Monte Carlo) or a non-finite one.

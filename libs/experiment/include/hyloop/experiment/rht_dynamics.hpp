@@ -14,6 +14,9 @@
 // a fit when due; AMB: observe(d_m[i]), an adaptation step), then d_c[i+1] is computed from
 // d_desired[i+1] (ATS: with its backward differences, as the vrths kind; AMB: its own). Their
 // coefficients fill the θ columns ([a0, a1, a2] or [a0 … a3]). No offline run.
+// The stability guard (guard.*; core::StabilityGuard) is fed each cycle with the row's target
+// d_desired[i] and d_m[i]; when it trips, the run stops (reason stability_guard) as at the
+// stroke: the next command is not sent.
 // step() is RT-safe.
 
 #include <array>
@@ -27,6 +30,7 @@
 #include "hyloop/core/adaptive_time_series.hpp"
 #include "hyloop/core/ground_motion.hpp"
 #include "hyloop/core/inverse_model_compensator.hpp"
+#include "hyloop/core/stability_guard.hpp"
 #include "hyloop/core/structure_model.hpp"
 #include "hyloop/hal/actuator_safety.hpp"
 #include "hyloop/hal/servo_actuator_emulator.hpp"
@@ -75,8 +79,8 @@ class RhtDynamics {
   [[nodiscard]] double initial_command() const noexcept { return command_next_; }
 
   /// Cycle i: fills every column of `row` but the rig's (kRhtRigColumns) and writes d_c[i+1]
-  /// into `next`. Returns nullptr, or the stop reason ("not_finite", "stroke_limit") when the
-  /// next command must not be sent. RT-safe.
+  /// into `next`. Returns nullptr, or the stop reason ("not_finite", "stroke_limit",
+  /// "stability_guard") when the next command must not be sent. RT-safe.
   const char* step(std::int64_t i, double measured, double force, std::span<double> row,
                    double& next) noexcept;
 
@@ -105,6 +109,8 @@ class RhtDynamics {
   std::optional<core::InverseModelCompensator> compensator_;
   std::optional<core::AdaptiveTimeSeries> ats_;
   std::optional<core::AdaptiveModelBased> amb_;
+  core::StabilityGuard guard_;
+  bool guarded_;
   double last_desired_ = 0.0, last_velocity_ = 0.0;  // ATS: backward differences of d_desired
   bool seen_ = false;
   std::vector<double> theta0_;

@@ -30,6 +30,7 @@
 #include "hyloop/experiment/experiment.hpp"
 #include "hyloop/experiment/loop_experiment.hpp"
 #include "hyloop/experiment/rht_dynamics.hpp"
+#include "hyloop/experiment/stability_guard_fields.hpp"
 #include "hyloop/hal/servo_actuator_emulator.hpp"
 
 namespace hyloop::experiment {
@@ -107,6 +108,9 @@ struct RhtScenario {
     std::vector<double> amb_gain = as_vector(default_amb().gain);
   } compensator;
 
+  /// guard.*: the stability guard on d_desired and d_measured (default_guard()).
+  StabilityGuardSettings guard{.enabled = true, .config = default_guard()};
+
   struct Timing {
     double step = 0.01;     ///< Δt, s
     double duration = 0.0;  ///< s; 0: the record's duration
@@ -148,6 +152,16 @@ struct RhtScenario {
   /// s). The filter's cut-off 20 Hz as the vrths kind's (it must stay below 0.25/dt = 25 Hz; 10 Hz:
   /// 1.4x the error, 5 Hz: 1.7x), the power window 1 s (100 samples).
   static core::AdaptiveModelBasedConfig default_amb();
+  /// The stability guard at the RHT's step (docs/rht.md, "Stability guard"; ρ measured on the
+  /// shipped scenarios and servo.seed 1–20 of each noisy one):
+  ///  - window 2 s, two periods of the 1 s storey: a 1 s window (judged from t = 1 s) still
+  ///    holds ATS's uncompensated first second (ρ 0.19, as the uncompensated loop's); 2 s: 0.050;
+  ///  - max_tracking_ratio 0.1 (2·sin(π·f·τ) at 1 Hz: 16 ms of residual lag): the safe
+  ///    compensated runs reach 0.069 (p7_noise_high seed 6; p4_noise_high seed 18 0.064), the
+  ///    uncompensated loop (27 ms) is never below 0.143 once judged: margins 1.44x and 1.43x;
+  ///  - amplitude_floor 2 mm RMS: σ = 0.1 mm of noise alone reads 0.05 there;
+  ///  - hold 1, as the vrths kind's.
+  static core::StabilityGuardConfig default_guard();
   template <std::size_t N>
   static std::vector<double> as_vector(const std::array<double, N>& a) {
     return {a.begin(), a.end()};
@@ -170,8 +184,8 @@ std::unique_ptr<RigPart> make_rht_rig_part(const RhtScenario& s);
 std::unique_ptr<DynamicsPart> make_rht_dynamics_part(const RhtScenario& s);
 
 /// The RHT experiment: its parts stepped by the generic LoopChain, recorded here. The recorder
-/// replays the adaptive compensator from each row (record_cycle), in process as in a distributed
-/// run, so the summary's RLS figures are computed one way.
+/// replays the adaptive compensator and the stability guard from each row (record_cycle), in
+/// process as in a distributed run, so the summary's RLS and guard figures are computed one way.
 class RhtExperiment final : public Experiment {
  public:
   explicit RhtExperiment(const RhtScenario& scenario);
@@ -228,6 +242,7 @@ class RhtExperiment final : public Experiment {
   std::string stop_reason_;
   std::uint64_t replay_mismatches_ = 0;
   std::array<std::uint64_t, core::kRlsStatusCount> status_counts_{};
+  core::StabilityGuard guard_;  ///< the dynamics' guard replayed from the rows (the summary's ρ)
 };
 
 }  // namespace hyloop::experiment

@@ -41,6 +41,7 @@
 #include "hyloop/experiment/loop_experiment.hpp"
 #include "hyloop/experiment/loop_parts.hpp"
 #include "hyloop/experiment/scenario_fields.hpp"
+#include "hyloop/experiment/stability_guard_fields.hpp"
 #include "hyloop/experiment/stop_reason.hpp"
 #include "hyloop/hal/actuator_limits.hpp"
 
@@ -94,10 +95,7 @@ struct VrthsScenario {
   std::vector<double> amb_min = as_vector(default_amb().min);
   std::vector<double> amb_max = as_vector(default_amb().max);
   std::vector<double> amb_gain = as_vector(default_amb().gain);
-  struct {
-    bool enabled = true;
-    core::StabilityGuardConfig config = default_guard();
-  } guard;
+  StabilityGuardSettings guard{.enabled = true, .config = default_guard()};
   struct {
     double stroke = 0.007;                                      ///< m
     double velocity = 0.3;                                      ///< m/s
