@@ -29,15 +29,15 @@ struct Result {
   double kh_min, kh_max;
 };
 
-Result run(const std::string& name) {
-  SitsRunner runner(load_scenario(scenario_path(name), {"outputs.samples=false"}));
+Result run(const std::string& name, const std::string& extra = "outputs.samples=false") {
+  SitsRunner runner(load_scenario(scenario_path(name), {"outputs.samples=false", extra}));
   runner.run();
   return {runner.metrics().window(), runner.stopped(), runner.metrics().energy_ratio(),
           runner.k_h_min(), runner.k_h_max()};
 }
 
 TEST(Table1, UncompensatedDivergesAndScvgTracksTheTwin) {
-  const Result none = run("table1_none");
+  const Result none = run("table1_none", "guard.enabled=false");  // Table 1's column: unguarded
   const Result fgc = run("table1_fgc");
   const Result lgc = run("table1_lgc");
   const Result scvg = run("table1_scvg");

@@ -100,6 +100,27 @@ TEST(Lockstep, SeparateProcessesGiveTheInProcessSamplesBitForBit) {
   fs::remove_all(dir);
 }
 
+// The uncompensated SITS loop (Table 1's none): the dynamics part's stability guard (its energy
+// at 1.2x the initial, at 2.97 s) stops the services at the row it stops the in-process run.
+TEST(Lockstep, TheSitsStabilityGuardStopsTheServicesAtTheInProcessRow) {
+  const fs::path dir = temp_dir("sits_guard");
+  const std::string scenario = "scenarios/sits/table1_none.yaml";
+  const fs::path reference = run_in_process(dir, scenario);
+  const fs::path up = dir / "up";
+  const int rc = run_up(scenario, up, dir / "up.log");
+  ASSERT_TRUE(fs::exists(up / "summary.json")) << rc << slurp(dir / "up.log");
+  EXPECT_EQ(slurp(up / "samples.csv"), slurp(reference / "samples.csv"));
+  EXPECT_EQ(slurp(up / "cycles.csv"), slurp(reference / "cycles.csv"));
+  const auto summary = nlohmann::json::parse(slurp(up / "summary.json"));
+  const auto in_process = nlohmann::json::parse(slurp(reference / "summary.json"));
+  EXPECT_EQ(in_process["stop_reason"], "stability_guard");
+  for (const char* field : {"stop_reason", "stability_guard", "metrics", "diverged"}) {
+    EXPECT_EQ(summary[field], in_process[field]) << field;
+  }
+  EXPECT_DOUBLE_EQ(in_process["stability_guard"]["tripped_at_s"].get<double>(), 2.97);
+  fs::remove_all(dir);
+}
+
 TEST(Lockstep, TheAdaptiveRhtLoopAsProcessesGivesTheInProcessSamplesBitForBit) {
   const fs::path dir = temp_dir("rht");
   const std::string scenario = "scenarios/rht/p4_noise.yaml";

@@ -12,6 +12,7 @@
 
 #include "hyloop/experiment/run_export.hpp"
 #include "hyloop/experiment/scenario_fields.hpp"
+#include "hyloop/experiment/stability_guard_fields.hpp"
 #include "hyloop/experiment/yaml_fields.hpp"
 
 namespace hyloop::experiment {
@@ -64,12 +65,21 @@ BoundField<S> identification_method() {
   return b;
 }
 
+// The fields, then the stability guard's block (stability_guard_fields.hpp).
+std::vector<BoundField<S>> with_guard(std::vector<BoundField<S>> b) {
+  for (auto& x : f::energy_guard<S>(
+           [](auto& s) -> auto& { return s.guard; }, "energy")) {
+    b.push_back(std::move(x));
+  }
+  return b;
+}
+
 const BoundTable<S>& sits_table() {
   static const BoundTable<S> table(
       "sits",
       "Structure-in-the-SITS loop: a numerical mass in contact with a rig through a robot (SITS "
       "paper)",
-      {
+      with_guard({
           f::integer<S>(
               "schema_version", "", closed(1, 1), "the scenario format; this hyloop reads 1",
               [](auto& s) -> auto& { return s.schema_version; }),
@@ -364,7 +374,7 @@ const BoundTable<S>& sits_table() {
               "metrics.diverged_energy_ratio", "", above(1),
               "diverged when energy_ratio exceeds it",
               [](auto& s) -> auto& { return s.metrics.diverged_energy_ratio; }),
-      });
+      }));
   return table;
 }
 
@@ -527,6 +537,7 @@ void validate(const SitsScenario& s) {
           "must be in (0, timing.duration_s]");
   require(s.metrics.diverged_energy_ratio > 1.0, "metrics.diverged_energy_ratio",
           s.metrics.diverged_energy_ratio, "must be > 1");
+  validate_energy_guard(s.guard.config);
 }
 
 namespace {

@@ -77,7 +77,9 @@ SitsDynamics::SitsDynamics(const SitsScenario& scenario)
       compensator_(scenario.compensator, scenario.timing.step),
       phase_correction_(scenario.compensator.phase_correction,
                         std::sqrt(scenario.rig.contact.stiffness / scenario.model.mass),
-                        scenario.rig.contact.stiffness, scenario.timing.step) {
+                        scenario.rig.contact.stiffness, scenario.timing.step),
+      guard_(scenario.guard.config),
+      guarded_(scenario.guard.enabled) {
   td_.reset(scenario.model.initial_position,
             scenario.delays.robot_response ? 0.0 : scenario.model.initial_velocity);
 }
@@ -135,6 +137,9 @@ StopReason SitsDynamics::step(std::int64_t k, const SitsMeasurement& m, SampleRo
   }
   if (after.position < limits_.position_min || after.position > limits_.position_max) {
     return StopReason::kDisplacementLimit;
+  }
+  if (guarded_ && guard_.update(t, energy)) {
+    return StopReason::kStabilityGuard;
   }
   return StopReason::kNone;
 }

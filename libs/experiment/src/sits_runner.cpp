@@ -32,7 +32,8 @@ SitsRunner::SitsRunner(const SitsScenario& scenario)
              make_sits_dynamics_part(scenario), samples_.headers()),
       decimation_(scenario.outputs.decimation),
       k_h_min_(std::numeric_limits<double>::infinity()),
-      k_h_max_(-std::numeric_limits<double>::infinity()) {}
+      k_h_max_(-std::numeric_limits<double>::infinity()),
+      guard_(scenario.guard.config) {}
 
 bool SitsRunner::record_cycle(std::span<const double> row) noexcept {
   if (row.size() != kSitsColumns || cycle_ >= total_steps_) {
@@ -55,6 +56,7 @@ bool SitsRunner::record_cycle(std::span<const double> row) noexcept {
                 .energy_ideal = row_[col(SitsColumn::kEnergyIdeal)],
                 .e_f = row_[col(SitsColumn::kFIdeal)] - f_input,
                 .e_v = row_[col(SitsColumn::kV)] - row_[col(SitsColumn::kVIdeal)]});
+  guard_.update(row_[col(SitsColumn::kTime)], row_[col(SitsColumn::kEnergy)]);
   cycle_ = k + 1;
   return true;
 }
@@ -105,6 +107,13 @@ nlohmann::json SitsRunner::summary() const {
                  {"robot_response", s.delays.robot_response}};
   j["rejected_commands"] = rejected_commands();
   j["seed"] = s.rig.seed;
+  j["stability_guard"] = {{"enabled", s.guard.enabled},
+                          {"limit", s.guard.config.max_energy_ratio},
+                          {"reference_energy_j", number_or_null(guard_.reference())},
+                          {"max_energy_ratio", guard_.max_ratio()},
+                          {"max_energy_ratio_at_s",
+                           cycle_ > 0 ? nlohmann::json(guard_.max_ratio_at()) : nlohmann::json()},
+                          {"tripped_at_s", number_or_null(guard_.tripped_at())}};
   return j;
 }
 

@@ -27,8 +27,7 @@ void validate_stability_guard(StabilityGuardSettings& guard, double step) {
   }
 }
 
-void validate_energy_guard(const EnergyGuardSettings& guard) {
-  const auto& g = guard.config;
+void validate_energy_guard(const core::EnergyGuardConfig& g) {
   require(std::isfinite(g.max_energy_ratio) && g.max_energy_ratio > 1.0, "guard.max_energy_ratio",
           g.max_energy_ratio, "must be finite and > 1");
   require(std::isfinite(g.energy_floor) && g.energy_floor > 0.0, "guard.energy_floor_j",

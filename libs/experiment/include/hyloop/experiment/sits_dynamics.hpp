@@ -8,7 +8,10 @@
 //   v[k+1] = v[k] + T·F′[k]/m_e;  x[k+1] = x[k] + T·v[k+1]      (target, semi-implicit Euler)
 //   the ideal twin advances under E[k] = −K_tc·x_i[k] − B_tc·v_i[k]
 // and the candidate command for cycle k+1 is (x[k+1], v[k+1]); the actuator latches it every
-// h steps. step() is RT-safe: no allocation, no exceptions.
+// h steps. The stability guard (guard.*; core::EnergyGuard) is fed each cycle with the row's
+// time and target energy ½·m_e·v[k]² + ½·K_tc·x[k]²; when it trips, the run stops (reason
+// stability_guard) as at the displacement limit: the next command is not sent.
+// step() is RT-safe: no allocation, no exceptions.
 
 #include <array>
 #include <cstdint>
@@ -16,6 +19,7 @@
 
 #include "hyloop/core/compensator.hpp"
 #include "hyloop/core/contact_model.hpp"
+#include "hyloop/core/energy_guard.hpp"
 #include "hyloop/core/lti.hpp"
 #include "hyloop/core/phase_correction.hpp"
 #include "hyloop/core/sit_model.hpp"
@@ -97,7 +101,8 @@ class SitsDynamics {
 
   /// Step 4 of cycle k: fills every dynamics column of `row` (not kSitsRigColumns), advances the
   /// target and the twin, and writes the candidate command of cycle k+1 into `next`. Returns
-  /// kNotFinite or kDisplacementLimit when the next command must not be sent. RT-safe.
+  /// kNotFinite, kDisplacementLimit or kStabilityGuard when the next command must not be sent.
+  /// RT-safe.
   StopReason step(std::int64_t k, const SitsMeasurement& m, SampleRow& row,
                   hal::ActuatorCommand& next) noexcept;
 
@@ -105,6 +110,8 @@ class SitsDynamics {
   [[nodiscard]] const core::PhaseCorrection& phase_correction() const noexcept {
     return phase_correction_;
   }
+  /// The stability guard (fed only when guard.enabled).
+  [[nodiscard]] const core::EnergyGuard& guard() const noexcept { return guard_; }
 
  private:
   double step_;
@@ -117,6 +124,8 @@ class SitsDynamics {
   core::TrackingDifferentiator td_;
   core::Compensator compensator_;
   core::PhaseCorrection phase_correction_;
+  core::EnergyGuard guard_;
+  bool guarded_;
 };
 
 }  // namespace hyloop::experiment

@@ -52,7 +52,8 @@ class SitsRunner final : public Experiment {
   [[nodiscard]] const SampleTable& samples() const noexcept override { return samples_; }
   [[nodiscard]] std::string name() const override { return scenario_.name; }
   [[nodiscard]] std::string kind() const override { return "sits"; }
-  /// Diverged, energy ratio, growth rate, window metrics (DESIGN §7), K_h range, delays.
+  /// Diverged, energy ratio, growth rate, window metrics (DESIGN §7), K_h range, delays, the
+  /// stability guard.
   [[nodiscard]] nlohmann::json summary() const override;
   [[nodiscard]] std::string resolved_yaml() const override { return to_yaml(scenario_); }
   /// cycles.csv: the per-cycle metrics.
@@ -85,6 +86,9 @@ class SitsRunner final : public Experiment {
   StopReason stop_reason_ = StopReason::kNone;
   double k_h_min_;
   double k_h_max_;
+  /// The dynamics' stability guard replayed from the rows (the summary's figures, in process as
+  /// in a distributed run; with guard.enabled false, when it would have tripped).
+  core::EnergyGuard guard_;
 };
 
 }  // namespace hyloop::experiment

@@ -28,15 +28,9 @@ struct StabilityGuardSettings {
 /// field, its value and the allowed range.
 void validate_stability_guard(StabilityGuardSettings& guard, double step);
 
-/// guard.* of the energy guard: whether it may stop the run, and its settings.
-struct EnergyGuardSettings {
-  bool enabled = true;
-  core::EnergyGuardConfig config;
-};
-
-/// Checks the block. @throws ScenarioError naming the guard.* field, its value and the allowed
-/// range.
-void validate_energy_guard(const EnergyGuardSettings& guard);
+/// Checks the energy guard's block. @throws ScenarioError naming the guard.* field, its value and
+/// the allowed range.
+void validate_energy_guard(const core::EnergyGuardConfig& guard);
 
 namespace fields {
 
@@ -68,7 +62,8 @@ std::vector<BoundField<S>> stability_guard(Get get, const std::string& target,
   };
 }
 
-/// guard.enabled, guard.max_energy_ratio, guard.energy_floor_j, guard.hold of the energy guard;
+/// guard.enabled, guard.max_energy_ratio, guard.energy_floor_j, guard.hold of the energy guard:
+/// `get` returns the scenario's block, with `bool enabled` and `core::EnergyGuardConfig config`;
 /// `energy` names the observed energy in the help text (e.g. "energy").
 template <typename S, typename Get>
 std::vector<BoundField<S>> energy_guard(Get get, const std::string& energy) {

@@ -16,7 +16,7 @@ enum class StopReason : std::uint8_t {
   kStrokeLimit,        ///< RHT: the command would leave the servo's stroke
   kSpeedLimit,         ///< FCU: the engine's speed left its window
   kServiceFault,       ///< a distributed run stopped for a reason none of the above names
-  kStabilityGuard,     ///< vrths, RHT: the stability guard saw the loop leave its target
+  kStabilityGuard,     ///< vrths, RHT, SITS: the stability guard saw the loop leave its target
 };
 
 /// "none", "not_finite", "displacement_limit", "driver_fault", "stroke_limit", "speed_limit",
