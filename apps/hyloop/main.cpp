@@ -16,10 +16,12 @@
 #include "ctl.hpp"
 #include "hyloop/experiment/experiment.hpp"
 #include "hyloop/experiment/jobs.hpp"
+#include "hyloop/experiment/kind.hpp"
 #include "hyloop/experiment/run_directory.hpp"
 #include "hyloop/experiment/run_export.hpp"
 #include "hyloop/experiment/scenario.hpp"
 #include "hyloop/experiment/sits_runner.hpp"
+#include "hyloop/experiment/yaml_fields.hpp"
 #include "montecarlo.hpp"
 #include "run_output.hpp"
 #include "schema.hpp"
@@ -31,6 +33,36 @@ using namespace hyloop::experiment;
 namespace {
 
 constexpr int kMaxCompared = 16;  // runs `hyloop compare` overlays
+
+// The kind a scenario without `kind` is: the one the compensator tuner (jobs.hpp) reads.
+const Kind& default_kind() { return find_scenario_kind("{}"); }
+
+// The kinds with a tuner of their own and what each tunes (Kind::tuning).
+std::string tunable_kinds() {
+  std::string out;
+  for (const Kind* k : kinds()) {
+    if (k->tuning().empty()) continue;
+    out += (out.empty() ? "" : "; ") + ("a " + k->name() + " scenario's " + k->tuning());
+  }
+  return out;
+}
+
+std::string tune_scenario_help() {
+  std::string help = "scenario YAML file: tunes a " + default_kind().name() +
+                     " scenario's compensator.type (fgc, lgc or scvg), with its phase correction "
+                     "when compensator.phase_correction.enabled";
+  const std::string own = tunable_kinds();
+  return own.empty() ? help : help + "; " + own;
+}
+
+// A kind with no tuner of its own that is not the compensator tuner's: refused naming `kind`.
+void refuse_untunable_kind(const Kind& kind, const std::string& origin) {
+  if (&kind == &default_kind()) return;
+  std::string message = origin + ": kind = \"" + kind.name() + "\": hyloop tune tunes a " +
+                        default_kind().name() + " scenario's compensator";
+  const std::string own = tunable_kinds();
+  throw ScenarioError(message + (own.empty() ? "" : "; " + own));
+}
 
 fs::path share_dir(const char* argv0) {
   std::error_code ec;
@@ -233,21 +265,27 @@ int main(int argc, char** argv) {
                     "also find each predicted boundary on runs (bisection on the growth rate)");
   analyze->add_option("--out", out, "also write the JSON report to this file");
 
-  auto* tune = app.add_subcommand("tune", "search compensator gains and the SCVG switch time");
+  auto* tune = app.add_subcommand(
+      "tune",
+      "search compensator gains and the SCVG switch time, or a kind's own tunable parameters");
   TuneOptions tune_options;
-  tune->add_option("scenario", scenario_path,
-                   "scenario YAML file: tunes its compensator.type (fgc, lgc or scvg), with its "
-                   "phase correction when compensator.phase_correction.enabled")
-      ->required();
+  int tune_runs = 5;
+  tune->add_option("scenario", scenario_path, tune_scenario_help())->required();
   tune->add_option("--set", overrides, "override a field: dotted.path=value");
   tune->add_option("--out", out, "write the candidate table (JSON) here");
   tune->add_option("--jobs", tune_options.jobs, "parallel runs (default: the machine's cores)");
-  tune->add_option("--switch-times", tune_options.switch_times,
-                   "SCVG t_eps candidates in s, each < timing.duration_s (default 26/60, 36/60 "
-                   "and 46/60 of the run)");
+  auto* tune_runs_option = tune->add_option(
+      "--runs", tune_runs,
+      "a kind with its own tuner: perturbed plants each candidate runs on (Monte Carlo runs "
+      "1..N; default 5)");
+  auto* switch_times_option =
+      tune->add_option("--switch-times", tune_options.switch_times,
+                       "SCVG t_eps candidates in s, each < timing.duration_s (default 26/60, 36/60 "
+                       "and 46/60 of the run)");
   tune->add_option("--top", tune_options.top, "rows of the table to print");
-  tune->add_flag("--coarse", tune_options.coarse,
-                 "a 5x5(x7) grid and the middle t_eps only: about 20x fewer runs");
+  auto* coarse_option =
+      tune->add_flag("--coarse", tune_options.coarse,
+                     "a 5x5(x7) grid and the middle t_eps only: about 20x fewer runs");
 
   auto* summary_cmd = app.add_subcommand(
       "summary", "print a run directory's summary.json; --recover rebuilds an incomplete one");
@@ -345,6 +383,42 @@ int main(int argc, char** argv) {
       return 0;
     }
     if (*tune) {
+      // A kind with a tuner of its own (Kind::tune); else the compensator tuner (jobs.hpp).
+      const std::string text = read_scenario_text(scenario_path);
+      const Kind& kind = find_scenario_kind(text, scenario_path);
+      TuneRequest request{.text = text,
+                          .origin = scenario_path,
+                          .overrides = overrides,
+                          .data = DataSource::local_file(scenario_path),
+                          .runs = tune_runs,
+                          .jobs = tune_options.jobs,
+                          .top = tune_options.top};
+      if (!kind.tuning().empty()) {
+        for (const CLI::Option* o : {switch_times_option, coarse_option}) {
+          if (o->count() > 0) {
+            std::cerr << "hyloop tune: " << o->get_name() << ": the compensator tuner's option; a "
+                      << kind.name() << " scenario tunes " << kind.tuning() << "\n";
+            return 2;
+          }
+        }
+        if (tune_runs < 1 || tune_runs > kMaxTuneRuns) {
+          std::cerr << "hyloop tune: --runs = " << tune_runs << ": must be in [1, " << kMaxTuneRuns
+                    << "]\n";
+          return 2;
+        }
+      }
+      if (const auto result = kind.tune(request, std::cerr)) {
+        if (!out.empty()) write_text_file(out, result->document.dump(2) + "\n");
+        std::cout << result->text;
+        return 0;
+      }
+      refuse_untunable_kind(kind, scenario_path);
+      if (tune_runs_option->count() > 0) {
+        std::cerr << "hyloop tune: --runs: a " << kind.name()
+                  << " scenario is tuned on its own plant; --runs goes with " << tunable_kinds()
+                  << "\n";
+        return 2;
+      }
       const SitsScenario s = load_scenario(scenario_path, overrides);
       const auto result = tune_compensator(s, tune_options, std::cerr);
       if (!out.empty()) write_text_file(out, result.dump(2) + "\n");

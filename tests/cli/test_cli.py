@@ -231,5 +231,44 @@ class CtlAgainstAStack(unittest.TestCase):
         self.assertGreater(checked, 3)
 
 
+class TuneOwnTuner(unittest.TestCase):
+    """`hyloop tune` of a kind with its own tuner (Kind::tune): --out's table, the --set lines."""
+
+    def test_writes_the_table_and_prints_pasteable_set_lines(self):
+        scenario = str(REPO / "scenarios" / "vrths" / "case1_ats.yaml")
+        with tempfile.TemporaryDirectory(prefix="hyloop_cli_") as tmp:
+            out = Path(tmp) / "tune.json"
+            r = hyloop("tune", scenario, "--runs", "1", "--jobs", "2", "--top", "2",
+                       "--set", "timing.duration_s=20", "--out", str(out))
+            self.assertEqual(r.returncode, 0, r.stderr)
+            table = json.loads(out.read_text())
+            self.assertEqual(len(table["table"]), table["candidates"])
+            self.assertTrue(table["default"]["default"])
+            self.assertLessEqual(table["best"]["J2_percent_mean"],
+                                 table["default"]["J2_percent_mean"])
+            for line in table["best"]["set"]:
+                self.assertIn(f"--set '{line}'", r.stdout)
+            self.assertIn("the scenario's own: J2", r.stdout)
+            self.assertIn("rank", r.stderr)
+
+    def test_refusals_name_the_field_or_option(self):
+        vrths = REPO / "scenarios" / "vrths"
+        r = hyloop("tune", str(vrths / "case1_sample.yaml"))
+        self.assertEqual(r.returncode, 2)
+        self.assertIn('controller.type = "sample"', r.stderr)
+        r = hyloop("tune", str(vrths / "case1_amb.yaml"), "--runs", "0")
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("--runs = 0: must be in [1, 1000]", r.stderr)
+        r = hyloop("tune", str(vrths / "case1_amb.yaml"), "--coarse")
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("--coarse", r.stderr)
+        r = hyloop("tune", str(REPO / "scenarios" / "rht" / "amb.yaml"))
+        self.assertEqual(r.returncode, 2)
+        self.assertIn('kind = "rht"', r.stderr)
+        r = hyloop("tune", FGC, "--runs", "3")
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("--runs", r.stderr)
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -205,6 +205,10 @@ class VrthsKind final : public Kind {
     return {"perturbation.seed=" + std::to_string(run),
             "sensors.seed=" + std::to_string(1000 + run)};
   }
+  std::optional<TuneResult> tune(const TuneRequest& request, std::ostream& log) const override {
+    return tune_vrths(*this, request, log);
+  }
+  std::string tuning() const override { return vrths_tuning(); }
   std::vector<std::string> monte_carlo_metrics() const override {
     return {"J1_ms",      "J2_percent", "J3_percent", "J4_percent", "J5_percent",
             "J6_percent", "J7_percent", "J8_percent", "J9_percent", "peak_actuator_force_n"};

@@ -8,8 +8,11 @@
 // A kind without a distributed form (no loop services) keeps the defaults of loop_plan(),
 // make_rig_part() and make_dynamics_part(), which throw std::invalid_argument naming the kind.
 
+#include <iosfwd>
 #include <map>
 #include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -53,6 +56,25 @@ struct CommandGauges {
 /// The command gauges of a kind whose command is a position in m (SITS, RHT).
 CommandGauges mechanical_command_gauges();
 
+/// `hyloop tune SCENARIO` as the tool hands it to a kind's tuner (Kind::tune).
+struct TuneRequest {
+  std::string text{};    ///< the scenario's text
+  std::string origin{};  ///< its path (messages; data files relative to it, through `data`)
+  std::vector<std::string> overrides{};
+  DataSource data{};
+  int runs = 5;  ///< perturbed plants per candidate (Kind::monte_carlo_overrides(1..runs))
+  int jobs = 0;  ///< parallel runs; 0: the machine's cores
+  int top = 10;  ///< rows of the table to print
+};
+/// What a kind's tuner found: `document` is the table the tool writes (--out; it has "best"),
+/// `text` what it prints on stdout (the best candidate as --set lines, beside the default's
+/// score).
+struct TuneResult {
+  nlohmann::json document{};
+  std::string text{};
+};
+inline constexpr int kMaxTuneRuns = 1000;
+
 class Kind {
  public:
   virtual ~Kind() = default;
@@ -91,6 +113,16 @@ class Kind {
   }
   /// The numeric summary fields a Monte Carlo aggregates (mean, std, min, max).
   [[nodiscard]] virtual std::vector<std::string> monte_carlo_metrics() const { return {}; }
+  /// `hyloop tune`: searches the scenario's tunable parameters, logging its progress and table to
+  /// `log`. std::nullopt: the kind has no tuner of its own (the tool then runs the compensator
+  /// tuner of jobs.hpp, which reads the default kind's scenarios). @throws ScenarioError naming
+  /// the field of a scenario with nothing to tune, std::runtime_error when no candidate runs.
+  [[nodiscard]] virtual std::optional<TuneResult> tune(const TuneRequest& /*request*/,
+                                                       std::ostream& /*log*/) const {
+    return std::nullopt;
+  }
+  /// What tune() tunes, one phrase for `hyloop tune --help` and refusals (empty: no tuner).
+  [[nodiscard]] virtual std::string tuning() const { return {}; }
   /// Its scenario fields (parse, emit, `hyloop schema`, docs/scenarios.md); nullptr: none
   /// declared.
   [[nodiscard]] virtual const FieldTable* fields() const { return nullptr; }

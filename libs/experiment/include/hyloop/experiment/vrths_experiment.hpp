@@ -38,6 +38,7 @@
 #include "hyloop/core/stability_guard.hpp"
 #include "hyloop/experiment/data_source.hpp"
 #include "hyloop/experiment/experiment.hpp"
+#include "hyloop/experiment/kind.hpp"
 #include "hyloop/experiment/loop_experiment.hpp"
 #include "hyloop/experiment/loop_parts.hpp"
 #include "hyloop/experiment/scenario_fields.hpp"
@@ -140,6 +141,16 @@ std::unique_ptr<RigPart> make_vrths_rig_part(const VrthsScenario& s);
 std::unique_ptr<DynamicsPart> make_vrths_dynamics_part(const VrthsScenario& s);
 /// The recorder's columns: the dynamics part's, then the rig's truth.
 std::vector<std::string> vrths_record_columns();
+
+/// `hyloop tune` of a vrths scenario (vrths_tune.cpp): a coarse grid of controller.type amb's
+/// (a scale on gain_per_s × filter_cutoff_hz) or ats's (filter_time_constant_s × window_s)
+/// parameters, the scenario's own values among them, each run on request.runs perturbed plants
+/// (kind.monte_carlo_overrides(1..runs)) and scored by its mean J2; a candidate with a run that
+/// stops is disqualified. @throws ScenarioError naming controller.type (none, sample) or the
+/// field with nothing to tune; std::invalid_argument for runs out of [1, kMaxTuneRuns].
+TuneResult tune_vrths(const Kind& kind, const TuneRequest& request, std::ostream& log);
+/// What tune_vrths tunes (Kind::tuning).
+std::string vrths_tuning();
 
 class VrthsExperiment final : public Experiment {
  public:
