@@ -625,9 +625,11 @@ void Coordinator::complete_recording(const std::string& run_id, v1::RunState sta
   extra["wall_time_s"] = wall_time_s;
   extra["steps_per_second"] =
       wall_time_s > 0.0 ? static_cast<double>(recorder_->cycle()) / wall_time_s : 0.0;
-  if (const nlohmann::json kind = recorder_->summary(); state != v1::RUN_STATE_FINISHED &&
-                                                        kind.contains("stop_reason") &&
-                                                        kind["stop_reason"].is_null()) {
+  // An e-stop, an operator's stop or a service's fault ended the run from outside: that is its
+  // stop reason, even where the model stopped too meanwhile (a guard seeing the rig no longer
+  // follow; that stop stays in the journal).
+  if (const nlohmann::json kind = recorder_->summary();
+      state != v1::RUN_STATE_FINISHED && kind.contains("stop_reason")) {
     extra["stop_reason"] = state == v1::RUN_STATE_ESTOPPED  ? "emergency_stop"
                            : state == v1::RUN_STATE_STOPPED ? "operator_stop"
                                                             : "service_fault";

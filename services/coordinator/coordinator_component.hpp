@@ -151,6 +151,8 @@ class Coordinator {
   /// Records the telemetry that arrives for `how_long`.
   void drain(RunContext& ctx, std::chrono::milliseconds how_long);
   /// The watchdog rule's message, naming the service that died or failed when one did.
+  /// The first service's fault (sr::service_fault, polled once), or "".
+  std::string first_service_fault();
   std::string watchdog_message();
   /// Deactivates the loop services that still answer.
   void deactivate_loop(const std::string& unreachable);

@@ -170,6 +170,12 @@ bool Coordinator::apply_stop_rules(RunContext& ctx) {
   }
   if (sr::dynamics_stopped(v)) {
     record_dynamics_stop(true);  // a last row still waiting for the rig's part goes in as it is
+    // A stability guard's stop is often the symptom of a loop service that left (the rig no
+    // longer follows the model): then that service's fault is the run's end.
+    if (const std::string cause = first_service_fault(); !cause.empty()) {
+      fail(ctx, cause + "; the dynamics then stopped: " + stop_event_);
+      return true;
+    }
     ctx.message = "the dynamics stopped the run: " + stop_event_;
     return true;
   }
@@ -246,15 +252,21 @@ void Coordinator::drain(RunContext& ctx, std::chrono::milliseconds how_long) {
   }
 }
 
+std::string Coordinator::first_service_fault() {
+  for (auto& s : services_) {
+    if (std::string cause = sr::service_fault(s->name(), s->state(), in_loop(*s)); !cause.empty()) {
+      return cause;
+    }
+  }
+  return {};
+}
+
 std::string Coordinator::watchdog_message() {
   // Name the cause: a service that died or failed (the watchdog is usually faster than the
   // periodic health check). A dead process can take a moment to stop answering.
   for (int attempt = 0; attempt < 3; ++attempt) {
-    for (auto& s : services_) {
-      if (std::string cause = sr::service_fault(s->name(), s->state(), in_loop(*s));
-          !cause.empty()) {
-        return cause + "; the actuator's watchdog brought the rig to rest";
-      }
+    if (std::string cause = first_service_fault(); !cause.empty()) {
+      return cause + "; the actuator's watchdog brought the rig to rest";
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
   }

@@ -14,8 +14,8 @@ bool lost_tail(const LoopView& v) {
 }
 
 bool dynamics_stopped(const LoopView& v) {
-  return (v.stop_seen || v.event == v2::LOOP_EVENT_STOP) &&
-         (!v.stop_row_pending || v.now - v.stop_seen_at > kStopRowGrace);
+  return (v.stop_seen || v.event == v2::LOOP_EVENT_STOP) && !v.estop_requested &&
+         !v.stop_requested && (!v.stop_row_pending || v.now - v.stop_seen_at > kStopRowGrace);
 }
 
 bool loop_fault(const LoopView& v) {

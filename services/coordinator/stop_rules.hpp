@@ -52,7 +52,8 @@ struct LoopView {
 /// Real time: rows still incomplete kLostTailGrace after the rig's last cycle lost a message.
 [[nodiscard]] bool lost_tail(const LoopView& v);
 /// The dynamics ended the run (STOP, detail the model's own stop criterion), once its last row
-/// is recorded whole or kStopRowGrace passed waiting for the rig's part of it.
+/// is recorded whole or kStopRowGrace passed waiting for the rig's part of it; not while an
+/// e-stop or an operator's stop is ending the run (the model may stop as the rig leaves it).
 [[nodiscard]] bool dynamics_stopped(const LoopView& v);
 /// A loop service reported a FAULT (e.g. the rig lost its actuator) while nothing
 /// else is ending the run.

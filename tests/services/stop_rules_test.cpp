@@ -85,6 +85,26 @@ TEST(StopRules, DynamicsStoppedOnItsStopEvent) {
   EXPECT_EQ(firing(v), Names{});
 }
 
+TEST(StopRules, AnEmergencyOrOperatorStopUnderWayIsNotEndedByTheModelsStop) {
+  // The rig brought to rest no longer follows the model, whose stability guard may then stop it:
+  // the e-stop (or the operator's stop) stays the run's end.
+  sr::LoopView v = running();
+  v.stop_seen = true;
+  v.event = v2::LOOP_EVENT_STOP;
+  v.event_detail = "stability_guard";
+  v.estop_requested = true;
+  v.estop_since = v.now;
+  EXPECT_EQ(firing(v), Names{});
+  v.event = v2::LOOP_EVENT_AT_REST;
+  v.event_detail = "estop";
+  EXPECT_EQ(firing(v), Names{"emergency_stop_done"});
+  v = running();
+  v.stop_seen = true;
+  v.event = v2::LOOP_EVENT_STOP;
+  v.stop_requested = true;
+  EXPECT_EQ(firing(v), Names{"operator_stop"});
+}
+
 TEST(StopRules, DynamicsStoppedWaitsForItsLastRowUpToTheGrace) {
   sr::LoopView v = running();
   v.stop_seen = true;  // the stop event may since have been followed by another event
