@@ -42,10 +42,16 @@ def skip(reason):
     sys.exit(77)
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+def free_ports(n):
+    """n distinct ports free now on 127.0.0.1 (each socket held until all are drawn)."""
+    socks = [socket.socket() for _ in range(n)]
+    try:
+        for s in socks:
+            s.bind(("127.0.0.1", 0))
+        return [s.getsockname()[1] for s in socks]
+    finally:
+        for s in socks:
+            s.close()
 
 
 def http(url, timeout=5):
@@ -254,7 +260,7 @@ def main():
              "--binaries", a.bin], env=env)
         phase("build_images", t0)
 
-        grpc_port, prom_port = free_port(), free_port()
+        grpc_port, prom_port = free_ports(2)
         env.update(COMPOSE_PROJECT_NAME=PROJECT, HYLOOP_BASE_IMAGE=base,
                    HYLOOP_GRPC_PORT=str(grpc_port), HYLOOP_PROMETHEUS_PORT=str(prom_port))
         compose_cmd = [compose, "-f", os.path.join(a.source, "docker-compose.yml")]

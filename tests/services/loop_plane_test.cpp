@@ -87,18 +87,26 @@ int tcp_connect(const char* ip, int port) {
   return err;
 }
 
-// A port free right now on 127.0.0.1.
-int free_port() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  ::inet_pton(AF_INET, "127.0.0.1", &a.sin_addr);
-  ::bind(fd, reinterpret_cast<const sockaddr*>(&a), sizeof a);
-  socklen_t len = sizeof a;
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-  ::close(fd);
-  return ntohs(a.sin_port);
+// `n` distinct ports free right now on 127.0.0.1: each socket stays bound until all are drawn
+// (ports drawn one at a time can repeat: the kernel may hand a just-closed port out again).
+std::vector<int> free_ports(int n) {
+  std::vector<int> fds, ports;
+  for (int i = 0; i < n; ++i) {
+    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    ::inet_pton(AF_INET, "127.0.0.1", &a.sin_addr);
+    ::bind(fd, reinterpret_cast<const sockaddr*>(&a), sizeof a);
+    socklen_t len = sizeof a;
+    ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+    fds.push_back(fd);
+    ports.push_back(ntohs(a.sin_port));
+  }
+  for (const int fd : fds) ::close(fd);
+  return ports;
 }
+
+int free_port() { return free_ports(1).front(); }
 
 const std::vector<std::string> kOverrides = {"timing.duration_s=10", "metrics.window_s=5"};
 
@@ -225,10 +233,11 @@ TEST(LoopPlane, TcpBoundOnLoopbackIsNotReachableAtAnotherLocalAddress) {
   services::RigEmulatorComponent rig;
   rig.set_context(&context);
   rig.set_loop_plane({.insecure = true});
-  const int port = free_port();
+  const std::vector<int> ports = free_ports(2);
+  const int port = ports[0];
   v1::ConfigureRequest c = rig_request();
   c.mutable_endpoints()->set_rig_to_sensor("tcp://127.0.0.1:" + std::to_string(port));
-  c.mutable_endpoints()->set_actuator_to_rig("tcp://127.0.0.1:" + std::to_string(free_port()));
+  c.mutable_endpoints()->set_actuator_to_rig("tcp://127.0.0.1:" + std::to_string(ports[1]));
   const v1::LifecycleReply r = rig.configure(c);
   ASSERT_EQ(r.state(), v1::LIFECYCLE_STATE_INACTIVE) << r.message();
   EXPECT_EQ(tcp_connect("127.0.0.1", port), 0);
@@ -358,7 +367,9 @@ fs::path make_keys(const fs::path& dir) {
 // Every loop channel on its own tcp port of 127.0.0.1.
 services::CoordinatorOptions tcp_options() {
   services::CoordinatorOptions options;
-  const auto ep = [] { return "tcp://127.0.0.1:" + std::to_string(free_port()); };
+  const std::vector<int> ports = free_ports(5);  // one port per endpoint, never one twice
+  std::size_t next = 0;
+  const auto ep = [&] { return "tcp://127.0.0.1:" + std::to_string(ports[next++]); };
   options.endpoints.set_rig_to_sensor(ep());
   options.endpoints.set_sensor_to_dynamics(ep());
   options.endpoints.set_dynamics_to_actuator(ep());
