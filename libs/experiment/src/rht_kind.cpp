@@ -80,6 +80,10 @@ class RhtKind final : public Kind {
     return {.x = "d_desired[m]", .x_ideal = "d_numerical[m]", .f_meas = "force[N]"};
   }
   CommandGauges command_gauges() const override { return mechanical_command_gauges(); }
+  std::optional<TuneResult> tune(const TuneRequest& request, std::ostream& log) const override {
+    return tune_rht(*this, request, log);
+  }
+  std::string tuning() const override { return rht_tuning(); }
 };
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "hyloop/experiment/rht_experiment.hpp"
+#include "hyloop/experiment/run_export.hpp"
 #include "hyloop/experiment/scenario_fields.hpp"
 #include "hyloop/experiment/stability_guard_fields.hpp"
 #include "hyloop/experiment/yaml_fields.hpp"

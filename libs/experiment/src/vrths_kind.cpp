@@ -10,7 +10,7 @@ namespace hyloop::experiment {
 namespace {
 
 namespace rths = core::rths;
-constexpr const char* kOrigin = "scenario";
+constexpr const char* kVrthsOrigin = "scenario";
 
 // The dynamics part's values, then the rig's truth: vrths_record_columns().
 const std::vector<std::string>& dynamics_names() {
@@ -186,13 +186,13 @@ class VrthsKind final : public Kind {
     return std::make_unique<VrthsExperiment>(parse_vrths_scenario(text, origin, overrides, data));
   }
   LoopPlan loop_plan(const std::string& text) const override {
-    return vrths_loop_plan(parse_vrths_scenario(text, kOrigin, {}));
+    return vrths_loop_plan(parse_vrths_scenario(text, kVrthsOrigin, {}));
   }
   std::unique_ptr<RigPart> make_rig_part(const std::string& text) const override {
-    return make_vrths_rig_part(parse_vrths_scenario(text, kOrigin, {}));
+    return make_vrths_rig_part(parse_vrths_scenario(text, kVrthsOrigin, {}));
   }
   std::unique_ptr<DynamicsPart> make_dynamics_part(const std::string& text) const override {
-    return make_vrths_dynamics_part(parse_vrths_scenario(text, kOrigin, {}));
+    return make_vrths_dynamics_part(parse_vrths_scenario(text, kVrthsOrigin, {}));
   }
   /// The numerical floor 1 is the target, the reference structure's its ideal twin.
   TrackingColumns tracking_columns() const override {

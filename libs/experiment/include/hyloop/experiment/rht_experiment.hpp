@@ -28,6 +28,7 @@
 #include "hyloop/core/structure_model.hpp"
 #include "hyloop/experiment/data_source.hpp"
 #include "hyloop/experiment/experiment.hpp"
+#include "hyloop/experiment/kind.hpp"
 #include "hyloop/experiment/loop_experiment.hpp"
 #include "hyloop/experiment/rht_dynamics.hpp"
 #include "hyloop/experiment/stability_guard_fields.hpp"
@@ -182,6 +183,17 @@ std::string to_yaml(const RhtScenario& scenario);
 LoopPlan rht_loop_plan(const RhtScenario& s);
 std::unique_ptr<RigPart> make_rht_rig_part(const RhtScenario& s);
 std::unique_ptr<DynamicsPart> make_rht_dynamics_part(const RhtScenario& s);
+
+/// `hyloop tune` of an RHT scenario (rht_tune.cpp): the grid tuner (grid_tune.hpp) on
+/// compensator.type amb's (a scale on gain_per_s × filter_cutoff_hz) or ats's
+/// (filter_time_constant_s × window_s) parameters, the scenario's own values among them, each run
+/// on the noise seeds servo.seed 1..request.runs (once without noise) and scored by its mean
+/// metrics.rms_error_m; a candidate with a run that stops is disqualified. @throws ScenarioError
+/// naming compensator.type (none, adaptive) or the field with nothing to tune;
+/// std::invalid_argument for runs out of [1, kMaxTuneRuns].
+TuneResult tune_rht(const Kind& kind, const TuneRequest& request, std::ostream& log);
+/// What tune_rht tunes (Kind::tuning).
+std::string rht_tuning();
 
 /// The RHT experiment: its parts stepped by the generic LoopChain, recorded here. The recorder
 /// replays the adaptive compensator and the stability guard from each row (record_cycle), in
