@@ -9,6 +9,10 @@ host or the revision. Scenarios whose kind has no distributed form are run in pr
 
   tools/run_fingerprints.py --bin build/bin --out /tmp/new.json [--modes run,up,inproc]
   tools/run_fingerprints.py --compare /tmp/old.json /tmp/new.json   # exit 1 on any difference
+
+--only NAME... restricts the runs to those scenarios (dir/stem, e.g. sits/table1_none: an older
+build knows only its own), --set passes field overrides to every run, and --summaries DIR keeps
+each scrubbed summary.json there (DIR/dir-stem-mode.json) to read what a summary difference is.
 """
 import argparse
 import concurrent.futures
@@ -44,16 +48,21 @@ def digest(path):
     return h.hexdigest()
 
 
-def one(binary, scenario, mode, work):
+def one(binary, scenario, mode, work, overrides=(), summaries=None):
     out = pathlib.Path(work) / ("%s-%s-%s" % (scenario.parent.name, scenario.stem, mode))
     cmd = [str(binary), "run" if mode == "run" else "up", str(scenario), "--out", str(out)]
     if mode == "inproc":
         cmd.append("--inproc")
+    for o in overrides:
+        cmd += ["--set", o]
     p = subprocess.run(cmd, cwd=SOURCE, capture_output=True, text=True, timeout=900)
     key = "%s/%s:%s" % (scenario.parent.name, scenario.stem, mode)
     if not (out / "samples.csv").exists():
         return key, {"exit": p.returncode, "error": (p.stderr or p.stdout)[-300:]}
     summary = json.loads((out / "summary.json").read_text())
+    if summaries:
+        (pathlib.Path(summaries) / (out.name + ".json")).write_text(
+            json.dumps(scrub(summary), indent=1, sort_keys=True) + "\n")
     result = {"exit": p.returncode, "samples_sha256": digest(out / "samples.csv"),
               "scenario_sha256": digest(out / "scenario.yaml"),
               "summary_sha256": hashlib.sha256(
@@ -68,6 +77,10 @@ def one(binary, scenario, mode, work):
 def fingerprint(args):
     binary = pathlib.Path(args.bin).resolve() / "hyloop"
     scenarios = sorted(SOURCE.glob("scenarios/*/*.yaml"))
+    if args.only:
+        scenarios = [s for s in scenarios if "%s/%s" % (s.parent.name, s.stem) in args.only]
+    if args.summaries:
+        pathlib.Path(args.summaries).mkdir(parents=True, exist_ok=True)
     modes = args.modes.split(",")
     work = tempfile.mkdtemp(prefix="hyloop-fingerprints-")
     jobs = []
@@ -75,7 +88,7 @@ def fingerprint(args):
         with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
             for s in scenarios:
                 for m in modes:
-                    jobs.append(pool.submit(one, binary, s, m, work))
+                    jobs.append(pool.submit(one, binary, s, m, work, args.set, args.summaries))
             results = dict(j.result() for j in jobs)
     finally:
         shutil.rmtree(work, ignore_errors=True)
@@ -108,6 +121,9 @@ def main():
     ap.add_argument("--modes", default="run,up,inproc")
     ap.add_argument("--jobs", type=int, default=max(1, (os.cpu_count() or 2) // 2))
     ap.add_argument("--compare", nargs=2, metavar=("OLD", "NEW"))
+    ap.add_argument("--only", nargs="+", metavar="DIR/STEM", help="scenarios to run")
+    ap.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE")
+    ap.add_argument("--summaries", metavar="DIR", help="keep the scrubbed summaries here")
     args = ap.parse_args()
     if args.compare:
         return compare(*args.compare)
