@@ -1,7 +1,10 @@
 #pragma once
 // The last check before a value reaches an actuator: every command must be finite and within
 // the position and velocity limits. A command that fails is rejected (the driver keeps the
-// last good command) and counted.
+// last good command) and counted. The window is in the unit of the kind's command signal:
+// "position" is the commanded value (m for SITS, RHT and vrths; kg/s for the FCU's fuel-flow
+// demand), and velocity and acceleration are its first and second time derivatives (m/s, m/s²;
+// kg/s², kg/s³).
 
 #include <cmath>
 #include <cstdint>
@@ -12,8 +15,8 @@
 namespace hyloop::hal {
 
 struct ActuatorLimits {
-  double position_min = -std::numeric_limits<double>::infinity();  ///< m
-  double position_max = std::numeric_limits<double>::infinity();   ///< m
+  double position_min = -std::numeric_limits<double>::infinity();  ///< m (kg/s for FCU)
+  double position_max = std::numeric_limits<double>::infinity();   ///< m (kg/s for FCU)
   double velocity_max = std::numeric_limits<double>::infinity();   ///< |v|, m/s
   /// |a|, m/s². Not part of check_command (a single command has no acceleration); enforced on
   /// the output's implied motion by ActuatorSafety (actuator_safety.hpp).
