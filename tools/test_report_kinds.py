@@ -4,7 +4,7 @@ root; HYLOOP_BIN names the directory of the hyloop binary for the shipped-scenar
     HYLOOP_BIN=build/bin /usr/bin/python3 -m unittest tools/test_report_kinds.py
 
 The kind table (hyloop_report/kinds.py) decides the figures: a SITS, RHT or FCU run gets
-exactly its set, an unknown kind gets the generic figure (every column against time) with a
+exactly its set (vrths too), an unknown kind gets the generic figure (every column against time) with a
 notice, and the shipped scenarios give the figure and panel titles recorded in
 tools/testdata/report_titles.json (captured from report.py before it became a package).
 """
@@ -28,6 +28,8 @@ RHT_COLUMNS = ["time[s]", "ground_accel[m/s^2]", "d_desired[m]", "d_command[m]",
                "d_measured[m]", "force[N]", "omega[rad/s]"]
 FCU_COLUMNS = ["time[s]", "pla[deg]", "x_c[kg/s]", "x_m[kg/s]", "fuel_flow[kg/s]", "n[%]",
                "n_ideal[%]", "e_n[%]"]
+VRTHS_COLUMNS = ["time[s]", "ag[m/s^2]", "y1[m]", "y2[m]", "y3[m]", "r1[m]", "r2[m]", "r3[m]",
+                 "x_m[m]", "f_e[N]", "u[m]"]
 SHIPPED = {"sits_table1_fgc": "scenarios/sits/table1_fgc.yaml",
            "rht_p4": "scenarios/rht/p4.yaml",
            "fcu_polynomial": "scenarios/fcu/polynomial.yaml"}
@@ -94,7 +96,9 @@ class KindFiguresTest(unittest.TestCase):
                 "rht": (write_columns(os.path.join(self.tmp.name, "rht"), RHT_COLUMNS, "rht"),
                         ("tracking", "signals")),
                 "fcu": (write_columns(os.path.join(self.tmp.name, "fcu"), FCU_COLUMNS, "fcu"),
-                        ("tracking", "signals"))}
+                        ("tracking", "signals")),
+                "vrths": (write_columns(os.path.join(self.tmp.name, "vrths"), VRTHS_COLUMNS,
+                                        "vrths"), ("tracking", "signals"))}
         for kind, (d, expected) in runs.items():
             with self.subTest(kind=kind):
                 run = self.mod.Run(d)
@@ -109,6 +113,12 @@ class KindFiguresTest(unittest.TestCase):
         fig = self.figures(d)["tracking.png"]
         labels = {ln.get_label() for ax in fig.axes for ln in ax.get_lines()}
         self.assertTrue({"n_ideal", "n", "n − n_ideal"} <= labels, labels)
+
+    def test_vrths_tracking_compares_x_m_with_the_target_y1(self):
+        d = write_columns(os.path.join(self.tmp.name, "vrths_tracking"), VRTHS_COLUMNS, "vrths")
+        fig = self.figures(d)["tracking.png"]
+        labels = {ln.get_label() for ax in fig.axes for ln in ax.get_lines()}
+        self.assertTrue({"y1", "x_m", "x_m − y1"} <= labels, labels)
 
     def test_unknown_kind_gets_generic_figures_only(self):
         d = self.sits_run("unknown", "structural_plant")

@@ -42,6 +42,11 @@ KINDS = {
         figures=("tracking", "signals"),
         tracking=(Signal("n_ideal", "%"), Signal("n", "%")),
         signature=frozenset({"x_c", "x_m", "n", "n_ideal"})),
+    # The benchmark's criteria J2/J3 compare the specimen's x_m with the target y1 (floor 1).
+    "vrths": KindPanels(
+        figures=("tracking", "signals"),
+        tracking=(Signal("y1", "m"), Signal("x_m", "m")),
+        signature=frozenset({"y1", "r1"})),
 }
 
 # Every recorded column against time, grouped by unit.
