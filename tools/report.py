@@ -8,8 +8,9 @@ Usage:
 One run: writes the figures of the run's kind (summary.json "kind"; the table is in
 hyloop_report/kinds.py) into RUN_DIR/plots/ or OUT_DIR: a SITS run gets velocity.png,
 force.png, power.png, gain_energy.png, recovery.png, overview.png (and signals.png for
-recorded columns none of those show); RHT and FCU runs get tracking.png and signals.png; an
-unknown kind gets signals.png with every column against time. Compare: writes
+recorded columns none of those show); RHT, FCU and vrths runs get tracking.png and signals.png; an
+unknown kind gets signals.png with every column against time. A `hyloop montecarlo` directory
+(montecarlo.json) gets montecarlo.png and montecarlo_sensitivity.png. Compare: writes
 compare_velocity_error.png, compare_recovery.png, compare_force_error.png,
 compare_velocity.png (compare_tracking_error.png for tracking runs) and metrics.md into OUT_DIR.
 Every file written is printed on stdout, one path per line; notes go to stderr.

@@ -6,7 +6,7 @@ import sys
 
 import numpy as np
 
-from . import figures
+from . import figures, montecarlo
 from .compare import compare
 from .io import PROG, InputError, Run
 
@@ -17,7 +17,7 @@ def main(argv=None, report_one=None):
     ap = argparse.ArgumentParser(
         prog=PROG, description="Plot a hyloop run directory, or compare several runs.")
     ap.add_argument("dirs", nargs="+", metavar="RUN_DIR", help="run directory (or directories "
-                    "with --compare)")
+                    "with --compare), or a `hyloop montecarlo` directory")
     ap.add_argument("--compare", action="store_true",
                     help="overlay several runs; needs at least two RUN_DIRs and --out")
     ap.add_argument("--out", metavar="OUT_DIR",
@@ -33,9 +33,13 @@ def main(argv=None, report_one=None):
 
     np.seterr(all="ignore")  # diverged runs carry inf/NaN; they are drawn as gaps
     try:
-        runs = [Run(d) for d in args.dirs]
+        mc = not args.compare and montecarlo.is_montecarlo_dir(args.dirs[0])
+        runs = [] if mc else [Run(d) for d in args.dirs]
         try:
-            if args.compare:
+            if mc:
+                written = montecarlo.report(args.dirs[0], args.out or os.path.join(
+                    args.dirs[0], "plots"), save=figures.save_png)
+            elif args.compare:
                 written = compare(runs, args.out)
             else:
                 written = report_one(runs[0], args.out or os.path.join(args.dirs[0], "plots"))
