@@ -60,13 +60,14 @@ def one(binary, scenario, mode, work, overrides=(), summaries=None):
     if not (out / "samples.csv").exists():
         return key, {"exit": p.returncode, "error": (p.stderr or p.stdout)[-300:]}
     summary = json.loads((out / "summary.json").read_text())
+    scrubbed = scrub(summary)
     if summaries:
         (pathlib.Path(summaries) / (out.name + ".json")).write_text(
-            json.dumps(scrub(summary), indent=1, sort_keys=True) + "\n")
+            json.dumps(scrubbed, indent=1, sort_keys=True) + "\n")
     result = {"exit": p.returncode, "samples_sha256": digest(out / "samples.csv"),
               "scenario_sha256": digest(out / "scenario.yaml"),
               "summary_sha256": hashlib.sha256(
-                  json.dumps(scrub(summary), sort_keys=True).encode()).hexdigest()}
+                  json.dumps(scrubbed, sort_keys=True).encode()).hexdigest()}
     if p.returncode != 0:  # why, for the reader of a difference (not compared)
         result["why"] = "%s: %s" % (summary.get("stop_reason"),
                                     summary.get("distributed", {}).get("message"))

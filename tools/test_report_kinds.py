@@ -3,8 +3,8 @@ root; HYLOOP_BIN names the directory of the hyloop binary for the shipped-scenar
 
     HYLOOP_BIN=build/bin /usr/bin/python3 -m unittest tools/test_report_kinds.py
 
-The kind table (hyloop_report/kinds.py) decides the figures: a SITS, RHT or FCU run gets
-exactly its set (vrths too), an unknown kind gets the generic figure (every column against time) with a
+The kind table (hyloop_report/kinds.py) decides the figures: a SITS, RHT, FCU or vrths run
+gets exactly its set, an unknown kind gets the generic figure (every column against time) with a
 notice, and the shipped scenarios give the figure and panel titles recorded in
 tools/testdata/report_titles.json (captured from report.py before it became a package).
 """

@@ -36,7 +36,7 @@ def load(name, path):
 
 
 def write_montecarlo(d, n=8, stopped=(3,)):
-    """n runs: J2 = 2 + 1e-6·k_e exactly (r = 1), J1 constant, force = −k_e·1e-3 + noise-free."""
+    """n runs: J2 = 2 + 1e-6·k_e exactly (r = 1), J1 constant, force = −1e-3·k_e (r = −1)."""
     os.makedirs(d, exist_ok=True)
     k_e = 1.19e6 * (1 + 0.05 * np.sin(np.arange(1, n + 1)))
     a3 = 3.3 + 0.1 * np.cos(2.0 * np.arange(1, n + 1))
@@ -77,6 +77,7 @@ class MonteCarloFiguresTest(unittest.TestCase):
         fig = self.mc.metrics_figure(mc)
         axes = [ax for ax in fig.axes if ax.get_visible()]
         self.assertEqual(len(axes), len(METRICS))
+        fig.canvas.draw()  # lays the figure out: the band's extent below is final
         for ax, m in zip(axes, METRICS):
             with self.subTest(metric=m):
                 self.assertTrue(ax.get_title().startswith(m + ":"), ax.get_title())
@@ -84,7 +85,6 @@ class MonteCarloFiguresTest(unittest.TestCase):
                 self.assertAlmostEqual(lines["mean"].get_ydata()[0], stats[m]["mean"], places=12)
                 self.assertEqual(list(lines["stopped early"].get_xdata()), [3.0])
                 self.assertEqual(len(lines["run"].get_xdata()), 7)
-                fig.canvas.draw()
                 ext = ax.patches[0].get_window_extent()  # the mean ± std band, in pixels
                 y0, y1 = sorted(ax.transData.inverted().transform(
                     [[0, ext.y0], [0, ext.y1]])[:, 1])
@@ -119,7 +119,7 @@ class MonteCarloFiguresTest(unittest.TestCase):
         cases = {"per_run": lambda doc: doc.update(per_run=[]),
                  "statistics.J2_percent": lambda doc: doc["statistics"]["J2_percent"].update(
                      std="wide"),
-                 "not JSON": None}
+                 "malformed JSON": None}
         for field, breaker in cases.items():
             with self.subTest(field=field):
                 d, _ = write_montecarlo(os.path.join(self.tmp.name, "bad_" + field[:8]))

@@ -73,20 +73,25 @@ def read_table(path, required=(), allow_empty=False):
     return cols, dict(zip(names, units))
 
 
+def read_json_object(path):
+    """A JSON file holding an object, as a dict; InputError naming the file otherwise."""
+    try:
+        with open(path, "r", encoding="utf-8") as f:
+            doc = json.load(f)
+    except (OSError, ValueError) as e:
+        raise InputError(f"{path}: malformed JSON: {' '.join(str(e).split())}")
+    if not isinstance(doc, dict):
+        raise InputError(f"{path}: malformed: expected a JSON object")
+    return doc
+
+
 def read_summary(path):
     """summary.json as a dict ({} with a note when it is missing)."""
     spath = os.path.join(path, "summary.json")
     if not os.path.isfile(spath):
         note(f"{spath}: missing; titles use the directory name, no metrics")
         return {}
-    try:
-        with open(spath, "r", encoding="utf-8") as f:
-            summary = json.load(f)
-    except (OSError, ValueError) as e:
-        raise InputError(f"{spath}: malformed JSON: {' '.join(str(e).split())}")
-    if not isinstance(summary, dict):
-        raise InputError(f"{spath}: malformed: expected a JSON object")
-    return summary
+    return read_json_object(spath)
 
 
 class Run:

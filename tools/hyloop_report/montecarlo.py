@@ -7,13 +7,12 @@ Pearson's r of each metric against each plant parameter over the runs ("–" whe
 constant), i.e. which uncertainty moves which criterion.
 """
 
-import json
 import math
 import os
 
 import numpy as np
 
-from .io import InputError
+from .io import InputError, read_json_object
 from .plotting import figure
 
 # Unit of a metric from its name's suffix (the summary's naming: J2_percent, peak_..._force_n).
@@ -39,20 +38,13 @@ def _number(value):
 
 
 class MonteCarlo:
-    """montecarlo.json, checked: `runs`, `statistics` and one `per_run` entry per run."""
+    """montecarlo.json, checked: a non-empty `per_run` list of objects, and `statistics` with a
+    numeric mean, std, min and max for each metric."""
 
     def __init__(self, path):
         self.path = path
         f = os.path.join(path, "montecarlo.json")
-        try:
-            with open(f, encoding="utf-8") as fh:
-                doc = json.load(fh)
-        except OSError as e:
-            raise InputError(f"{f}: cannot read: {e.strerror}")
-        except ValueError as e:
-            raise InputError(f"{f}: not JSON: {e}")
-        if not isinstance(doc, dict):
-            raise InputError(f"{f}: expected an object")
+        doc = read_json_object(f)
         per_run, stats = doc.get("per_run"), doc.get("statistics")
         if not isinstance(per_run, list) or not per_run or not all(
                 isinstance(r, dict) for r in per_run):
@@ -64,7 +56,6 @@ class MonteCarlo:
                     _number(s.get(k)) for k in ("mean", "std", "min", "max")):
                 raise InputError(f"{f}: statistics.{name}: expected numeric mean, std, min, max")
         self.scenario = str(doc.get("scenario", os.path.basename(os.path.abspath(path))))
-        self.kind = doc.get("kind")
         self.per_run = per_run
         self.stats = stats
         self.metrics = self._ordered(list(stats))
@@ -86,13 +77,10 @@ class MonteCarlo:
 
     def plant(self):
         """{parameter: values over the runs} of the numeric `plant` entries, or {}."""
-        keys = []
-        for r in self.per_run:
-            for k, v in (r.get("plant") or {}).items():
-                if _number(v) and k not in keys:
-                    keys.append(k)
-        return {k: np.array([(r.get("plant") or {}).get(k, np.nan) for r in self.per_run],
-                            dtype=float) for k in keys}
+        plants = [r.get("plant") if isinstance(r.get("plant"), dict) else {} for r in self.per_run]
+        keys = dict.fromkeys(k for p in plants for k, v in p.items() if _number(v))
+        return {k: np.array([p[k] if _number(p.get(k)) else np.nan for p in plants], dtype=float)
+                for k in keys}
 
 
 def pearson(x, y):
@@ -110,6 +98,7 @@ def metrics_figure(mc):
     ncols = 3 if n > 4 else n
     nrows = math.ceil(n / ncols)
     fig, axes = figure(nrows, ncols, 4.2 * ncols, 2.8 * nrows)
+    done = ~mc.stopped
     for i, ax in enumerate(axes.flat):
         if i >= n:
             ax.set_visible(False)
@@ -119,7 +108,6 @@ def metrics_figure(mc):
         ax.axhspan(s["mean"] - s["std"], s["mean"] + s["std"], color="C0", alpha=0.15,
                    label="mean ± std")
         ax.axhline(s["mean"], color="C0", lw=1.2, label="mean")
-        done = ~mc.stopped
         ax.plot(mc.runs[done], y[done], "o", color="C0", ms=4, label="run")
         if mc.stopped.any():
             ax.plot(mc.runs[mc.stopped], y[mc.stopped], "x", color="C3", ms=6,
@@ -137,7 +125,8 @@ def metrics_figure(mc):
 
 def sensitivity_figure(mc, plant):
     params = list(plant)
-    r = np.array([[pearson(plant[p], mc.values(m)) for p in params] for m in mc.metrics])
+    values = [mc.values(m) for m in mc.metrics]
+    r = np.array([[pearson(plant[p], y) for p in params] for y in values])
     fig, axes = figure(1, 1, 1.6 * len(params) + 3.0, 0.45 * len(mc.metrics) + 1.8)
     ax = axes[0, 0]
     im = ax.imshow(np.nan_to_num(r), cmap="RdBu_r", vmin=-1, vmax=1, aspect="auto")
