@@ -1,6 +1,7 @@
 # Compiler warnings and sanitizers, applied through the interface target hyloop::warnings.
 add_library(hyloop_warnings INTERFACE)
 add_library(hyloop::warnings ALIAS hyloop_warnings)
+set_target_properties(hyloop_warnings PROPERTIES EXPORT_NAME warnings)
 target_compile_options(hyloop_warnings INTERFACE
   -Wall -Wextra -Wpedantic -Wshadow -Wconversion -Wno-sign-conversion -Wnon-virtual-dtor
   -Wold-style-cast -Woverloaded-virtual -Wdouble-promotion -Wformat=2
@@ -47,6 +48,16 @@ function(hyloop_unity target)
   set_target_properties(${target} PROPERTIES UNITY_BUILD ${HYLOOP_UNITY} UNITY_BUILD_BATCH_SIZE 8)
 endfunction()
 
+# A library that kind plug-ins (shared modules, cmake/HyloopKind.cmake) link: position
+# independent, and without semantic interposition, so that -fPIC keeps the inlining of the
+# executables' -fPIE build (a kind plug-in exports only its entry point anyway).
+function(hyloop_plugin_ready target)
+  set_target_properties(${target} PROPERTIES POSITION_INDEPENDENT_CODE ON)
+  if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU" OR CMAKE_CXX_COMPILER_ID STREQUAL "Clang")
+    target_compile_options(${target} PRIVATE -fno-semantic-interposition)
+  endif()
+endfunction()
+
 # hyloop_add_library(NAME <name> [DEPS ...] [PRIVATE_DEPS ...])
 # Builds libs/<name>: include/ is public, src/*.cpp the sources, hyloop::<name> the alias.
 function(hyloop_add_library)
@@ -54,7 +65,12 @@ function(hyloop_add_library)
   file(GLOB sources CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/src/*.cpp)
   add_library(hyloop_${ARG_NAME} STATIC ${sources})
   add_library(hyloop::${ARG_NAME} ALIAS hyloop_${ARG_NAME})
-  target_include_directories(hyloop_${ARG_NAME} PUBLIC ${CMAKE_CURRENT_SOURCE_DIR}/include)
+  target_include_directories(hyloop_${ARG_NAME} PUBLIC
+                             $<BUILD_INTERFACE:${CMAKE_CURRENT_SOURCE_DIR}/include>
+                             $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
   target_link_libraries(hyloop_${ARG_NAME} PUBLIC ${ARG_DEPS} PRIVATE hyloop::warnings ${ARG_PRIVATE_DEPS})
+  target_compile_features(hyloop_${ARG_NAME} PUBLIC cxx_std_20)
+  hyloop_plugin_ready(hyloop_${ARG_NAME})
+  set_target_properties(hyloop_${ARG_NAME} PROPERTIES EXPORT_NAME ${ARG_NAME})
   hyloop_unity(hyloop_${ARG_NAME})
 endfunction()

@@ -17,6 +17,7 @@
 #include "hyloop/experiment/experiment.hpp"
 #include "hyloop/experiment/jobs.hpp"
 #include "hyloop/experiment/kind.hpp"
+#include "hyloop/experiment/kind_plugin.hpp"
 #include "hyloop/experiment/run_directory.hpp"
 #include "hyloop/experiment/run_export.hpp"
 #include "hyloop/experiment/scenario.hpp"
@@ -183,9 +184,14 @@ bool prepare_report(const fs::path& dir) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Before the options: the kinds' help texts come from the loaded kinds.
+  if (!take_kind_options_or_report(argc, argv, "hyloop")) return 2;
   CLI::App app{"hyloop: real-time hybrid simulation and hardware-in-the-loop testing"};
+  app.add_option("--kinds",
+                 "directory of kind plug-ins (repeatable; searched after "
+                 "<prefix>/lib/hyloop/kinds and HYLOOP_KIND_PATH; docs/kinds.md)");
   app.require_subcommand(1);
-  app.set_version_flag("--version", "hyloop 0.1.0");
+  app.set_version_flag("--version", std::string("hyloop ") + hyloop::kHyloopVersion);
 
   std::string scenario_path;
   std::vector<std::string> overrides;

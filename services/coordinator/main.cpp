@@ -10,9 +10,11 @@
 
 #include "coordinator/coordinator_component.hpp"
 #include "hyloop/experiment/data_source.hpp"
+#include "hyloop/experiment/kind_plugin.hpp"
 #include "hyloop/runtime/service_main.hpp"
 
 int main(int argc, char** argv) {
+  if (!hyloop::experiment::take_kind_options_or_report(argc, argv, "hyloop-coordinator")) return 2;
   using namespace hyloop;
   std::string spec;
   std::string endpoint_prefix;

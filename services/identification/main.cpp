@@ -4,10 +4,13 @@
 #include <vector>
 
 #include "hyloop/experiment/data_source.hpp"
+#include "hyloop/experiment/kind_plugin.hpp"
 #include "hyloop/runtime/service_main.hpp"
 #include "identification/identification_component.hpp"
 
 int main(int argc, char** argv) {
+  if (!hyloop::experiment::take_kind_options_or_report(argc, argv, "hyloop-identification"))
+    return 2;
   using namespace hyloop;
   std::vector<std::string> data_dirs;
   return runtime::run_service_main(

@@ -175,6 +175,16 @@ std::optional<std::vector<fs::path>>& configured_dirs() {
 
 }  // namespace
 
+fs::path project_root() {
+  std::error_code ec;
+  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    const fs::path share = exe.parent_path().parent_path() / "share" / "hyloop";
+    if (fs::is_directory(share / "data", ec)) return share;
+  }
+  return fs::path(HYLOOP_SOURCE_DIR);
+}
+
 DataSource DataSource::local_file(const std::string& scenario_path) {
   DataSource s;
   s.policy = Policy::kLocal;
@@ -195,7 +205,7 @@ std::vector<fs::path> server_data_directories() {
     }
     return dirs;
   }
-  const fs::path project = fs::path(HYLOOP_SOURCE_DIR) / "data";
+  const fs::path project = project_root() / "data";
   std::error_code ec;
   if (fs::is_directory(project, ec)) dirs.push_back(project);
   return dirs;
@@ -244,7 +254,7 @@ DataFile read_data_file(const std::string& reference, const DataSource& source,
   if (reference.empty()) refuse(field, reference, "empty (a file name)");
   if (p.is_absolute()) return read_path(p, field, reference);
   std::error_code ec;
-  const fs::path project = fs::path(HYLOOP_SOURCE_DIR) / p;
+  const fs::path project = project_root() / p;
   if (fs::exists(project, ec)) return read_path(project, field, reference);
   const fs::path beside = source.scenario_dir / p;
   if (fs::exists(beside, ec)) return read_path(beside, field, reference);

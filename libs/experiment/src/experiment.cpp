@@ -92,9 +92,8 @@ std::unique_ptr<Experiment> make_experiment_from_text(const std::string& text,
   try {
     found = &find_kind(kind);
   } catch (const std::invalid_argument&) {
-    std::string known;
-    for (const std::string& name : kind_names()) known += (known.empty() ? "" : ", ") + name;
-    throw ScenarioError(origin + ": kind = \"" + excerpt(kind) + "\": must be one of " + known);
+    throw ScenarioError(origin + ": kind = \"" + excerpt(kind) + "\": must be one of " +
+                        known_kinds());
   }
   return found->make_experiment(text, origin, overrides, data);
 }

@@ -5,6 +5,7 @@
 #include <stdexcept>
 #include <utility>
 
+#include "hyloop/experiment/kind_plugin.hpp"
 #include "hyloop/experiment/yaml_fields.hpp"
 
 namespace hyloop::experiment {
@@ -95,7 +96,14 @@ const Kind& find_kind(std::string_view name) {
     }
   }
   throw std::invalid_argument("unknown scenario kind \"" + excerpt(name) +
-                              "\": the known kinds are " + joined(kind_names()));
+                              "\": the known kinds are " + known_kinds());
+}
+
+std::string known_kinds() {
+  std::string out = joined(kind_names());
+  const std::vector<std::string> refused = kind_plugin_refusals();
+  if (!refused.empty()) out += " (kind plug-ins refused: " + joined(refused) + ")";
+  return out;
 }
 
 const Kind& find_scenario_kind(const std::string& text, const std::string& origin) {

@@ -66,6 +66,9 @@ core::GroundMotion read_ground_motion_record(const std::string& file, const std:
                                              const std::string& unit, const DataSource& source,
                                              const std::string& origin);
 
+/// Where a relative data path (data/...) is looked up first: an installed hyloop's
+/// <prefix>/share/hyloop (beside the binary, when it holds data/), else the source tree.
+std::filesystem::path project_root();
 /// The server's data directories, in search order (see the header comment).
 std::vector<std::filesystem::path> server_data_directories();
 /// Replaces them (each must be an existing directory). @throws ScenarioError naming it.

@@ -146,5 +146,8 @@ const Kind& identification_kind(const std::string& text);
 std::vector<const Kind*> kinds();
 /// The names of the registered kinds, sorted.
 std::vector<std::string> kind_names();
+/// kind_names() joined for a message, with any refused kind plug-in and its reason
+/// (kind_plugin.hpp).
+std::string known_kinds();
 
 }  // namespace hyloop::experiment
