@@ -7,7 +7,7 @@ C++ string or character literal in the given directories that is a kind's name, 
 (`kind == "fcu"`, `{"sits", ...}`), and prints each one as FILE:LINE: LITERAL. (Prose that
 mentions a method, e.g. a metric's help "(SITS Eq. 44)", is not a kind name.)
 The kind names are read from the kinds' own files (`std::string name() const override { return
-"x"; }` in libs/experiment/src/*.cpp), so a new kind is checked without editing this script.
+"x"; }` in libs/experiment/src/*.cpp and kinds/*/src/*.cpp), so a new kind is checked without editing this script.
 
   tools/check_kind_names.py [--root DIR] [DIRS ...]    # default: services apps
 """
@@ -24,7 +24,9 @@ COMMENT_RE = re.compile(r'//[^\n]*|/\*.*?\*/', re.S)
 
 def kind_names(root):
     names = set()
-    for path in sorted((root / "libs" / "experiment" / "src").glob("*.cpp")):
+    sources = list((root / "libs" / "experiment" / "src").glob("*.cpp"))
+    sources += list((root / "kinds").glob("*/src/*.cpp"))
+    for path in sorted(sources):
         names.update(NAME_RE.findall(path.read_text(errors="replace")))
     return sorted(names)
 
@@ -62,7 +64,7 @@ def main():
     root = pathlib.Path(a.root).resolve()
     names = kind_names(root)
     if not names:
-        print(f"{root}: no kind found in libs/experiment/src (name() const override)")
+        print(f"{root}: no kind found in libs/experiment/src or kinds/*/src (name() const override)")
         return 2
     found = findings(root, a.dirs, names)
     for f in found:

@@ -16,14 +16,14 @@
 
 #include "hyloop/experiment/data_source.hpp"
 #include "hyloop/experiment/experiment.hpp"
-#include "hyloop/experiment/fcu_dynamics.hpp"
-#include "hyloop/experiment/fcu_experiment.hpp"
-#include "hyloop/experiment/rht_dynamics.hpp"
-#include "hyloop/experiment/rht_experiment.hpp"
 #include "hyloop/experiment/scenario.hpp"
 #include "hyloop/experiment/sits_dynamics.hpp"
 #include "hyloop/experiment/yaml_fields.hpp"
 #include "hyloop/hal/actuator_safety.hpp"
+#include "hyloop/kinds/fcu/fcu_dynamics.hpp"
+#include "hyloop/kinds/fcu/fcu_experiment.hpp"
+#include "hyloop/kinds/rht/rht_dynamics.hpp"
+#include "hyloop/kinds/rht/rht_experiment.hpp"
 
 namespace hyloop::experiment {
 namespace {

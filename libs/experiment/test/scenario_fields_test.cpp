@@ -11,10 +11,10 @@
 #include <vector>
 
 #include "hyloop/experiment/data_source.hpp"
-#include "hyloop/experiment/fcu_experiment.hpp"
-#include "hyloop/experiment/rht_experiment.hpp"
 #include "hyloop/experiment/scenario.hpp"
-#include "hyloop/experiment/vrths_experiment.hpp"
+#include "hyloop/kinds/fcu/fcu_experiment.hpp"
+#include "hyloop/kinds/rht/rht_experiment.hpp"
+#include "hyloop/kinds/vrths/vrths_experiment.hpp"
 
 namespace hyloop::experiment {
 namespace {

@@ -1,8 +1,8 @@
 // The RHT kind (kind.hpp): its runner, its loop parts over RhtDynamics and the servo emulator.
 #include "hyloop/experiment/kind.hpp"
-#include "hyloop/experiment/rht_dynamics.hpp"
-#include "hyloop/experiment/rht_experiment.hpp"
 #include "hyloop/hal/servo_actuator_emulator.hpp"
+#include "hyloop/kinds/rht/rht_dynamics.hpp"
+#include "hyloop/kinds/rht/rht_experiment.hpp"
 
 namespace hyloop::experiment {
 namespace {

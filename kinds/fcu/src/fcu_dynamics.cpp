@@ -1,9 +1,9 @@
-#include "hyloop/experiment/fcu_dynamics.hpp"
+#include "hyloop/kinds/fcu/fcu_dynamics.hpp"
 
 #include <algorithm>
 #include <cmath>
 
-#include "hyloop/experiment/fcu_experiment.hpp"
+#include "hyloop/kinds/fcu/fcu_experiment.hpp"
 
 namespace hyloop::experiment {
 namespace {

@@ -41,10 +41,10 @@
 #include "hyloop/core/tracking_metrics.hpp"
 #include "hyloop/core/turbojet_model.hpp"
 #include "hyloop/experiment/experiment.hpp"
-#include "hyloop/experiment/fcu_dynamics.hpp"
 #include "hyloop/experiment/loop_experiment.hpp"
 #include "hyloop/experiment/stop_reason.hpp"
 #include "hyloop/hal/fcu_rig_emulator.hpp"
+#include "hyloop/kinds/fcu/fcu_dynamics.hpp"
 
 namespace hyloop::experiment {
 

@@ -1,9 +1,9 @@
 // The FCU kind (kind.hpp): its runner, its loop parts over FcuDynamics and the FCU rig emulator.
 // Its loop signals are fuel flows in kg/s under their own names: the command x_p (the demand,
 // the safety window in kg/s), the measurement x_m (the flow meter); the metrics export g/s.
-#include "hyloop/experiment/fcu_dynamics.hpp"
-#include "hyloop/experiment/fcu_experiment.hpp"
 #include "hyloop/experiment/kind.hpp"
+#include "hyloop/kinds/fcu/fcu_dynamics.hpp"
+#include "hyloop/kinds/fcu/fcu_experiment.hpp"
 
 namespace hyloop::experiment {
 namespace {

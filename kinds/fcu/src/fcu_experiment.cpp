@@ -1,4 +1,4 @@
-#include "hyloop/experiment/fcu_experiment.hpp"
+#include "hyloop/kinds/fcu/fcu_experiment.hpp"
 
 #include <yaml-cpp/yaml.h>
 

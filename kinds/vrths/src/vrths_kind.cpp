@@ -4,7 +4,7 @@
 #include <random>
 
 #include "hyloop/experiment/kind.hpp"
-#include "hyloop/experiment/vrths_experiment.hpp"
+#include "hyloop/kinds/vrths/vrths_experiment.hpp"
 
 namespace hyloop::experiment {
 namespace {

@@ -12,8 +12,8 @@
 #include <ostream>
 
 #include "hyloop/experiment/grid_tune.hpp"
-#include "hyloop/experiment/rht_dynamics.hpp"
-#include "hyloop/experiment/rht_experiment.hpp"
+#include "hyloop/kinds/rht/rht_dynamics.hpp"
+#include "hyloop/kinds/rht/rht_experiment.hpp"
 
 namespace hyloop::experiment {
 

@@ -30,9 +30,9 @@
 #include "hyloop/experiment/experiment.hpp"
 #include "hyloop/experiment/kind.hpp"
 #include "hyloop/experiment/loop_experiment.hpp"
-#include "hyloop/experiment/rht_dynamics.hpp"
 #include "hyloop/experiment/stability_guard_fields.hpp"
 #include "hyloop/hal/servo_actuator_emulator.hpp"
+#include "hyloop/kinds/rht/rht_dynamics.hpp"
 
 namespace hyloop::experiment {
 

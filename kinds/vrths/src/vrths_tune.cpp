@@ -11,7 +11,7 @@
 #include "hyloop/experiment/grid_tune.hpp"
 #include "hyloop/experiment/kind.hpp"
 #include "hyloop/experiment/scenario.hpp"
-#include "hyloop/experiment/vrths_experiment.hpp"
+#include "hyloop/kinds/vrths/vrths_experiment.hpp"
 
 namespace hyloop::experiment {
 

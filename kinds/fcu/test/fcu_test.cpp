@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "hyloop/experiment/experiment.hpp"
-#include "hyloop/experiment/fcu_experiment.hpp"
 #include "hyloop/experiment/scenario.hpp"
+#include "hyloop/kinds/fcu/fcu_experiment.hpp"
 #include "hyloop/testing/alloc_guard.hpp"
 
 namespace hyloop::experiment {

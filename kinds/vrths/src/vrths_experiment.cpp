@@ -1,5 +1,5 @@
 // The vrths recorder (vrths_experiment.hpp): full-rate series for the benchmark's criteria.
-#include "hyloop/experiment/vrths_experiment.hpp"
+#include "hyloop/kinds/vrths/vrths_experiment.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -9,8 +9,8 @@
 #include "hyloop/experiment/scenario.hpp"
 #include "hyloop/experiment/scenario_fields.hpp"
 #include "hyloop/experiment/stability_guard_fields.hpp"
-#include "hyloop/experiment/vrths_experiment.hpp"
 #include "hyloop/experiment/yaml_fields.hpp"
+#include "hyloop/kinds/vrths/vrths_experiment.hpp"
 
 namespace hyloop::experiment {
 namespace {

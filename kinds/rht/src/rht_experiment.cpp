@@ -1,4 +1,4 @@
-#include "hyloop/experiment/rht_experiment.hpp"
+#include "hyloop/kinds/rht/rht_experiment.hpp"
 
 #include <algorithm>
 #include <cmath>

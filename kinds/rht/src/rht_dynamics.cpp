@@ -1,12 +1,12 @@
-#include "hyloop/experiment/rht_dynamics.hpp"
+#include "hyloop/kinds/rht/rht_dynamics.hpp"
 
 #include <cmath>
 #include <stdexcept>
 
-#include "hyloop/experiment/rht_experiment.hpp"
 #include "hyloop/experiment/scenario.hpp"
 #include "hyloop/experiment/stop_reason.hpp"
 #include "hyloop/experiment/yaml_fields.hpp"
+#include "hyloop/kinds/rht/rht_experiment.hpp"
 
 namespace hyloop::experiment {
 

@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "hyloop/experiment/rht_experiment.hpp"
 #include "hyloop/experiment/scenario.hpp"
+#include "hyloop/kinds/rht/rht_experiment.hpp"
 #include "hyloop/testing/alloc_guard.hpp"
 
 namespace hyloop::experiment {

@@ -7,10 +7,10 @@
 #include <numbers>
 #include <stdexcept>
 
-#include "hyloop/experiment/fcu_experiment.hpp"
 #include "hyloop/experiment/scenario.hpp"
 #include "hyloop/experiment/scenario_fields.hpp"
 #include "hyloop/experiment/yaml_fields.hpp"
+#include "hyloop/kinds/fcu/fcu_experiment.hpp"
 
 namespace hyloop::experiment {
 namespace {

@@ -5,11 +5,11 @@
 #include <numbers>
 #include <stdexcept>
 
-#include "hyloop/experiment/rht_experiment.hpp"
 #include "hyloop/experiment/run_export.hpp"
 #include "hyloop/experiment/scenario_fields.hpp"
 #include "hyloop/experiment/stability_guard_fields.hpp"
 #include "hyloop/experiment/yaml_fields.hpp"
+#include "hyloop/kinds/rht/rht_experiment.hpp"
 
 namespace hyloop::experiment {
 namespace {
