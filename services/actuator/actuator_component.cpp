@@ -265,12 +265,12 @@ void ActuatorComponent::ramp_to_rest(std::uint64_t c) noexcept {
   // Stopped mid-run (Deactivate: the run was stopped, or another client switched the
   // actuator off): the rig goes to rest through the safety layer's ramp before the loop ends
   // (its latch is the safety layer's own, gone with the next configure), for at most
-  // kStopRampLimit.
+  // stop_ramp_limit().
   note_stop_request();
   const std::string latched = latched_emergency_stop();
   stage_->safety().emergency_stop();
   const auto period = std::chrono::nanoseconds(static_cast<std::int64_t>(plan_.step * 1e9));
-  const auto until = std::chrono::steady_clock::now() + kStopRampLimit;
+  const auto until = std::chrono::steady_clock::now() + stop_ramp_limit(plan_.safety.step);
   while (cycle(c, nullptr) && std::chrono::steady_clock::now() < until) {
     ++c;
     std::this_thread::sleep_for(period);

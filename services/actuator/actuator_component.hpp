@@ -17,12 +17,13 @@
 // coordinator was lost: runtime::LoopComponent), the loop ends and logs (warn) the cause, the time
 // from the trip or request to the first stopping command and to rest: the numbers of
 // docs/reliability.md. A Deactivate in the middle of a real-time run (the run stopped, or another
-// client) ramps the rig to rest first (at most kStopRampLimit). Loop latency: arrival of the
+// client) ramps the rig to rest first (at most stop_ramp_limit()). Loop latency: arrival of the
 // command − the rig's sample time it derives from.
 
 #include <array>
 #include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
@@ -36,8 +37,13 @@
 namespace hyloop::services {
 
 /// Real time: how long a Deactivate mid-run lets the safety layer's ramp bring the rig to rest
-/// before the loop ends anyway (the rig then holds the last command).
-inline constexpr std::chrono::milliseconds kStopRampLimit{500};
+/// before the loop ends anyway (the rig then holds the last command): the ramp's own bound,
+/// hal::kMaxStopTime + 2 control periods, plus 25% for the timer's lateness, so that the ramp
+/// of an accepted scenario is never cut short.
+[[nodiscard]] inline std::chrono::nanoseconds stop_ramp_limit(double control_period_s) noexcept {
+  return std::chrono::nanoseconds(
+      static_cast<std::int64_t>(1.25e9 * (hal::kMaxStopTime + 2.0 * control_period_s)));
+}
 /// Real time: how often the wait for a command looks for an emergency stop request.
 inline constexpr std::chrono::milliseconds kEstopPoll{1};
 
@@ -73,7 +79,7 @@ class ActuatorComponent final : public runtime::LoopComponent {
   /// The command frame to the rig (set point, rate) after the safety layer.
   void set_out(const hal::ActuatorCommand& command) noexcept;
 
-  /// Real time, stopped mid-run at cycle c: ramps the rig to rest (at most kStopRampLimit),
+  /// Real time, stopped mid-run at cycle c: ramps the rig to rest (at most stop_ramp_limit()),
   /// then reports the stop.
   void ramp_to_rest(std::uint64_t c) noexcept;
   /// Notes the time (and loop cycle) of the first stop request of the run. Any thread.

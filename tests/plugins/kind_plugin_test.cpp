@@ -244,6 +244,14 @@ TEST(OscillatorExample, BadFieldsAreRefusedNamingTheField) {
     EXPECT_NE(std::string(e.what()).find("rig.actuator_lag_s"), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("[0, 10]"), std::string::npos) << e.what();
   }
+  try {  // an e-stop would take longer than hal::kMaxStopTime: min(1 m/s / 1 s, 2·0.2 m / 1 s²)
+    (void)run({"rig.acceleration_max_mps2=0.1"});
+    FAIL() << "a stop ramp slower than the bound was accepted";
+  } catch (const ex::ScenarioError& e) {
+    EXPECT_NE(std::string(e.what()).find("rig.acceleration_max_mps2 = 0.1: must be >= 0.4"),
+              std::string::npos)
+        << e.what();
+  }
   try {
     (void)run({"rig.nonsense=1"});
     FAIL() << "an unknown field was accepted";

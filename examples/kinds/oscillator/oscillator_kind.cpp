@@ -46,6 +46,17 @@ struct Scenario {
   double acceleration_max = 100.0;    // m/s²
 };
 
+hyloop::hal::SafetyConfig safety_config(const Scenario& s) {
+  hyloop::hal::SafetyConfig safety;
+  safety.limits.position_min = -s.stroke;
+  safety.limits.position_max = s.stroke;
+  safety.limits.velocity_max = s.velocity_max;
+  safety.limits.acceleration_max = s.acceleration_max;
+  safety.step = s.step;
+  safety.stop_deceleration = s.acceleration_max;
+  return safety;
+}
+
 Scenario parse(const std::string& text, const std::string& origin,
                const std::vector<std::string>& overrides) {
   const YAML::Node root = ex::load_yaml(text, origin, overrides);
@@ -95,6 +106,9 @@ Scenario parse(const std::string& text, const std::string& origin,
                 "inside (-rig.stroke_m, rig.stroke_m)");
     ex::require(s.velocity_max > 0.0, "rig.velocity_max_mps", s.velocity_max, "> 0");
     ex::require(s.acceleration_max > 0.0, "rig.acceleration_max_mps2", s.acceleration_max, "> 0");
+    // The e-stop ramps at the acceleration limit: it must reach rest within hal::kMaxStopTime.
+    ex::require_stop_deceleration(safety_config(s), "rig.acceleration_max_mps2", s.acceleration_max,
+                                  "m/s^2", "rig.velocity_max_mps", "rig.stroke_m");
   });
   return s;
 }
@@ -126,15 +140,8 @@ std::string resolved_yaml(const Scenario& s) {
 }
 
 ex::LoopPlan plan(const Scenario& s) {
-  hyloop::hal::SafetyConfig safety;
-  safety.limits.position_min = -s.stroke;
-  safety.limits.position_max = s.stroke;
-  safety.limits.velocity_max = s.velocity_max;
-  safety.limits.acceleration_max = s.acceleration_max;
-  safety.step = s.step;
-  safety.stop_deceleration = s.acceleration_max;
   const auto steps = static_cast<std::int64_t>(std::llround(s.duration / s.step));
-  ex::LoopPlan p = ex::every_cycle_plan(kKind, steps, s.step, safety, s.x0);
+  ex::LoopPlan p = ex::every_cycle_plan(kKind, steps, s.step, safety_config(s), s.x0);
   p.measurement = ex::mechanical_measurement("x_a", "v_a", "f_meas");
   p.command = ex::set_point_command("x_c", "m", "length");
   return p;

@@ -56,7 +56,8 @@ hal::SafetyConfig fcu_safety_config(const FcuScenario& s) {
   c.step = s.timing.step;
   c.watchdog_cycles = s.safety.watchdog_cycles;
   c.limits.acceleration_max = s.safety.command_acceleration_max;
-  c.stop_deceleration = std::numeric_limits<double>::infinity();  // hold the last command
+  // The ramp to rest brakes at the acceleration bound (a hold at once when that is .inf).
+  c.stop_deceleration = std::numeric_limits<double>::infinity();
   return c;
 }
 

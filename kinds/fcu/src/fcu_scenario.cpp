@@ -7,9 +7,11 @@
 #include <numbers>
 #include <stdexcept>
 
+#include "hyloop/experiment/loop_parts.hpp"
 #include "hyloop/experiment/scenario.hpp"
 #include "hyloop/experiment/scenario_fields.hpp"
 #include "hyloop/experiment/yaml_fields.hpp"
+#include "hyloop/kinds/fcu/fcu_dynamics.hpp"
 #include "hyloop/kinds/fcu/fcu_experiment.hpp"
 
 namespace hyloop::experiment {
@@ -423,6 +425,10 @@ void validate(const FcuScenario& s) {
           "safety.watchdog_cycles", s.safety.watchdog_cycles, "must be in [1, 100000]");
   require(s.safety.command_acceleration_max > 0.0, "safety.command_acceleration_max_kg_s3",
           s.safety.command_acceleration_max, "must be > 0 (.inf: no limit)");
+  // The ramp to rest (fcu_safety_config: at the acceleration bound) ends within kMaxStopTime.
+  require_stop_deceleration(fcu_safety_config(s), "safety.command_acceleration_max_kg_s3",
+                            s.safety.command_acceleration_max, "kg/s^3", "none",
+                            "safety.command_max_kg_s - command_min_kg_s");
 
   const auto& g = s.engine;
   require(g.idle_speed > 0.0 && g.idle_speed < 1.0, "engine.idle_speed", g.idle_speed,

@@ -244,8 +244,10 @@ TEST(FcuLoop, TheActuatorWindowKeepsEveryCommandOfTheMotorInside) {
   EXPECT_GT(outside, 100U);  // the predictor did command outside the window (719 measured)
   EXPECT_EQ(bounded->valve_saturated_steps(), 0);
   for (const char* name : {"none", "inverse", "polynomial"}) {
+    // An unbounded window stops at once (issue 27: a ramp across it would have no end).
     const auto unbounded =
-        run_fcu(name, {"safety.command_min_kg_s=-.inf", "safety.command_max_kg_s=.inf"});
+        run_fcu(name, {"safety.command_min_kg_s=-.inf", "safety.command_max_kg_s=.inf",
+                       "safety.command_acceleration_max_kg_s3=.inf"});
     EXPECT_EQ(unbounded->last_row(), run_fcu(name)->last_row()) << name;
   }
 }

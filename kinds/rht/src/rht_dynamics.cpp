@@ -92,6 +92,7 @@ hal::SafetyConfig rht_safety_config(const RhtScenario& s) {
   c.limits.position_max = s.servo.stroke;
   c.limits.acceleration_max = s.servo.acceleration_max;
   c.step = s.timing.step;
+  c.stop_deceleration = 1.0;  // m/s² (SafetyConfig's former default): rest from ±stroke in ≤ 1 s
   return c;
 }
 

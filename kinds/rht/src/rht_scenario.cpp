@@ -5,10 +5,12 @@
 #include <numbers>
 #include <stdexcept>
 
+#include "hyloop/experiment/loop_parts.hpp"
 #include "hyloop/experiment/run_export.hpp"
 #include "hyloop/experiment/scenario_fields.hpp"
 #include "hyloop/experiment/stability_guard_fields.hpp"
 #include "hyloop/experiment/yaml_fields.hpp"
+#include "hyloop/kinds/rht/rht_dynamics.hpp"
 #include "hyloop/kinds/rht/rht_experiment.hpp"
 
 namespace hyloop::experiment {
@@ -404,6 +406,16 @@ RhtScenario parse_rht_scenario(const std::string& text, const std::string& path,
     require(s.servo.stroke > 0.0, "servo.stroke_m", s.servo.stroke, "must be > 0 m");
     require(s.servo.acceleration_max > 0.0, "servo.acceleration_max_mps2", s.servo.acceleration_max,
             "must be > 0 (.inf: no limit)");
+    // An e-stop's ramp (rht_safety_config) ends within kMaxStopTime across the stroke.
+    const hal::SafetyConfig safety = rht_safety_config(s);
+    const double t = hal::kMaxStopTime;
+    const double stroke_max = safety.stop_deceleration * t * t / 4.0;  // 2W/t² <= d, W = 2 stroke
+    require(s.servo.stroke <= stroke_max, "servo.stroke_m", s.servo.stroke,
+            "must be <= " + format_value(stroke_max) + " m so that an e-stop, ramping at " +
+                format_value(safety.stop_deceleration) + " m/s^2, reaches rest within " +
+                format_value(t) + " s across +-stroke_m");
+    require_stop_deceleration(safety, "servo.acceleration_max_mps2", s.servo.acceleration_max,
+                              "m/s^2", "none", "2 * servo.stroke_m");
     if (s.compensator.type != "none" && s.compensator.type != "adaptive" &&
         s.compensator.type != "ats" && s.compensator.type != "amb") {
       fail("compensator.type = \"" + excerpt(s.compensator.type) +

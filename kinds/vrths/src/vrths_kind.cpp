@@ -223,7 +223,7 @@ std::vector<std::string> vrths_record_columns() {
   return c;
 }
 
-LoopPlan vrths_loop_plan(const VrthsScenario& s) {
+hal::SafetyConfig vrths_safety_config(const VrthsScenario& s) {
   hal::SafetyConfig safety;
   safety.limits.position_min = -s.limits.stroke;
   safety.limits.position_max = s.limits.stroke;
@@ -233,6 +233,11 @@ LoopPlan vrths_loop_plan(const VrthsScenario& s) {
   safety.limits.acceleration_max = s.limits.acceleration;
   safety.step = s.timing.step;
   safety.stop_deceleration = 50.0;  // m/s²: the ramp to rest of a servo-hydraulic actuator
+  return safety;
+}
+
+LoopPlan vrths_loop_plan(const VrthsScenario& s) {
+  const hal::SafetyConfig safety = vrths_safety_config(s);
   LoopPlan p =
       every_cycle_plan("vrths", s.steps(load_vrths_ground_motion(s)), s.timing.step, safety, 0.0);
   p.measurement = {{{"x_m", "m", "length"}, {"f_e", "N", "force"}}};

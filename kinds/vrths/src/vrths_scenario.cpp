@@ -5,6 +5,7 @@
 #include <stdexcept>
 #include <tuple>
 
+#include "hyloop/experiment/loop_parts.hpp"
 #include "hyloop/experiment/run_export.hpp"
 #include "hyloop/experiment/scenario.hpp"
 #include "hyloop/experiment/scenario_fields.hpp"
@@ -367,6 +368,16 @@ VrthsScenario parse_vrths_scenario(const std::string& text, const std::string& o
             "must be > 0 m/s");
     require(s.limits.acceleration > 0.0, "limits.acceleration_max_mps2", s.limits.acceleration,
             "must be > 0 m/s^2 (.inf: no limit)");
+    // An e-stop's ramp (vrths_safety_config) ends within kMaxStopTime across the stroke.
+    const hal::SafetyConfig safety = vrths_safety_config(s);
+    const double t = hal::kMaxStopTime;
+    const double stroke_max = safety.stop_deceleration * t * t / 4.0;  // 2W/t² <= d, W = 2 stroke
+    require(s.limits.stroke <= stroke_max, "limits.stroke_m", s.limits.stroke,
+            "must be <= " + format_value(stroke_max) + " m so that an e-stop, ramping at " +
+                format_value(safety.stop_deceleration) + " m/s^2, reaches rest within " +
+                format_value(t) + " s across +-stroke_m");
+    require_stop_deceleration(safety, "limits.acceleration_max_mps2", s.limits.acceleration,
+                              "m/s^2", "none", "2 * limits.stroke_m");
     require(s.limits.force > 0.0, "limits.force_n", s.limits.force, "must be > 0 N");
     require(s.outputs.decimation >= 1 && s.outputs.decimation <= 4096, "outputs.decimation",
             s.outputs.decimation, "must be in [1, 4096]");

@@ -1,10 +1,12 @@
 #include "hyloop/experiment/loop_parts.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <stdexcept>
 #include <utility>
 
 #include "hyloop/experiment/kind.hpp"
+#include "hyloop/experiment/yaml_fields.hpp"
 
 namespace hyloop::experiment {
 
@@ -18,6 +20,26 @@ LoopPlan every_cycle_plan(std::string kind, std::int64_t total_steps, double ste
   p.safety = safety;
   p.initial = {initial_command, 0.0};
   return p;
+}
+
+void require_stop_deceleration(const hal::SafetyConfig& safety, const std::string& field,
+                               double value, const std::string& unit, const std::string& speed,
+                               const std::string& window) {
+  const double d_min = hal::min_stop_deceleration(safety);
+  if (value >= d_min) return;
+  const std::string t = format_value(hal::kMaxStopTime);
+  const std::string limits =
+      "V = " + format_value(std::min(safety.rate_limit, safety.limits.velocity_max)) +
+      ", the speed bound (" + speed +
+      "); W = " + format_value(safety.limits.position_max - safety.limits.position_min) +
+      ", the window (" + window + ")";
+  if (std::isinf(d_min)) {
+    invalid(field, value,
+            "must be .inf (stop at once): no ramp reaches rest within " + t + " s when " + limits);
+  }
+  invalid(field, value,
+          "must be >= " + format_value(d_min) + " " + unit + " = min(V/t, 2W/t^2) so that an " +
+              "e-stop reaches rest within t = " + t + " s; " + limits);
 }
 
 hal::DriverStatus step_drivers(hal::ActuatorDriver& actuator, hal::ForceSensorDriver& sensor,

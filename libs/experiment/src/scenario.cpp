@@ -10,8 +10,10 @@
 #include <set>
 #include <sstream>
 
+#include "hyloop/experiment/loop_parts.hpp"
 #include "hyloop/experiment/run_export.hpp"
 #include "hyloop/experiment/scenario_fields.hpp"
+#include "hyloop/experiment/sits_dynamics.hpp"
 #include "hyloop/experiment/stability_guard_fields.hpp"
 #include "hyloop/experiment/yaml_fields.hpp"
 
@@ -215,7 +217,8 @@ const BoundTable<S>& sits_table() {
               [](auto& s) -> auto& { return s.safety.watchdog_cycles; }),
           f::number<S>(
               "safety.stop_deceleration_mps2", "m/s^2", above(0),
-              "the ramp to rest on a watchdog trip or an e-stop",
+              "the ramp to rest on a watchdog trip or an e-stop; it must reach rest within 1 s "
+              "(docs/scenarios.md \"Stop time\")",
               [](auto& s) -> auto& { return s.safety.stop_deceleration; }),
           f::boolean<S>(
               "delays.force_measurement", "the sensor delay is on (off: d = 0)",
@@ -481,6 +484,14 @@ void validate(const SitsScenario& s) {
           "must be a whole multiple (>= 1) of timing.step_s = " + format_value(s.timing.step));
   require(s.rig.sensor_delay / s.timing.step <= core::DelayLine::kMaxDelaySteps,
           "rig.sensor.delay_s", s.rig.sensor_delay, "must be at most 1e6 steps");
+  // An e-stop's ramp, at min(stop deceleration, acceleration bound), ends within kMaxStopTime.
+  const hal::SafetyConfig safety = sits_safety_config(s);
+  const std::string speed = "min(rig.limits.velocity_max_mps, safety.rate_limit_mps)";
+  const std::string window = "rig.limits.position_max_m - position_min_m";
+  require_stop_deceleration(safety, "safety.stop_deceleration_mps2", s.safety.stop_deceleration,
+                            "m/s^2", speed, window);
+  require_stop_deceleration(safety, "rig.limits.acceleration_max_mps2", s.safety.acceleration_max,
+                            "m/s^2", speed, window);
 
   const auto& c = s.compensator;
   require(c.switch_time >= 0.0, "compensator.switch_time_s", c.switch_time, "must be >= 0 s");

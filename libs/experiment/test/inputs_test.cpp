@@ -1,12 +1,14 @@
 // Issue 10, "inputs that cannot reach outside": findings 3 (a scenario reads server files), 7
 // (duplicate keys) and 11 (denormals, quoted numbers, huge values), each reproduced.
 #include <fcntl.h>
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -16,6 +18,7 @@
 
 #include "hyloop/experiment/data_source.hpp"
 #include "hyloop/experiment/experiment.hpp"
+#include "hyloop/experiment/loop_parts.hpp"
 #include "hyloop/experiment/scenario.hpp"
 #include "hyloop/experiment/sits_dynamics.hpp"
 #include "hyloop/experiment/yaml_fields.hpp"
@@ -29,6 +32,8 @@ namespace hyloop::experiment {
 namespace {
 
 namespace fs = std::filesystem;
+using ::testing::AllOf;
+using ::testing::HasSubstr;
 
 const fs::path kSource = HYLOOP_SOURCE_DIR;
 
@@ -381,6 +386,80 @@ TEST(ShippedScenarios, AllValidateFromTheirFileAndAsTextSentToAService) {
     ++count;
   }
   EXPECT_GE(count, 27);
+}
+
+// ---- issue 27, High 1: an e-stop that does not stop --------------------------------------------
+
+std::string scenario_error(const std::string& yaml, const std::vector<std::string>& overrides) {
+  try {
+    (void)make_experiment_from_text(yaml, "t.yaml", overrides);
+  } catch (const ScenarioError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(StopTime, ARampSlowerThanTheBoundIsRefusedNamingTheFieldAndTheRange) {
+  // The reproduction: the default SITS window (2 m/s, a 1 m stroke) needs >= 2 m/s².
+  const std::string sits = "name: t\n";
+  EXPECT_THAT(scenario_error(sits, {"safety.stop_deceleration_mps2=1e-30"}),
+              AllOf(HasSubstr("safety.stop_deceleration_mps2 = 1e-30"),
+                    HasSubstr("must be >= 2 m/s^2"), HasSubstr("rest within t = 1 s")));
+  EXPECT_THAT(scenario_error(sits, {"safety.stop_deceleration_mps2=1.99"}),
+              HasSubstr("safety.stop_deceleration_mps2 = 1.99: must be >= 2 m/s^2"));
+  EXPECT_THAT(scenario_error(sits, {"rig.limits.acceleration_max_mps2=1e-30"}),
+              HasSubstr("rig.limits.acceleration_max_mps2 = 1e-30: must be >= 2 m/s^2"));
+  // A slower robot or a shorter stroke allows a gentler ramp: min(V/1 s, 2W/(1 s)²).
+  EXPECT_EQ(scenario_error(
+                sits, {"safety.stop_deceleration_mps2=0.5", "rig.limits.velocity_max_mps=0.5"}),
+            "");
+  EXPECT_EQ(
+      scenario_error(sits, {"safety.stop_deceleration_mps2=0.2", "safety.rate_limit_mps=0.2"}), "");
+  EXPECT_THAT(
+      scenario_error(sits, {"safety.stop_deceleration_mps2=0.03", "rig.limits.position_min_m=-0.01",
+                            "rig.limits.position_max_m=0.01"}),
+      HasSubstr("must be >= 0.04 m/s^2"));
+  // RHT ramps at 1 m/s² (capped by its acceleration bound) across +-stroke: stroke <= 0.25 m.
+  EXPECT_EQ(scenario_error("kind: rht\n", {}), "");
+  EXPECT_THAT(scenario_error("kind: rht\n", {"servo.stroke_m=0.3"}),
+              AllOf(HasSubstr("servo.stroke_m = 0.3"), HasSubstr("must be <= 0.25 m")));
+  EXPECT_THAT(scenario_error("kind: rht\n", {"servo.acceleration_max_mps2=1e-30"}),
+              HasSubstr("servo.acceleration_max_mps2 = 1e-30: must be >= 1 m/s^2"));
+  // FCU brakes its command at the acceleration bound across the 0.15 kg/s window.
+  EXPECT_THAT(scenario_error("kind: fcu\n", {"safety.command_acceleration_max_kg_s3=1e-30"}),
+              HasSubstr("safety.command_acceleration_max_kg_s3 = 1e-30: must be >= 0.3 kg/s^3"));
+  EXPECT_THAT(scenario_error("kind: fcu\n", {"safety.command_max_kg_s=.inf"}),
+              HasSubstr("safety.command_acceleration_max_kg_s3 = 1000: must be .inf"));
+  EXPECT_EQ(scenario_error("kind: fcu\n", {"safety.command_max_kg_s=.inf",
+                                           "safety.command_acceleration_max_kg_s3=.inf"}),
+            "");
+  // vrths ramps at 50 m/s² across +-limits.stroke_m.
+  EXPECT_THAT(scenario_error("kind: vrths\n", {"limits.acceleration_max_mps2=1e-30"}),
+              HasSubstr("limits.acceleration_max_mps2 = 1e-30: must be >= 0.028 m/s^2"));
+  EXPECT_THAT(scenario_error("kind: vrths\n", {"limits.stroke_m=13"}),
+              HasSubstr("limits.stroke_m = 13: must be <= 12.5 m"));
+}
+
+// Every shipped scenario's stop ramp reaches rest within the bound; the defaults are the worst.
+TEST(StopTime, EveryShippedScenarioStopsWithinTheBound) {
+  double worst = 0.0;
+  std::string worst_path;
+  int count = 0;
+  for (const auto& entry : fs::recursive_directory_iterator(kSource / "scenarios")) {
+    if (entry.path().extension() != ".yaml") continue;
+    const std::string path = entry.path().string();
+    const hal::SafetyConfig safety = loop_plan(read_scenario_text(path)).safety;
+    const double t = hal::max_stop_time(safety);
+    EXPECT_LE(t, hal::kMaxStopTime) << path;
+    if (t > worst) {
+      worst = t;
+      worst_path = path;
+    }
+    ++count;
+  }
+  EXPECT_GE(count, 27);
+  EXPECT_EQ(worst, hal::kMaxStopTime) << worst_path;  // the SITS and RHT defaults: 1 s exactly
+  std::printf("worst ramp of a shipped scenario: %.4f s (%s)\n", worst, worst_path.c_str());
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <sstream>
 #include <stdexcept>
 
 #include "require.hpp"
@@ -23,7 +24,41 @@ double finite_or_max(double v) noexcept {
   return std::isfinite(v) ? v : std::copysign(kMaxFinite, v);
 }
 
+double speed_bound(const SafetyConfig& c) noexcept {
+  return std::min(c.rate_limit, c.limits.velocity_max);
+}
+
+double window_width(const SafetyConfig& c) noexcept {
+  return c.limits.position_max - c.limits.position_min;
+}
+
+/// Refuses a ramp deceleration (stop_deceleration or limits.acceleration_max) below d_min.
+void require_stop(double value, double d_min, const SafetyConfig& c, const char* field) {
+  if (value >= d_min) {
+    return;
+  }
+  std::ostringstream msg;
+  msg << field << " = " << value << ": must be >= " << d_min
+      << " m/s^2 so that a stop ramp reaches rest within " << kMaxStopTime
+      << " s from the speed bound " << speed_bound(c) << " m/s or across the window "
+      << window_width(c) << " m (bound the speed or the window, or stop at once: inf)";
+  throw std::invalid_argument(msg.str());
+}
+
 }  // namespace
+
+double min_stop_deceleration(const SafetyConfig& config) noexcept {
+  constexpr double t = kMaxStopTime;
+  return std::min(speed_bound(config) / t, 2.0 * window_width(config) / (t * t));
+}
+
+double max_stop_time(const SafetyConfig& config) noexcept {
+  const double d = std::min(config.stop_deceleration, config.limits.acceleration_max);
+  if (d == kInf) {
+    return 0.0;
+  }
+  return std::min(speed_bound(config) / d, std::sqrt(2.0 * window_width(config) / d));
+}
 
 ActuatorSafety::ActuatorSafety(const SafetyConfig& config) : config_(config) {
   const ActuatorLimits& l = config.limits;
@@ -39,6 +74,9 @@ ActuatorSafety::ActuatorSafety(const SafetyConfig& config) : config_(config) {
   require(config.watchdog_cycles >= 1, "watchdog_cycles", config.watchdog_cycles, ">= 1 cycles");
   require(config.stop_deceleration > 0.0, "stop_deceleration", config.stop_deceleration,
           "> 0 m/s^2 (inf: stop at once)");
+  const double d_min = min_stop_deceleration(config);
+  require_stop(config.stop_deceleration, d_min, config, "stop_deceleration");
+  require_stop(l.acceleration_max, d_min, config, "limits.acceleration_max");
   speed_max_ = std::min(config.rate_limit, l.velocity_max);
   accel_step_ = l.acceleration_max * config.step;
   stop_decel_step_ = std::min(config.stop_deceleration, l.acceleration_max) * config.step;

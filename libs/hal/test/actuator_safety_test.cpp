@@ -73,6 +73,138 @@ TEST(ActuatorSafety, ValidationNamesFieldValueAndRange) {
   EXPECT_NO_THROW(ActuatorSafety{unbounded});
 }
 
+// Issue 27: a stop ramp that could take longer than kMaxStopTime is refused, naming the field,
+// its value and the least deceleration (bounded_config: V = 0.3 m/s, W = 0.3 m → 0.3 m/s²).
+TEST(ActuatorSafety, RefusesAStopRampSlowerThanTheBound) {
+  const auto message = [](auto mutate) {
+    return invalid_argument_message([&] {
+      SafetyConfig c = bounded_config();
+      mutate(c);
+      ActuatorSafety safety(c);
+    });
+  };
+  EXPECT_DOUBLE_EQ(min_stop_deceleration(bounded_config()), 0.3);
+  EXPECT_THAT(message([](SafetyConfig& c) { c.stop_deceleration = 1e-30; }),
+              AllOf(HasSubstr("stop_deceleration = 1e-30"), HasSubstr("must be >= 0.3 m/s^2"),
+                    HasSubstr("within 1 s")));
+  EXPECT_THAT(message([](SafetyConfig& c) { c.stop_deceleration = 0.29; }),
+              HasSubstr("stop_deceleration = 0.29: must be >= 0.3"));
+  EXPECT_THAT(message([](SafetyConfig& c) { c.limits.acceleration_max = 0.1; }),
+              HasSubstr("limits.acceleration_max = 0.1: must be >= 0.3"));
+  EXPECT_THAT(message([](SafetyConfig& c) {  // no speed or window bound: only a hold will do
+                c.limits = ActuatorLimits{};
+                c.rate_limit = kInf;
+              }),
+              HasSubstr("stop_deceleration = 2: must be >= inf"));
+  EXPECT_NO_THROW(message([](SafetyConfig& c) { c.stop_deceleration = 0.3; }));
+  SafetyConfig hold = bounded_config();
+  hold.limits = ActuatorLimits{};
+  hold.rate_limit = kInf;
+  hold.stop_deceleration = kInf;
+  EXPECT_NO_THROW(ActuatorSafety{hold});
+  EXPECT_EQ(max_stop_time(hold), 0.0);
+}
+
+// Calls of filter() after emergency_stop() until the output is at rest (the last one included).
+int calls_to_rest(ActuatorSafety& safety) {
+  safety.emergency_stop();
+  int calls = 0;
+  do {
+    (void)safety.filter(nullptr);
+    ++calls;
+  } while (!safety.at_rest() && calls < 10000000);
+  return calls;
+}
+
+// Issue 27: for every accepted configuration the ramp reaches rest within kMaxStopTime of its
+// first step, so within kMaxStopTime + 2T of the request (filter() takes it within one period).
+// Configurations at the bound (d = min_stop_deceleration), e-stopped at every cycle of a run to
+// the far end of the window from rest at the near end.
+TEST(ActuatorSafety, StopRampReachesRestWithinTheBoundForTheWorstAcceptedConfig) {
+  struct Case {
+    double step, speed, width, accel;
+    bool by_acceleration;  // d set through limits.acceleration_max (stop_deceleration = inf)
+  };
+  std::vector<Case> cases;
+  for (double step : {0.001, 0.004, 0.01}) {
+    for (double speed : {0.05, 2.0, kInf}) {
+      for (double width : {0.01, 1.0, 100.0, kInf}) {
+        if (std::isinf(speed) && std::isinf(width)) continue;
+        cases.push_back({step, speed, width, kInf, false});
+        cases.push_back({step, speed, width, 500.0, false});
+        cases.push_back({step, speed, width, 0.0, true});
+      }
+    }
+  }
+  double worst = 0.0;
+  for (const Case& k : cases) {
+    SafetyConfig c;
+    c.step = k.step;
+    c.limits.velocity_max = k.speed;
+    c.limits.position_min = std::isinf(k.width) ? -kInf : -k.width / 2.0;
+    c.limits.position_max = std::isinf(k.width) ? kInf : k.width / 2.0;
+    const double d = min_stop_deceleration(c);
+    if (k.by_acceleration) {
+      c.limits.acceleration_max = d;
+    } else {
+      c.limits.acceleration_max = std::max(k.accel, d);
+      c.stop_deceleration = d;
+    }
+    ASSERT_LE(max_stop_time(c), kMaxStopTime * (1.0 + 1e-12));
+    const double start = std::isinf(k.width) ? 0.0 : c.limits.position_min;
+    const double target = std::isinf(k.width) ? 1e6 : c.limits.position_max;
+    // Cycles of the run to the target (stopped there or after 2 s).
+    int run = 0;
+    {
+      ActuatorSafety probe(c);
+      probe.reset(start);
+      const ActuatorCommand far{target, 0.0};
+      while (run < 2.0 / k.step && (run == 0 || !probe.at_rest())) {
+        (void)probe.filter(&far);
+        ++run;
+      }
+    }
+    for (int at = 1; at <= run; at += std::max(1, run / 40)) {
+      ActuatorSafety safety(c);
+      safety.reset(start);
+      const ActuatorCommand far{target, 0.0};
+      for (int i = 0; i < at; ++i) (void)safety.filter(&far);
+      const double v0 = std::abs(safety.output_velocity());
+      const int calls = calls_to_rest(safety);
+      const double to_rest = (calls - 1) * k.step;  // from the ramp's first step
+      ASSERT_LE(to_rest, kMaxStopTime + k.step)
+          << "T " << k.step << " V " << k.speed << " W " << k.width << " d " << d << " v0 " << v0;
+      ASSERT_LE(to_rest, max_stop_time(c) + k.step);
+      worst = std::max(worst, to_rest + k.step);  // + one period until the request is taken
+    }
+  }
+  std::printf("worst time to rest after the request: %.4f s (bound %.1f s + 2T)\n", worst,
+              kMaxStopTime);
+}
+
+// The worst accepted SITS scenario's window (docs/scenarios.md "Stop time"): the default stroke
+// ±0.5 m, 2 m/s, a = 500 m/s², control period 4 ms, at the least accepted deceleration 2 m/s²,
+// e-stopped at full speed from the near end: rest 1 s after the first ramp step at most.
+TEST(ActuatorSafety, DefaultSitsWindowStopsWithinTheBoundFromFullSpeed) {
+  SafetyConfig c;
+  c.step = 0.004;
+  c.limits = {-0.5, 0.5, 2.0, 500.0};
+  c.stop_deceleration = min_stop_deceleration(c);
+  ASSERT_EQ(c.stop_deceleration, 2.0);
+  ASSERT_EQ(max_stop_time(c), 1.0);
+  ActuatorSafety safety(c);
+  safety.reset(-0.5);
+  const ActuatorCommand far{0.5, 0.0};
+  for (int k = 0; k < 3; ++k) (void)safety.filter(&far);
+  ASSERT_NEAR(safety.output_velocity(), 2.0, 1e-9);
+  const int calls = calls_to_rest(safety);
+  const double to_rest = (calls - 1) * c.step;
+  std::printf("default SITS window at 2 m/s: rest %.3f s after the ramp's first step (%d calls)\n",
+              to_rest, calls);
+  EXPECT_LE(to_rest, kMaxStopTime);
+  EXPECT_LE(safety.last_output().position, 0.5);
+}
+
 TEST(ActuatorSafety, WithinLimitsTheOutputIsTheCommandBitForBit) {
   // A sine well inside every bound: 0.04 m at 1 Hz peaks at 0.25 m/s < rate_limit 0.3 m/s and
   // 1.6 m/s² < 5 m/s² (plus a 1e-9 m jitter: ≤ 1e-6 m/s, ≤ 5e-4 m/s² per call).
@@ -181,6 +313,8 @@ TEST(ActuatorSafety, AccelerationLimitClipsWithoutOvershoot) {
   SafetyConfig config;
   config.step = 0.01;
   config.limits.acceleration_max = 10.0;  // Δv ≤ 0.1 m/s per call
+  config.limits.position_min = -1.0;      // a window: the stop ramp (at a) is bounded
+  config.limits.position_max = 1.0;
   ActuatorSafety safety(config);
   safety.reset(0.0);
   const ActuatorCommand target{0.1, 0.0};
@@ -297,6 +431,7 @@ TEST(ActuatorSafety, WatchdogRampBrakesAtTheAccelerationBoundAndRearmNeedsRest) 
   config.step = 0.01;
   config.limits.acceleration_max = 1.0;  // 0.01 m/s per call
   config.stop_deceleration = 0.5;        // 0.005 m/s per call once tripped
+  config.rate_limit = 0.5;               // the ramp at 0.5 m/s² then ends within 1 s
   config.watchdog_cycles = 2;
   ActuatorSafety safety(config);
   safety.reset(0.0);
@@ -329,6 +464,7 @@ TEST(ActuatorSafety, WatchdogRampBrakesAtTheAccelerationBoundAndRearmNeedsRest) 
 TEST(ActuatorSafety, EmergencyStopTakesEffectOnTheNextCall) {
   SafetyConfig config;
   config.stop_deceleration = 1.0;  // 0.002 m/s per call
+  config.rate_limit = 1.0;         // the ramp then ends within 1 s
   ActuatorSafety safety(config);
   safety.reset(0.0);
   const double v = 0.05;
@@ -418,6 +554,7 @@ TEST(ActuatorSafety, PendingEmergencyStopCannotBeClearedBeforeItIsApplied) {
 
 TEST(ActuatorSafety, RampStopsAtTheWindowEdge) {
   SafetyConfig config;
+  config.limits.position_min = -0.01;
   config.limits.position_max = 0.01;
   config.stop_deceleration = 1.0;  // from 0.1 m/s needs 5 mm; only 2 mm are left
   ActuatorSafety safety(config);
@@ -467,6 +604,7 @@ TEST(ActuatorSafety, PropertyEveryOutputSatisfiesEveryLimit) {
     SafetyConfig c;  // one-sided window, tiny acceleration, long step
     c.limits.position_max = 0.05;
     c.limits.acceleration_max = 0.02;
+    c.rate_limit = 0.02;  // the slowest speed the ramp at 0.02 m/s² stops within 1 s
     c.step = 0.05;
     c.watchdog_cycles = 3;
     configs.push_back(c);

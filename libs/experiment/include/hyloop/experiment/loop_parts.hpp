@@ -57,6 +57,14 @@ LoopPlan loop_plan(const std::string& scenario_text);
 LoopPlan every_cycle_plan(std::string kind, std::int64_t total_steps, double step,
                           const hal::SafetyConfig& safety, double initial_command);
 
+/// A kind's validate() of the e-stop bound (hal::kMaxStopTime) on `field`, whose `value` feeds
+/// the ramp's deceleration (a stop deceleration or an acceleration limit, in `unit`).
+/// @throws ScenarioError "FIELD = VALUE: must be >= D UNIT ..." when value is below
+/// hal::min_stop_deceleration(safety); `speed` and `window` say which fields bound them.
+void require_stop_deceleration(const hal::SafetyConfig& safety, const std::string& field,
+                               double value, const std::string& unit, const std::string& speed,
+                               const std::string& window);
+
 /// The most truth values a rig part records.
 inline constexpr std::size_t kMaxTruth = 8;
 

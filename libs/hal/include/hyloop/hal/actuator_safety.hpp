@@ -44,6 +44,12 @@
 //      the direction of motion, cut short at the window edge; then at rest. An infinite
 //      stop_deceleration (and a) holds at once.
 //
+// Stop time: |v| ≤ V falls by at least d·T a call and never reverses, so the ramp reaches rest
+// within V/d; and a ramp lasting t covers at least d·t²/2 ≤ W = p_max − p_min, so within
+// √(2W/d). The constructor refuses a configuration in which min(V/d, √(2W/d)) > kMaxStopTime,
+// i.e. d < min_stop_deceleration(). The output is then at rest at most kMaxStopTime + 2T after
+// emergency_stop() (one period until filter() takes the request, one for the last partial step).
+//
 // The velocity feed-forward sent with a hold, ramp or clip is the implied velocity v.
 //
 // Threads: emergency_stop() and estopped() may be called from any thread or a signal handler
@@ -66,9 +72,21 @@ struct SafetyConfig {
   /// Max |Δposition| per second of the output, m/s; > 0 (the output moves at most
   /// rate_limit·T per call).
   double rate_limit = std::numeric_limits<double>::infinity();
-  int watchdog_cycles = 10;        ///< ≥ 1 consecutive cycles without a valid command → trip
-  double stop_deceleration = 1.0;  ///< d, m/s²; > 0 (∞: stop at once), the ramp to rest
+  int watchdog_cycles = 10;  ///< ≥ 1 consecutive cycles without a valid command → trip
+  /// d, m/s²; > 0 (∞: stop at once), the ramp to rest; min(d, a) ≥ min_stop_deceleration().
+  double stop_deceleration = std::numeric_limits<double>::infinity();
 };
+
+/// The longest an e-stop or watchdog ramp may take to bring the output to rest, s, from any
+/// motion the limits allow (see "Stop time" above).
+inline constexpr double kMaxStopTime = 1.0;
+
+/// The least ramp deceleration min(stop_deceleration, limits.acceleration_max) that reaches rest
+/// within kMaxStopTime = t: min(V/t, 2W/t²) (∞ when V and W are both unbounded).
+[[nodiscard]] double min_stop_deceleration(const SafetyConfig& config) noexcept;
+
+/// The longest the ramp can take to reach rest, s: min(V/d, √(2W/d)); 0 for d = ∞.
+[[nodiscard]] double max_stop_time(const SafetyConfig& config) noexcept;
 
 enum class SafetyEvent : std::uint8_t {
   kNone,                  ///< the output is the command

@@ -136,6 +136,9 @@ const FieldTable& vrths_field_table();
 /// The record as the run uses it: read, in m/s². @throws ScenarioError naming ground_motion.
 core::GroundMotion load_vrths_ground_motion(const VrthsScenario& s);
 
+/// The actuator safety layer: the command's window +-limits.stroke_m, its acceleration bound and
+/// a servo-hydraulic ramp to rest.
+hal::SafetyConfig vrths_safety_config(const VrthsScenario& s);
 LoopPlan vrths_loop_plan(const VrthsScenario& s);
 std::unique_ptr<RigPart> make_vrths_rig_part(const VrthsScenario& s);
 std::unique_ptr<DynamicsPart> make_vrths_dynamics_part(const VrthsScenario& s);
