@@ -12,11 +12,20 @@ member functions are found like free ones; braced initializers (`int x{0};`, `T 
     tools/function_length.py services/                 # the 20 longest
     tools/function_length.py services/ --max 79        # exit 1 naming each function > 79 lines
     tools/function_length.py services/ --max 79 --exclude services/dynamics/dynamics_component.cpp
+    tools/function_length.py services apps libs --max 79 --skip '*/test/*' \
+        --allow tools/function_length_allow.txt     # what ctest's function_length runs
+
+--skip PATTERN leaves out the files whose path (as found under the given paths) matches a glob
+(fnmatch: `*` also matches `/`): tests and generated code. --allow FILE names functions that may
+stay longer for now, one a line: `PATH FUNCTION  # reason` (the reason is required; PATH as the
+checker prints it, FUNCTION as it names it). An allowed function is listed, not counted; an entry
+whose function is no longer too long (or gone) is reported as stale, so the entry gets removed.
 """
 
 from __future__ import annotations
 
 import argparse
+import fnmatch
 import re
 import sys
 from dataclasses import dataclass
@@ -254,6 +263,32 @@ def cpp_files(paths: list[str]) -> list[Path]:
     return files
 
 
+@dataclass(frozen=True)
+class Allowed:
+    path: str
+    name: str
+    reason: str
+
+
+def read_allow_list(path: str) -> list[Allowed]:
+    """The entries of an allow-list file. @raises ValueError naming the line of a bad entry."""
+    entries: list[Allowed] = []
+    for number, raw in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), 1):
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        entry, _, reason = line.partition("#")
+        fields = entry.split(None, 1)
+        if len(fields) < 2 or not reason.strip():
+            raise ValueError(f"{path}:{number}: expected 'PATH FUNCTION  # reason', got {raw!r}")
+        entries.append(Allowed(str(Path(fields[0])), fields[1].strip(), reason.strip()))
+    return entries
+
+
+def skipped(path: Path, patterns: list[str]) -> bool:
+    return any(fnmatch.fnmatch(path.as_posix(), p) for p in patterns)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("paths", nargs="+", help="directories (searched recursively) or files")
@@ -261,11 +296,21 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--top", type=int, default=20, help="how many of the longest to list")
     ap.add_argument("--exclude", action="append", default=[],
                     help="a file to leave out (an allow-list entry; repeatable)")
+    ap.add_argument("--skip", action="append", default=[], metavar="PATTERN",
+                    help="leave out files whose path matches this glob, e.g. '*/test/*' "
+                         "(repeatable)")
+    ap.add_argument("--allow", metavar="FILE",
+                    help="allow-list of functions that may stay longer: 'PATH FUNCTION  # reason'")
     args = ap.parse_args(argv)
     excluded = {Path(e).resolve() for e in args.exclude}
+    try:
+        allowed = read_allow_list(args.allow) if args.allow else []
+    except (OSError, ValueError) as e:
+        print(f"function_length: {e}", file=sys.stderr)
+        return 2
     functions: list[Function] = []
     for f in cpp_files(args.paths):
-        if f.resolve() in excluded:
+        if f.resolve() in excluded or skipped(f, args.skip):
             continue
         functions += scan(f.read_text(encoding="utf-8", errors="replace"), str(f))
     functions.sort(key=lambda fn: (-fn.lines, fn.path, fn.line))
@@ -273,12 +318,26 @@ def main(argv: list[str] | None = None) -> int:
         for fn in functions[:args.top]:
             print(f"{fn.path}:{fn.line} {fn.name} {fn.lines}")
         return 0
-    over = [fn for fn in functions if fn.lines > args.max]
+    allow = {(str(Path(a.path)), a.name): a for a in allowed}
+    over = []
+    used = set()
+    for fn in (fn for fn in functions if fn.lines > args.max):
+        entry = allow.get((str(Path(fn.path)), fn.name))
+        if entry is None:
+            over.append(fn)
+            continue
+        used.add((entry.path, entry.name))
+        print(f"{fn.path}:{fn.line} {fn.name} {fn.lines} lines: allowed ({entry.reason})")
+    for a in allowed:
+        if (a.path, a.name) not in used:
+            print(f"stale allow-list entry: {a.path} {a.name} is not longer than {args.max} lines "
+                  "(or is gone): remove it")
     for fn in over:
         print(f"{fn.path}:{fn.line} {fn.name} {fn.lines} lines (> {args.max})")
     longest = functions[0] if functions else None
     if not over:
         print(f"{len(functions)} functions, none longer than {args.max} lines"
+              + (f" but {len(used)} allowed" if used else "")
               + (f" (longest: {longest.path}:{longest.line} {longest.name} {longest.lines})"
                  if longest else ""))
         return 0

@@ -160,6 +160,47 @@ class CommandLineTest(unittest.TestCase):
         r = self.run_tool("--max", "10", "--exclude", str(self.root / "sub" / "long.cpp"))
         self.assertEqual(r.returncode, 0, r.stdout)
 
+    def test_skipped_pattern_is_not_checked(self) -> None:
+        r = self.run_tool("--max", "10", "--skip", "*/sub/*")
+        self.assertEqual(r.returncode, 0, r.stdout)
+        self.assertIn("1 functions, none longer than 10 lines", r.stdout)
+        r = self.run_tool("--max", "10", "--skip", "*/other/*")
+        self.assertEqual(r.returncode, 1, r.stdout)
+
+    def write_allow(self, text: str) -> str:
+        path = self.root / "allow.txt"
+        path.write_text(text)
+        return str(path)
+
+    def test_allowed_function_is_listed_with_its_reason_and_passes(self) -> None:
+        allow = self.write_allow(f"# a comment\n\n{self.root / 'sub' / 'long.cpp'} longest"
+                                 "  # being split elsewhere\n")
+        r = self.run_tool("--max", "10", "--allow", allow)
+        self.assertEqual(r.returncode, 0, r.stdout)
+        self.assertIn("longest 11 lines: allowed (being split elsewhere)", r.stdout)
+        self.assertNotIn("stale", r.stdout)
+
+    def test_allow_entry_names_the_function_not_the_file(self) -> None:
+        (self.root / "sub" / "long.cpp").write_text(
+            (self.root / "sub" / "long.cpp").read_text().replace("longest", "other"))
+        allow = self.write_allow(f"{self.root / 'sub' / 'long.cpp'} longest  # reason\n")
+        r = self.run_tool("--max", "10", "--allow", allow)
+        self.assertEqual(r.returncode, 1, r.stdout)
+        self.assertIn("long.cpp:1 other 11 lines (> 10)", r.stdout)
+        self.assertIn("stale allow-list entry", r.stdout)
+
+    def test_stale_allow_entry_is_reported(self) -> None:
+        allow = self.write_allow(f"{self.root / 'short.hpp'} one  # reason\n")
+        r = self.run_tool("--max", "11", "--allow", allow)
+        self.assertEqual(r.returncode, 0, r.stdout)
+        self.assertIn(f"stale allow-list entry: {self.root / 'short.hpp'} one", r.stdout)
+
+    def test_allow_entry_without_a_reason_is_refused(self) -> None:
+        allow = self.write_allow(f"{self.root / 'sub' / 'long.cpp'} longest\n")
+        r = self.run_tool("--max", "10", "--allow", allow)
+        self.assertEqual(r.returncode, 2, r.stdout)
+        self.assertIn("allow.txt:1: expected 'PATH FUNCTION  # reason'", r.stderr)
+
     def test_listing_is_longest_first(self) -> None:
         r = self.run_tool()
         self.assertEqual(r.returncode, 0)

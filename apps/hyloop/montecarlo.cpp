@@ -71,6 +71,38 @@ std::string csv_value(const nlohmann::json& v) {
   return v.is_null() ? "" : v.dump();
 }
 
+// DIR/montecarlo.json (`result`) and DIR/runs.csv (a row a run of `runs`: its metrics and stop
+// reason). @throws std::runtime_error when DIR may not be written or a write fails.
+void write_results(const fs::path& out, bool force, const nlohmann::json& result,
+                   const nlohmann::json& runs, const std::vector<std::string>& metrics) {
+  prepare_out(out, force);
+  std::ofstream(out / "montecarlo.json") << result.dump(2) << "\n";
+  std::ofstream csv(out / "runs.csv");
+  csv << "run";
+  for (const std::string& m : metrics) csv << "," << m;
+  csv << ",stop_reason\n";
+  for (const nlohmann::json& r : runs) {
+    csv << r["run"].get<int>();
+    for (const std::string& m : metrics) csv << "," << csv_value(r[m]);
+    csv << "," << (r["stop_reason"].is_null() ? "" : r["stop_reason"].get<std::string>()) << "\n";
+  }
+  if (!csv) throw std::runtime_error((out / "runs.csv").string() + ": write failed");
+}
+
+// The statistics table on stdout (a metric without a finite value in any run left out).
+void print_statistics(nlohmann::json& stats, const std::vector<std::string>& metrics) {
+  std::cout << std::left << std::setw(24) << "metric" << std::right << std::setw(14) << "mean"
+            << std::setw(14) << "std" << std::setw(14) << "min" << std::setw(14) << "max\n";
+  for (const std::string& m : metrics) {
+    const nlohmann::json& s = stats[m];
+    if (!s.contains("mean")) continue;
+    std::cout << std::left << std::setw(24) << m << std::right << std::setprecision(5)
+              << std::setw(14) << s["mean"].get<double>() << std::setw(14) << s["std"].get<double>()
+              << std::setw(14) << s["min"].get<double>() << std::setw(14) << s["max"].get<double>()
+              << "\n";
+  }
+}
+
 }  // namespace
 
 CLI::App* add_montecarlo_subcommand(CLI::App& app, MonteCarloOptions& options) {
@@ -142,33 +174,12 @@ int run_montecarlo(const MonteCarloOptions& o) {
                                  {"stopped_runs", stopped}, {"statistics", stats},
                                  {"per_run", runs}};
   try {
-    const fs::path out(o.out);
-    prepare_out(out, o.force);
-    std::ofstream(out / "montecarlo.json") << result.dump(2) << "\n";
-    std::ofstream csv(out / "runs.csv");
-    csv << "run";
-    for (const std::string& m : metrics) csv << "," << m;
-    csv << ",stop_reason\n";
-    for (const nlohmann::json& r : runs) {
-      csv << r["run"].get<int>();
-      for (const std::string& m : metrics) csv << "," << csv_value(r[m]);
-      csv << "," << (r["stop_reason"].is_null() ? "" : r["stop_reason"].get<std::string>()) << "\n";
-    }
-    if (!csv) throw std::runtime_error((out / "runs.csv").string() + ": write failed");
+    write_results(fs::path(o.out), o.force, result, runs, metrics);
   } catch (const std::exception& e) {
     std::cerr << "hyloop montecarlo: " << e.what() << "\n";
     return 1;
   }
-  std::cout << std::left << std::setw(24) << "metric" << std::right << std::setw(14) << "mean"
-            << std::setw(14) << "std" << std::setw(14) << "min" << std::setw(14) << "max\n";
-  for (const std::string& m : metrics) {
-    const nlohmann::json& s = stats[m];
-    if (!s.contains("mean")) continue;
-    std::cout << std::left << std::setw(24) << m << std::right << std::setprecision(5)
-              << std::setw(14) << s["mean"].get<double>() << std::setw(14) << s["std"].get<double>()
-              << std::setw(14) << s["min"].get<double>() << std::setw(14) << s["max"].get<double>()
-              << "\n";
-  }
+  print_statistics(stats, metrics);
   std::cout << o.runs << " runs, " << stopped << " stopped early; " << o.out
             << "/montecarlo.json\n";
   return 0;

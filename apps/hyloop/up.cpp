@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <CLI/CLI.hpp>
 #include <atomic>
 #include <cerrno>
 #include <chrono>
@@ -438,9 +439,8 @@ int up_processes(const UpOptions& o) {
   }
 }
 
-}  // namespace
-
-int run_up(const UpOptions& o) {
+// The stack, once the options are checked.
+int start_stack(const UpOptions& o) {
   struct sigaction sa {};
   sa.sa_handler = on_signal;
   sigemptyset(&sa.sa_mask);
@@ -451,6 +451,54 @@ int run_up(const UpOptions& o) {
     return up_inproc(o);
   }
   return up_processes(o);
+}
+
+}  // namespace
+
+CLI::App* add_up_subcommand(CLI::App& app, UpOptions& options) {
+  auto* up = app.add_subcommand(
+      "up",
+      "run a scenario through the services (separate processes, or --inproc) and write "
+      "the same run directory as run");
+  up->add_option("scenario", options.scenario, "scenario YAML file");
+  up->add_option("--out", options.out, "run directory to write");
+  up->add_option("--set", options.overrides, "override a field: dotted.path=value");
+  add_mode_option(*up, options.mode);
+  up->add_flag("--force", options.force,
+               "replace an existing run directory (only a run directory: never any other)");
+  up->add_flag("--inproc", options.inproc,
+               "the services as components in this process (inproc:// endpoints)");
+  up->add_flag("--serve", options.serve,
+               "start the stack, print the coordinator's address, serve until Ctrl-C");
+  up->add_option("--runs-dir", options.runs_dir,
+                 "--serve: the coordinator's runs directory (Start.out_dir names a directory in "
+                 "it; default: the working directory)");
+  up->add_option("--address", options.coordinator_address,
+                 "--serve: the coordinator's gRPC address (default 127.0.0.1:0, any free port)");
+  return up;
+}
+
+int run_up(UpOptions options) {
+  if (!options.serve && (options.scenario.empty() || options.out.empty())) {
+    std::cerr << "hyloop up: SCENARIO and --out DIR are required (or --serve)\n";
+    return 2;
+  }
+  if (options.serve && options.force) {
+    std::cerr << "hyloop up: --force goes with --out (a served coordinator refuses an "
+                 "existing run directory)\n";
+    return 2;
+  }
+  if (!options.serve) {
+    // The coordinator writes --out as a name in its runs directory, --out's parent.
+    const fs::path o = fs::absolute(options.out).lexically_normal();
+    const fs::path leaf = o.has_filename() ? o : o.parent_path();
+    check_out_directory(leaf, options.force);
+    fs::create_directories(leaf.parent_path());
+    options.out = leaf.string();
+    options.runs_dir = leaf.parent_path().string();
+    print_scenario_notices(options.scenario, options.overrides, std::cerr);
+  }
+  return start_stack(options);
 }
 
 }  // namespace hyloop::app

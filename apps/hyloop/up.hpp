@@ -10,12 +10,16 @@
 #include <string>
 #include <vector>
 
+namespace CLI {
+class App;
+}  // namespace CLI
+
 namespace hyloop::app {
 
 struct UpOptions {
   std::string scenario;
   std::vector<std::string> overrides;
-  std::string out;       ///< the run directory (main() makes it absolute and normal)
+  std::string out;       ///< the run directory (run_up makes it absolute and normal)
   std::string runs_dir;  ///< the coordinator's --runs-dir: --out's parent, or --runs-dir (--serve)
   std::string mode = "lockstep";  ///< lockstep | real_time (ctl.hpp)
   bool inproc = false;
@@ -24,6 +28,12 @@ struct UpOptions {
   std::string coordinator_address = "127.0.0.1:0";  ///< --serve: where the coordinator listens
 };
 
-int run_up(const UpOptions& options);
+// Declares the "up" subcommand of `app`, writing into `options`.
+CLI::App* add_up_subcommand(CLI::App& app, UpOptions& options);
+
+// Checks the arguments (2: SCENARIO and --out missing without --serve, or --force with --serve),
+// makes --out absolute and its parent the coordinator's runs directory, then runs (or serves) the
+// stack: 0 done, 1 failed. @throws std::runtime_error for an --out that may not be written.
+int run_up(UpOptions options);
 
 }  // namespace hyloop::app

@@ -23,6 +23,46 @@ nlohmann::json num(double v) {
   return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr);
 }
 
+// 2Δt oscillation of the command: the RMS of its third difference /8 (gain 1 at the Nyquist
+// frequency, (ωΔt)³/8 below it), and that over the RMS of the command (NaN for a zero command),
+// over cycles [settle, n).
+std::pair<double, double> command_two_step(std::span<const double> c, std::size_t n,
+                                           std::size_t settle) {
+  double nyquist = 0.0, total = 0.0;
+  std::size_t count = 0;
+  for (std::size_t i = std::max<std::size_t>(settle, 3); i < n; ++i) {
+    const double a = (c[i] - 3.0 * c[i - 1] + 3.0 * c[i - 2] - c[i - 3]) / 8.0;
+    nyquist += a * a;
+    total += c[i] * c[i];
+    ++count;
+  }
+  const double two_step_rms = count > 0 ? std::sqrt(nyquist / static_cast<double>(count)) : 0.0;
+  const double two_step_ratio =
+      total > 0.0 ? std::sqrt(nyquist / total) : std::numeric_limits<double>::quiet_NaN();
+  return {two_step_rms, two_step_ratio};
+}
+
+// ATS/AMB: the coefficients the dynamics wrote into the θ columns of the last row (`recorded`;
+// else the initial ones).
+void add_time_series_coefficients(nlohmann::json& j, const RhtScenario::Compensator& compensator,
+                                  const std::array<double, kRhtMaxTheta>& theta, bool recorded) {
+  if (compensator.type == "ats") {
+    const auto& a = compensator.ats;
+    j["ats"] = {{"window_s", a.window},
+                {"update_every", a.update_every},
+                {"initial_coefficients", a.initial},
+                {"final_coefficients", recorded ? nlohmann::json{theta[0], theta[1], theta[2]}
+                                                : nlohmann::json(a.initial)}};
+  } else if (compensator.type == "amb") {
+    const auto& a = compensator.amb;
+    j["amb"] = {
+        {"gain_per_s", a.gain},
+        {"initial_coefficients", a.initial},
+        {"final_coefficients", recorded ? nlohmann::json{theta[0], theta[1], theta[2], theta[3]}
+                                        : nlohmann::json(a.initial)}};
+  }
+}
+
 }  // namespace
 
 RhtExperiment::RhtExperiment(const RhtScenario& scenario)
@@ -94,19 +134,7 @@ nlohmann::json RhtExperiment::summary() const {
   const auto delay_cm = enough ? core::estimate_delay(c, m, kMaxLag) : none;
   const auto delay_dm = enough ? core::estimate_delay(d, m, kMaxLag) : none;
   const core::TrackingErrors errors = n > 0 ? core::tracking_errors(d, m) : core::TrackingErrors{};
-  // 2Δt oscillation of the command: the RMS of its third difference /8 (gain 1 at the Nyquist
-  // frequency, (ωΔt)³/8 below it) over the RMS of the command, after the settle time.
-  double nyquist = 0.0, total = 0.0;
-  std::size_t count = 0;
-  for (std::size_t i = std::max<std::size_t>(settle, 3); i < n; ++i) {
-    const double a = (c[i] - 3.0 * c[i - 1] + 3.0 * c[i - 2] - c[i - 3]) / 8.0;
-    nyquist += a * a;
-    total += c[i] * c[i];
-    ++count;
-  }
-  const double two_step_rms = count > 0 ? std::sqrt(nyquist / static_cast<double>(count)) : 0.0;
-  const double two_step_ratio =
-      total > 0.0 ? std::sqrt(nyquist / total) : std::numeric_limits<double>::quiet_NaN();
+  const auto [two_step_rms, two_step_ratio] = command_two_step(c, n, settle);
   nlohmann::json j;
   const std::string& type = scenario_.compensator.type;
   j["compensator"] = type == "adaptive" ? "adaptive_" + scenario_.compensator.model : type;
@@ -149,23 +177,7 @@ nlohmann::json RhtExperiment::summary() const {
                 {"covariance_trace", compensator->estimator().covariance().trace()}};
     if (replay_mismatches_ > 0) j["rls"]["replay_mismatches"] = replay_mismatches_;
   }
-  // ATS/AMB: the coefficients the dynamics wrote into the θ columns of the last row (the
-  // initial ones before a row).
-  if (type == "ats") {
-    const auto& a = scenario_.compensator.ats;
-    j["ats"] = {{"window_s", a.window},
-                {"update_every", a.update_every},
-                {"initial_coefficients", a.initial},
-                {"final_coefficients", cycle_ > 0 ? nlohmann::json{theta_[0], theta_[1], theta_[2]}
-                                                  : nlohmann::json(a.initial)}};
-  } else if (type == "amb") {
-    const auto& a = scenario_.compensator.amb;
-    j["amb"] = {{"gain_per_s", a.gain},
-                {"initial_coefficients", a.initial},
-                {"final_coefficients",
-                 cycle_ > 0 ? nlohmann::json{theta_[0], theta_[1], theta_[2], theta_[3]}
-                            : nlohmann::json(a.initial)}};
-  }
+  add_time_series_coefficients(j, scenario_.compensator, theta_, cycle_ > 0);
   j["stability_guard"] = {
       {"enabled", scenario_.guard.enabled},
       {"limit", scenario_.guard.config.max_tracking_ratio},

@@ -30,184 +30,230 @@ BoundField<R> amb(BoundField<R> b) {
                        [](const R& s) { return s.compensator.type == "amb"; });
 }
 
+// The run's name, the structure, the specimen and the ground motion.
+void add_rht_header_fields(std::vector<BoundField<R>>& b) {
+  for (BoundField<R> x : {
+           f::integer<R>(
+               "schema_version", "", closed(1, 1), "the scenario format; this hyloop reads 1",
+               [](auto& s) -> auto& { return s.schema_version; }),
+           f::text<R>(
+               "name", FieldType::kString, {}, "names the run",
+               [](auto& s) -> auto& { return s.name; }),
+           f::text<R>(
+               "description", FieldType::kString, {}, "one line for the report",
+               [](auto& s) -> auto& { return s.description; }),
+           f::kind<R>("rht", true),
+           f::number<R>(
+               "structure.mass_kg", "kg", closed(1e-3, 1e9), "the storey's mass m",
+               [](auto& s) -> auto& { return s.structure.mass; }),
+           f::number<R>(
+               "structure.damping_ns_per_m", "N*s/m", at_least(0), "numerical damping c",
+               [](auto& s) -> auto& { return s.structure.damping; }),
+           f::number<R>(
+               "structure.numerical_stiffness_n_per_m", "N/m", at_least(0),
+               "stiffness kept in the model (the specimen carries the storey's)",
+               [](auto& s) -> auto& { return s.structure.numerical_stiffness; }),
+           f::number<R>(
+               "specimen.stiffness_n_per_m", "N/m", at_least(0),
+               "the physical specimen's stiffness (default: period 1 s with 1000 kg)",
+               [](auto& s) -> auto& { return s.specimen.stiffness; }),
+           f::number<R>(
+               "specimen.damping_ns_per_m", "N*s/m", at_least(0), "c of the specimen",
+               [](auto& s) -> auto& { return s.specimen.damping; }),
+           f::text<R>(
+               "ground_motion.file", FieldType::kFile, {},
+               "the record: a data file (docs/scenarios.md \"Data files\")",
+               [](auto& s) -> auto& { return s.ground_motion.file; }),
+           f::text<R>(
+               "ground_motion.format", FieldType::kEnum, {"auto", "at2", "two_column"},
+               "at2 (PEER) or two_column (time, acceleration); auto: by content",
+               [](auto& s) -> auto& { return s.ground_motion.format; }),
+           f::text<R>(
+               "ground_motion.unit", FieldType::kEnum, {"g", "m/s2", "m/s^2"},
+               "acceleration unit of a two-column file",
+               [](auto& s) -> auto& { return s.ground_motion.unit; }),
+           f::number<R>(
+               "ground_motion.peak_g", "g", closed(0, 5),
+               "the record is scaled to this peak (0 keeps the record's)",
+               [](auto& s) -> auto& { return s.ground_motion.peak_g; }),
+       }) {
+    b.push_back(std::move(x));
+  }
+}
+
+// The servo-hydraulic actuator: its G(s), variation, noise and limits.
+void add_rht_servo_fields(std::vector<BoundField<R>>& b) {
+  for (BoundField<R> x : {
+           f::number<R>(
+               "servo.omega_rad_s", "rad/s", above(0),
+               "omega of the actuator G(s) = omega^2/(s^2 + 2*zeta*omega*s + omega^2)",
+               [](auto& s) -> auto& { return s.servo.omega; }),
+           f::number<R>(
+               "servo.zeta", "", above(0), "zeta of G(s)",
+               [](auto& s) -> auto& { return s.servo.zeta; }),
+           f::boolean<R>(
+               "servo.varying", "omega varies between omega_min_rad_s and omega_max_rad_s",
+               [](auto& s) -> auto& { return s.servo.varying; }),
+           f::used_when(
+               f::number<R>(
+                   "servo.omega_min_rad_s", "rad/s", above(0), "lowest omega, <= omega_max_rad_s",
+                   [](auto& s) -> auto& { return s.servo.omega_min; }),
+               "varying", {"true"}),
+           f::used_when(f::number<R>(
+                            "servo.omega_max_rad_s", "rad/s", {}, "highest omega",
+                            [](auto& s) -> auto& { return s.servo.omega_max; }),
+                        "varying", {"true"}),
+           f::used_when(f::number<R>(
+                            "servo.variation_period_s", "s", above(0), "the period of omega(t)",
+                            [](auto& s) -> auto& { return s.servo.period; }),
+                        "varying", {"true"}),
+           f::number<R>(
+               "servo.noise_std_m", "m", at_least(0), "noise on the measured displacement",
+               [](auto& s) -> auto& { return s.servo.noise_std; }),
+           f::seed<R>(
+               "servo.seed", "seed of the noise and the variation",
+               [](auto& s) -> auto& { return s.servo.seed; }),
+           f::number<R>(
+               "servo.stroke_m", "m", above(0),
+               "a command beyond +- stroke is never sent and stops the run",
+               [](auto& s) -> auto& { return s.servo.stroke; }),
+           f::limit<R>(
+               "servo.acceleration_max_mps2", "m/s^2", above(0),
+               "bound on the command's implied acceleration (.inf: no limit; \"Acceleration "
+               "limit\")",
+               [](auto& s) -> auto& { return s.servo.acceleration_max; }),
+       }) {
+    b.push_back(std::move(x));
+  }
+}
+
+// The compensator's type and the adaptive (RLS inverse model) compensator.
+void add_rht_adaptive_fields(std::vector<BoundField<R>>& b) {
+  for (BoundField<R> x : {
+           f::text<R>(
+               "compensator.type", FieldType::kEnum, {"none", "adaptive", "ats", "amb"},
+               "adaptive (the paper's RLS inverse model), ats (adaptive time series), amb "
+               "(adaptive model-based) or none",
+               [](auto& s) -> auto& { return s.compensator.type; }),
+           f::used_when(f::text<R>(
+                            "compensator.model", FieldType::kEnum, {"p3", "p4", "p7"},
+                            "parameters of the loading-system model",
+                            [](auto& s) -> auto& { return s.compensator.model; }),
+                        "type", {"adaptive"}),
+           f::used_when(
+               f::number<R>(
+                   "compensator.forgetting_factor", "", left_open(0, 1), "lambda of the RLS",
+                   [](auto& s) -> auto& { return s.compensator.forgetting_factor; }),
+               "type", {"adaptive"}),
+           f::used_when(f::number<R>(
+                            "compensator.batch_ridge", "", at_least(0),
+                            "relative ridge of the offline batch fit (0: plain least squares)",
+                            [](auto& s) -> auto& { return s.compensator.batch_ridge; }),
+                        "type", {"adaptive"}),
+           f::used_when(f::number<R>(
+                            "compensator.max_parameter_jump", "", above(0),
+                            "RLS guard: an update changing a parameter by more is rejected",
+                            [](auto& s) -> auto& { return s.compensator.max_parameter_jump; }),
+                        "type", {"adaptive"}),
+           f::used_when(
+               f::number<R>(
+                   "compensator.max_covariance_trace", "", above(0), "RLS guard on trace(P)",
+                   [](auto& s) -> auto& { return s.compensator.max_covariance_trace; }),
+               "type", {"adaptive"}),
+           f::used_when(f::boolean<R>(
+                            "compensator.adapt", "adapt online (false: keep the offline model)",
+                            [](auto& s) -> auto& { return s.compensator.adapt; }),
+                        "type", {"adaptive"}),
+           f::used_when(f::number<R>(
+                            "compensator.offline_noise_std_m", "m", at_least(0),
+                            "measurement noise of the offline run that initialises the model",
+                            [](auto& s) -> auto& { return s.compensator.offline_noise_std; }),
+                        "type", {"adaptive"}),
+       }) {
+    b.push_back(std::move(x));
+  }
+}
+
+// The adaptive time series compensator (emitted only for type ats).
+void add_rht_ats_fields(std::vector<BoundField<R>>& b) {
+  for (BoundField<R> x : {
+           ats(f::number<R>(
+               "compensator.ats.window_s", "s", above(0), "least-squares window",
+               [](auto& s) -> auto& { return s.compensator.ats.window; })),
+           ats(f::integer<R>(
+               "compensator.ats.update_every", "", at_least(1), "cycles between fits",
+               [](auto& s) -> auto& { return s.compensator.ats.update_every; })),
+           ats(f::numbers<R>(
+               "compensator.ats.initial", "", {}, "[a0, a1 (s), a2 (s^2)] before the first fit",
+               [](auto& s) -> auto& { return s.compensator.ats_initial; })),
+           ats(f::numbers<R>(
+               "compensator.ats.min", "", {}, "lower bounds of [a0, a1, a2]",
+               [](auto& s) -> auto& { return s.compensator.ats_min; })),
+           ats(f::numbers<R>(
+               "compensator.ats.max", "", {}, "upper bounds of [a0, a1, a2]",
+               [](auto& s) -> auto& { return s.compensator.ats_max; })),
+           ats(f::numbers<R>(
+               "compensator.ats.rate_limit", "", {}, "largest change per fit",
+               [](auto& s) -> auto& { return s.compensator.ats_rate_limit; })),
+           ats(f::number<R>(
+               "compensator.ats.adapt_threshold_m", "m", at_least(0),
+               "RMS of d_m over the window below which the coefficients stay",
+               [](auto& s) -> auto& { return s.compensator.ats.adapt_threshold; })),
+           ats(f::number<R>(
+               "compensator.ats.filter_time_constant_s", "s", at_least(0),
+               "two one-poles on d_c and d_m before the fit (0: none)",
+               [](auto& s) -> auto& { return s.compensator.ats.filter_time_constant; })),
+       }) {
+    b.push_back(std::move(x));
+  }
+}
+
+// The adaptive model-based compensator (emitted only for type amb).
+void add_rht_amb_fields(std::vector<BoundField<R>>& b) {
+  for (BoundField<R> x : {
+           amb(f::numbers<R>(
+               "compensator.amb.initial", "", {},
+               "[a0, a1 (s), a2 (s^2), a3 (s^3)] to start from (default: the inverse of the "
+               "paper's servo)",
+               [](auto& s) -> auto& { return s.compensator.amb_initial; })),
+           amb(f::numbers<R>(
+               "compensator.amb.min", "", {}, "lower bounds of [a0 … a3]",
+               [](auto& s) -> auto& { return s.compensator.amb_min; })),
+           amb(f::numbers<R>(
+               "compensator.amb.max", "", {}, "upper bounds of [a0 … a3]",
+               [](auto& s) -> auto& { return s.compensator.amb_max; })),
+           amb(f::numbers<R>(
+               "compensator.amb.gain_per_s", "1/s", {},
+               "adaptation gains [G0 … G3] (0 freezes a coefficient)",
+               [](auto& s) -> auto& { return s.compensator.amb_gain; })),
+           amb(f::number<R>(
+               "compensator.amb.filter_cutoff_hz", "Hz", above(0),
+               "the error's and regressors' low-pass, < 0.25/timing.step_s",
+               [](auto& s) -> auto& { return s.compensator.amb.filter_cutoff; })),
+           amb(f::number<R>(
+               "compensator.amb.power_time_constant_s", "s", above(0),
+               "the regressors' mean-square window",
+               [](auto& s) -> auto& { return s.compensator.amb.power_time_constant; })),
+           amb(f::number<R>(
+               "compensator.amb.adapt_threshold_m", "m", at_least(0),
+               "RMS of the filtered target below which the coefficients stay",
+               [](auto& s) -> auto& { return s.compensator.amb.adapt_threshold; })),
+           amb(f::boolean<R>(
+               "compensator.amb.adapt", "false: a fixed model-based feed-forward",
+               [](auto& s) -> auto& { return s.compensator.amb.adapt; })),
+       }) {
+    b.push_back(std::move(x));
+  }
+}
+
 const BoundTable<R>& rht_table() {
   static const BoundTable<R> table = [] {
-    std::vector<BoundField<R>> b = {
-        f::integer<R>(
-            "schema_version", "", closed(1, 1), "the scenario format; this hyloop reads 1",
-            [](auto& s) -> auto& { return s.schema_version; }),
-        f::text<R>(
-            "name", FieldType::kString, {}, "names the run",
-            [](auto& s) -> auto& { return s.name; }),
-        f::text<R>(
-            "description", FieldType::kString, {}, "one line for the report",
-            [](auto& s) -> auto& { return s.description; }),
-        f::kind<R>("rht", true),
-        f::number<R>(
-            "structure.mass_kg", "kg", closed(1e-3, 1e9), "the storey's mass m",
-            [](auto& s) -> auto& { return s.structure.mass; }),
-        f::number<R>(
-            "structure.damping_ns_per_m", "N*s/m", at_least(0), "numerical damping c",
-            [](auto& s) -> auto& { return s.structure.damping; }),
-        f::number<R>(
-            "structure.numerical_stiffness_n_per_m", "N/m", at_least(0),
-            "stiffness kept in the model (the specimen carries the storey's)",
-            [](auto& s) -> auto& { return s.structure.numerical_stiffness; }),
-        f::number<R>(
-            "specimen.stiffness_n_per_m", "N/m", at_least(0),
-            "the physical specimen's stiffness (default: period 1 s with 1000 kg)",
-            [](auto& s) -> auto& { return s.specimen.stiffness; }),
-        f::number<R>(
-            "specimen.damping_ns_per_m", "N*s/m", at_least(0), "c of the specimen",
-            [](auto& s) -> auto& { return s.specimen.damping; }),
-        f::text<R>(
-            "ground_motion.file", FieldType::kFile, {},
-            "the record: a data file (docs/scenarios.md \"Data files\")",
-            [](auto& s) -> auto& { return s.ground_motion.file; }),
-        f::text<R>(
-            "ground_motion.format", FieldType::kEnum, {"auto", "at2", "two_column"},
-            "at2 (PEER) or two_column (time, acceleration); auto: by content",
-            [](auto& s) -> auto& { return s.ground_motion.format; }),
-        f::text<R>(
-            "ground_motion.unit", FieldType::kEnum, {"g", "m/s2", "m/s^2"},
-            "acceleration unit of a two-column file",
-            [](auto& s) -> auto& { return s.ground_motion.unit; }),
-        f::number<R>(
-            "ground_motion.peak_g", "g", closed(0, 5),
-            "the record is scaled to this peak (0 keeps the record's)",
-            [](auto& s) -> auto& { return s.ground_motion.peak_g; }),
-        f::number<R>(
-            "servo.omega_rad_s", "rad/s", above(0),
-            "omega of the actuator G(s) = omega^2/(s^2 + 2*zeta*omega*s + omega^2)",
-            [](auto& s) -> auto& { return s.servo.omega; }),
-        f::number<R>(
-            "servo.zeta", "", above(0), "zeta of G(s)",
-            [](auto& s) -> auto& { return s.servo.zeta; }),
-        f::boolean<R>(
-            "servo.varying", "omega varies between omega_min_rad_s and omega_max_rad_s",
-            [](auto& s) -> auto& { return s.servo.varying; }),
-        f::used_when(
-            f::number<R>(
-                "servo.omega_min_rad_s", "rad/s", above(0), "lowest omega, <= omega_max_rad_s",
-                [](auto& s) -> auto& { return s.servo.omega_min; }),
-            "varying", {"true"}),
-        f::used_when(f::number<R>(
-                         "servo.omega_max_rad_s", "rad/s", {}, "highest omega",
-                         [](auto& s) -> auto& { return s.servo.omega_max; }),
-                     "varying", {"true"}),
-        f::used_when(f::number<R>(
-                         "servo.variation_period_s", "s", above(0), "the period of omega(t)",
-                         [](auto& s) -> auto& { return s.servo.period; }),
-                     "varying", {"true"}),
-        f::number<R>(
-            "servo.noise_std_m", "m", at_least(0), "noise on the measured displacement",
-            [](auto& s) -> auto& { return s.servo.noise_std; }),
-        f::seed<R>(
-            "servo.seed", "seed of the noise and the variation",
-            [](auto& s) -> auto& { return s.servo.seed; }),
-        f::number<R>(
-            "servo.stroke_m", "m", above(0),
-            "a command beyond +- stroke is never sent and stops the run",
-            [](auto& s) -> auto& { return s.servo.stroke; }),
-        f::limit<R>(
-            "servo.acceleration_max_mps2", "m/s^2", above(0),
-            "bound on the command's implied acceleration (.inf: no limit; \"Acceleration "
-            "limit\")",
-            [](auto& s) -> auto& { return s.servo.acceleration_max; }),
-        f::text<R>(
-            "compensator.type", FieldType::kEnum, {"none", "adaptive", "ats", "amb"},
-            "adaptive (the paper's RLS inverse model), ats (adaptive time series), amb "
-            "(adaptive model-based) or none",
-            [](auto& s) -> auto& { return s.compensator.type; }),
-        f::used_when(f::text<R>(
-                         "compensator.model", FieldType::kEnum, {"p3", "p4", "p7"},
-                         "parameters of the loading-system model",
-                         [](auto& s) -> auto& { return s.compensator.model; }),
-                     "type", {"adaptive"}),
-        f::used_when(f::number<R>(
-                         "compensator.forgetting_factor", "", left_open(0, 1), "lambda of the RLS",
-                         [](auto& s) -> auto& { return s.compensator.forgetting_factor; }),
-                     "type", {"adaptive"}),
-        f::used_when(f::number<R>(
-                         "compensator.batch_ridge", "", at_least(0),
-                         "relative ridge of the offline batch fit (0: plain least squares)",
-                         [](auto& s) -> auto& { return s.compensator.batch_ridge; }),
-                     "type", {"adaptive"}),
-        f::used_when(f::number<R>(
-                         "compensator.max_parameter_jump", "", above(0),
-                         "RLS guard: an update changing a parameter by more is rejected",
-                         [](auto& s) -> auto& { return s.compensator.max_parameter_jump; }),
-                     "type", {"adaptive"}),
-        f::used_when(f::number<R>(
-                         "compensator.max_covariance_trace", "", above(0), "RLS guard on trace(P)",
-                         [](auto& s) -> auto& { return s.compensator.max_covariance_trace; }),
-                     "type", {"adaptive"}),
-        f::used_when(f::boolean<R>(
-                         "compensator.adapt", "adapt online (false: keep the offline model)",
-                         [](auto& s) -> auto& { return s.compensator.adapt; }),
-                     "type", {"adaptive"}),
-        f::used_when(f::number<R>(
-                         "compensator.offline_noise_std_m", "m", at_least(0),
-                         "measurement noise of the offline run that initialises the model",
-                         [](auto& s) -> auto& { return s.compensator.offline_noise_std; }),
-                     "type", {"adaptive"}),
-        ats(f::number<R>(
-            "compensator.ats.window_s", "s", above(0), "least-squares window",
-            [](auto& s) -> auto& { return s.compensator.ats.window; })),
-        ats(f::integer<R>(
-            "compensator.ats.update_every", "", at_least(1), "cycles between fits",
-            [](auto& s) -> auto& { return s.compensator.ats.update_every; })),
-        ats(f::numbers<R>(
-            "compensator.ats.initial", "", {}, "[a0, a1 (s), a2 (s^2)] before the first fit",
-            [](auto& s) -> auto& { return s.compensator.ats_initial; })),
-        ats(f::numbers<R>(
-            "compensator.ats.min", "", {}, "lower bounds of [a0, a1, a2]",
-            [](auto& s) -> auto& { return s.compensator.ats_min; })),
-        ats(f::numbers<R>(
-            "compensator.ats.max", "", {}, "upper bounds of [a0, a1, a2]",
-            [](auto& s) -> auto& { return s.compensator.ats_max; })),
-        ats(f::numbers<R>(
-            "compensator.ats.rate_limit", "", {}, "largest change per fit",
-            [](auto& s) -> auto& { return s.compensator.ats_rate_limit; })),
-        ats(f::number<R>(
-            "compensator.ats.adapt_threshold_m", "m", at_least(0),
-            "RMS of d_m over the window below which the coefficients stay",
-            [](auto& s) -> auto& { return s.compensator.ats.adapt_threshold; })),
-        ats(f::number<R>(
-            "compensator.ats.filter_time_constant_s", "s", at_least(0),
-            "two one-poles on d_c and d_m before the fit (0: none)",
-            [](auto& s) -> auto& { return s.compensator.ats.filter_time_constant; })),
-        amb(f::numbers<R>(
-            "compensator.amb.initial", "", {},
-            "[a0, a1 (s), a2 (s^2), a3 (s^3)] to start from (default: the inverse of the "
-            "paper's servo)",
-            [](auto& s) -> auto& { return s.compensator.amb_initial; })),
-        amb(f::numbers<R>(
-            "compensator.amb.min", "", {}, "lower bounds of [a0 … a3]",
-            [](auto& s) -> auto& { return s.compensator.amb_min; })),
-        amb(f::numbers<R>(
-            "compensator.amb.max", "", {}, "upper bounds of [a0 … a3]",
-            [](auto& s) -> auto& { return s.compensator.amb_max; })),
-        amb(f::numbers<R>(
-            "compensator.amb.gain_per_s", "1/s", {},
-            "adaptation gains [G0 … G3] (0 freezes a coefficient)",
-            [](auto& s) -> auto& { return s.compensator.amb_gain; })),
-        amb(f::number<R>(
-            "compensator.amb.filter_cutoff_hz", "Hz", above(0),
-            "the error's and regressors' low-pass, < 0.25/timing.step_s",
-            [](auto& s) -> auto& { return s.compensator.amb.filter_cutoff; })),
-        amb(f::number<R>(
-            "compensator.amb.power_time_constant_s", "s", above(0),
-            "the regressors' mean-square window",
-            [](auto& s) -> auto& { return s.compensator.amb.power_time_constant; })),
-        amb(f::number<R>(
-            "compensator.amb.adapt_threshold_m", "m", at_least(0),
-            "RMS of the filtered target below which the coefficients stay",
-            [](auto& s) -> auto& { return s.compensator.amb.adapt_threshold; })),
-        amb(f::boolean<R>(
-            "compensator.amb.adapt", "false: a fixed model-based feed-forward",
-            [](auto& s) -> auto& { return s.compensator.amb.adapt; })),
-    };
+    std::vector<BoundField<R>> b;
+    add_rht_header_fields(b);
+    add_rht_servo_fields(b);
+    add_rht_adaptive_fields(b);
+    add_rht_ats_fields(b);
+    add_rht_amb_fields(b);
     for (auto& x : f::stability_guard<R>(
              [](auto& s) -> auto& { return s.guard; }, "d_desired", "d_measured")) {
       b.push_back(std::move(x));
@@ -374,6 +420,19 @@ RhtScenario load_rht_scenario(const std::string& path, const std::vector<std::st
                             DataSource::local_file(path));
 }
 
+// An e-stop's ramp (rht_safety_config) ends within kMaxStopTime across the stroke.
+void validate_rht_stop_time(const RhtScenario& s) {
+  const hal::SafetyConfig safety = rht_safety_config(s);
+  const double t = hal::kMaxStopTime;
+  const double stroke_max = safety.stop_deceleration * t * t / 4.0;  // 2W/t² <= d, W = 2 stroke
+  require(s.servo.stroke <= stroke_max, "servo.stroke_m", s.servo.stroke,
+          "must be <= " + format_value(stroke_max) + " m so that an e-stop, ramping at " +
+              format_value(safety.stop_deceleration) + " m/s^2, reaches rest within " +
+              format_value(t) + " s across +-stroke_m");
+  require_stop_deceleration(safety, "servo.acceleration_max_mps2", s.servo.acceleration_max,
+                            "m/s^2", "none", "2 * servo.stroke_m");
+}
+
 RhtScenario parse_rht_scenario(const std::string& text, const std::string& path,
                                const std::vector<std::string>& overrides, const DataSource& data) {
   const YAML::Node root = load_yaml(text, path, overrides);
@@ -406,16 +465,7 @@ RhtScenario parse_rht_scenario(const std::string& text, const std::string& path,
     require(s.servo.stroke > 0.0, "servo.stroke_m", s.servo.stroke, "must be > 0 m");
     require(s.servo.acceleration_max > 0.0, "servo.acceleration_max_mps2", s.servo.acceleration_max,
             "must be > 0 (.inf: no limit)");
-    // An e-stop's ramp (rht_safety_config) ends within kMaxStopTime across the stroke.
-    const hal::SafetyConfig safety = rht_safety_config(s);
-    const double t = hal::kMaxStopTime;
-    const double stroke_max = safety.stop_deceleration * t * t / 4.0;  // 2W/t² <= d, W = 2 stroke
-    require(s.servo.stroke <= stroke_max, "servo.stroke_m", s.servo.stroke,
-            "must be <= " + format_value(stroke_max) + " m so that an e-stop, ramping at " +
-                format_value(safety.stop_deceleration) + " m/s^2, reaches rest within " +
-                format_value(t) + " s across +-stroke_m");
-    require_stop_deceleration(safety, "servo.acceleration_max_mps2", s.servo.acceleration_max,
-                              "m/s^2", "none", "2 * servo.stroke_m");
+    validate_rht_stop_time(s);
     if (s.compensator.type != "none" && s.compensator.type != "adaptive" &&
         s.compensator.type != "ats" && s.compensator.type != "amb") {
       fail("compensator.type = \"" + excerpt(s.compensator.type) +

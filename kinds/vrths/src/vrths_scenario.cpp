@@ -67,9 +67,8 @@ std::vector<BoundField<V>> plant_fields() {
   };
 }
 
-std::vector<BoundField<V>> controller_fields() {
-  const auto ats = [](BoundField<V> b) { return f::used_when(std::move(b), "type", {"ats"}); };
-  const auto amb = [](BoundField<V> b) { return f::used_when(std::move(b), "type", {"amb"}); };
+// controller.type and the sample controller's fields (the benchmark's PI + phase lead).
+std::vector<BoundField<V>> sample_controller_fields() {
   const auto sample = [](BoundField<V> b) {
     return f::used_when(std::move(b), "type", {"sample"});
   };
@@ -97,6 +96,13 @@ std::vector<BoundField<V>> controller_fields() {
       sample(f::number<V>(
           "controller.sample.lead_d0", "", {}, "G_T denominator, constant",
           [](auto& s) -> auto& { return s.controller.sample.lead_d0; })),
+  };
+}
+
+// The adaptive time series controller's fields (used when controller.type is ats).
+std::vector<BoundField<V>> ats_controller_fields() {
+  const auto ats = [](BoundField<V> b) { return f::used_when(std::move(b), "type", {"ats"}); };
+  return {
       ats(f::number<V>(
           "controller.ats.window_s", "s", above(0), "least-squares window",
           [](auto& s) -> auto& { return s.controller.ats.window; })),
@@ -124,6 +130,13 @@ std::vector<BoundField<V>> controller_fields() {
           "controller.ats.filter_time_constant_s", "s", at_least(0),
           "one-pole filter of x_m before the differences (0: none)",
           [](auto& s) -> auto& { return s.controller.ats.filter_time_constant; })),
+  };
+}
+
+// The adaptive model-based controller's fields (used when controller.type is amb).
+std::vector<BoundField<V>> amb_controller_fields() {
+  const auto amb = [](BoundField<V> b) { return f::used_when(std::move(b), "type", {"amb"}); };
+  return {
       amb(f::numbers<V>(
           "controller.amb.initial", "", {},
           "[a0, a1 (s), a2 (s^2), a3 (s^3)] to start from (default: the nominal "
@@ -156,45 +169,60 @@ std::vector<BoundField<V>> controller_fields() {
   };
 }
 
+std::vector<BoundField<V>> controller_fields() {
+  std::vector<BoundField<V>> b = sample_controller_fields();
+  for (auto& x : ats_controller_fields()) b.push_back(std::move(x));
+  for (auto& x : amb_controller_fields()) b.push_back(std::move(x));
+  return b;
+}
+
+// The run's name, the partitioning case, the ground motion and the timing.
+void add_vrths_header_fields(std::vector<BoundField<V>>& b) {
+  for (BoundField<V> x : {
+           f::integer<V>(
+               "schema_version", "", closed(1, 1), "the scenario format; this hyloop reads 1",
+               [](auto& s) -> auto& { return s.schema_version; }),
+           f::text<V>(
+               "name", FieldType::kString, {}, "names the run",
+               [](auto& s) -> auto& { return s.name; }),
+           f::kind<V>("vrths", true),
+           f::integer<V>(
+               "structure.case", "", closed(1, 4),
+               "partitioning case (floor mass and damping: 1000 kg 5 %, 1100 kg 4 %, "
+               "1300 kg 3 %, 1000 kg 3 %)",
+               [](auto& s) -> auto& { return s.building_case; }),
+           f::text<V>(
+               "ground_motion.file", FieldType::kFile, {}, "the record (a data file name)",
+               [](auto& s) -> auto& { return s.ground_motion.file; }),
+           f::text<V>(
+               "ground_motion.format", FieldType::kEnum, {"auto", "at2", "two_column"},
+               "the record's format", [](auto& s) -> auto& { return s.ground_motion.format; }),
+           f::text<V>(
+               "ground_motion.unit", FieldType::kEnum, {"g", "m/s2", "m/s^2"}, "the record's unit",
+               [](auto& s) -> auto& { return s.ground_motion.unit; }),
+           f::number<V>(
+               "ground_motion.scale", "", closed(0, 10),
+               "a_g = scale * record (the benchmark's eq_intensity)",
+               [](auto& s) -> auto& { return s.ground_motion.scale; }),
+           f::number<V>(
+               "ground_motion.padding_s", "s", closed(0, 60), "zeros before and after the record",
+               [](auto& s) -> auto& { return s.ground_motion.padding; }),
+           f::number<V>(
+               "timing.step_s", "s", left_open(0, 1e-3), "T (the benchmark: 1/4096 s)",
+               [](auto& s) -> auto& { return s.timing.step; }),
+           f::number<V>(
+               "timing.duration_s", "s", closed(0, 1e4),
+               "0: padding + record + padding; duration/step <= 1e6",
+               [](auto& s) -> auto& { return s.timing.duration; }),
+       }) {
+    b.push_back(std::move(x));
+  }
+}
+
 const BoundTable<V>& vrths_table() {
   static const BoundTable<V> table = [] {
-    std::vector<BoundField<V>> b = {
-        f::integer<V>(
-            "schema_version", "", closed(1, 1), "the scenario format; this hyloop reads 1",
-            [](auto& s) -> auto& { return s.schema_version; }),
-        f::text<V>(
-            "name", FieldType::kString, {}, "names the run",
-            [](auto& s) -> auto& { return s.name; }),
-        f::kind<V>("vrths", true),
-        f::integer<V>(
-            "structure.case", "", closed(1, 4),
-            "partitioning case (floor mass and damping: 1000 kg 5 %, 1100 kg 4 %, "
-            "1300 kg 3 %, 1000 kg 3 %)",
-            [](auto& s) -> auto& { return s.building_case; }),
-        f::text<V>(
-            "ground_motion.file", FieldType::kFile, {}, "the record (a data file name)",
-            [](auto& s) -> auto& { return s.ground_motion.file; }),
-        f::text<V>(
-            "ground_motion.format", FieldType::kEnum, {"auto", "at2", "two_column"},
-            "the record's format", [](auto& s) -> auto& { return s.ground_motion.format; }),
-        f::text<V>(
-            "ground_motion.unit", FieldType::kEnum, {"g", "m/s2", "m/s^2"}, "the record's unit",
-            [](auto& s) -> auto& { return s.ground_motion.unit; }),
-        f::number<V>(
-            "ground_motion.scale", "", closed(0, 10),
-            "a_g = scale * record (the benchmark's eq_intensity)",
-            [](auto& s) -> auto& { return s.ground_motion.scale; }),
-        f::number<V>(
-            "ground_motion.padding_s", "s", closed(0, 60), "zeros before and after the record",
-            [](auto& s) -> auto& { return s.ground_motion.padding; }),
-        f::number<V>(
-            "timing.step_s", "s", left_open(0, 1e-3), "T (the benchmark: 1/4096 s)",
-            [](auto& s) -> auto& { return s.timing.step; }),
-        f::number<V>(
-            "timing.duration_s", "s", closed(0, 1e4),
-            "0: padding + record + padding; duration/step <= 1e6",
-            [](auto& s) -> auto& { return s.timing.duration; }),
-    };
+    std::vector<BoundField<V>> b;
+    add_vrths_header_fields(b);
     for (auto& x : plant_fields()) b.push_back(std::move(x));
     for (BoundField<V> x : {
              f::number<V>(
@@ -319,6 +347,126 @@ std::int64_t VrthsScenario::steps(const core::GroundMotion& motion) const {
   return static_cast<std::int64_t>(std::llround(duration / timing.step));
 }
 
+namespace {
+
+// The single fields and the ones read together (case, ground motion, timing, sensors, perturbation,
+// controller type, limits, outputs).
+void validate_vrths_fields(const VrthsScenario& s) {
+  require(s.schema_version == 1, "schema_version", s.schema_version, "this hyloop reads 1");
+  require(s.building_case >= 1 && s.building_case <= 4, "structure.case", s.building_case,
+          "must be one of 1, 2, 3, 4");
+  require(s.ground_motion.scale >= 0.0 && s.ground_motion.scale <= 10.0, "ground_motion.scale",
+          s.ground_motion.scale, "must be in [0, 10]");
+  require(s.ground_motion.padding >= 0.0 && s.ground_motion.padding <= 60.0,
+          "ground_motion.padding_s", s.ground_motion.padding, "must be in [0, 60] s");
+  require(s.timing.step > 0.0 && s.timing.step <= 1e-3, "timing.step_s", s.timing.step,
+          "must be in (0, 1e-3] s");
+  require(s.timing.duration >= 0.0 && s.timing.duration <= 1e4, "timing.duration_s",
+          s.timing.duration, "must be in [0, 1e4] s (0: the record's)");
+  require(s.timing.duration / s.timing.step <= kMaxVrthsSteps, "timing.duration_s",
+          s.timing.duration, "duration/step must be <= 1e6 steps");
+  require(s.sensors.displacement_noise >= 0.0, "sensors.displacement_noise_m",
+          s.sensors.displacement_noise, "must be >= 0 m");
+  require(s.sensors.force_noise >= 0.0, "sensors.force_noise_n", s.sensors.force_noise,
+          "must be >= 0 N");
+  require(s.sensors.resolution > 0.0, "sensors.resolution_m", s.sensors.resolution,
+          "must be > 0 m");
+  require(s.sensors.converter_limit > 0.0, "sensors.converter_limit_m", s.sensors.converter_limit,
+          "must be > 0 m");
+  for (const auto& [field, v] :
+       {std::pair{"perturbation.k_e_sigma_n_per_m", s.perturbation.sigma.k_e},
+        std::pair{"perturbation.beta1_sigma_per_s", s.perturbation.sigma.beta1},
+        std::pair{"perturbation.beta2_sigma_per_s2", s.perturbation.sigma.beta2},
+        std::pair{"perturbation.a3_sigma_per_s", s.perturbation.sigma.a3}}) {
+    require(v >= 0.0, field, v, "must be >= 0");
+  }
+  if (s.controller.type != "none" && s.controller.type != "sample" && s.controller.type != "ats" &&
+      s.controller.type != "amb") {
+    std::string m = "controller.type = \"";
+    m += excerpt(s.controller.type);
+    m += "\": must be none, sample, ats or amb";
+    throw ScenarioError(m);
+  }
+  require(s.limits.stroke > 0.0, "limits.stroke_m", s.limits.stroke, "must be > 0 m");
+  require(s.limits.velocity > 0.0, "limits.velocity_m_per_s", s.limits.velocity, "must be > 0 m/s");
+  require(s.limits.acceleration > 0.0, "limits.acceleration_max_mps2", s.limits.acceleration,
+          "must be > 0 m/s^2 (.inf: no limit)");
+  // An e-stop's ramp (vrths_safety_config) ends within kMaxStopTime across the stroke.
+  const hal::SafetyConfig safety = vrths_safety_config(s);
+  const double t = hal::kMaxStopTime;
+  const double stroke_max = safety.stop_deceleration * t * t / 4.0;  // 2W/t² <= d, W = 2 stroke
+  require(s.limits.stroke <= stroke_max, "limits.stroke_m", s.limits.stroke,
+          "must be <= " + format_value(stroke_max) + " m so that an e-stop, ramping at " +
+              format_value(safety.stop_deceleration) + " m/s^2, reaches rest within " +
+              format_value(t) + " s across +-stroke_m");
+  require_stop_deceleration(safety, "limits.acceleration_max_mps2", s.limits.acceleration, "m/s^2",
+                            "none", "2 * limits.stroke_m");
+  require(s.limits.force > 0.0, "limits.force_n", s.limits.force, "must be > 0 N");
+  require(s.outputs.decimation >= 1 && s.outputs.decimation <= 4096, "outputs.decimation",
+          s.outputs.decimation, "must be in [1, 4096]");
+  require_progress_mode("outputs.progress", s.outputs.progress);
+  require_output_format("outputs.format", s.outputs.format);
+}
+
+// The ATS and AMB coefficient lists into their configurations, with the step.
+void copy_vrths_controller_lists(VrthsScenario& s) {
+  auto& c = s.controller.ats;
+  copy_list(s.ats_initial, c.initial, "controller.ats.initial");
+  copy_list(s.ats_min, c.min, "controller.ats.min");
+  copy_list(s.ats_max, c.max, "controller.ats.max");
+  copy_list(s.ats_rate_limit, c.rate_limit, "controller.ats.rate_limit");
+  c.step = s.timing.step;
+  auto& m = s.controller.amb;
+  copy_list(s.amb_initial, m.initial, "controller.amb.initial");
+  copy_list(s.amb_min, m.min, "controller.amb.min");
+  copy_list(s.amb_max, m.max, "controller.amb.max");
+  copy_list(s.amb_gain, m.gain, "controller.amb.gain_per_s");
+  m.step = s.timing.step;
+}
+
+// The plant's parameters, then each controller, the guard and the perturbed plant as built.
+void validate_vrths_plant_and_controllers(VrthsScenario& s) {
+  for (const auto& [field, v, positive] : {std::tuple{"plant.gain", s.plant.gain, true},
+                                           std::tuple{"plant.a1_beta0", s.plant.a1_beta0, true},
+                                           std::tuple{"plant.a2", s.plant.a2, false},
+                                           std::tuple{"plant.beta2_per_s2", s.plant.beta2, true},
+                                           std::tuple{"plant.m_e_kg", s.plant.m_e, true},
+                                           std::tuple{"plant.k_e_n_per_m", s.plant.k_e, true},
+                                           std::tuple{"plant.zeta_e", s.plant.zeta_e, false}}) {
+    require(positive ? v > 0.0 : v >= 0.0, field, v, positive ? "must be > 0" : "must be >= 0");
+  }
+  const auto& ats = s.controller.ats;
+  require(ats.window > 0.0, "controller.ats.window_s", ats.window, "must be > 0 s");
+  require(ats.update_every >= 1, "controller.ats.update_every", ats.update_every, "must be >= 1");
+  require(ats.adapt_threshold >= 0.0, "controller.ats.adapt_threshold_m", ats.adapt_threshold,
+          "must be >= 0 m");
+  require(ats.filter_time_constant >= 0.0, "controller.ats.filter_time_constant_s",
+          ats.filter_time_constant, "must be >= 0 s");
+  const auto& amb = s.controller.amb;
+  require(amb.filter_cutoff > 0.0, "controller.amb.filter_cutoff_hz", amb.filter_cutoff,
+          "must be > 0 Hz");
+  require(amb.power_time_constant > 0.0, "controller.amb.power_time_constant_s",
+          amb.power_time_constant, "must be > 0 s");
+  require(amb.adapt_threshold >= 0.0, "controller.amb.adapt_threshold_m", amb.adapt_threshold,
+          "must be >= 0 m");
+  const auto check = [](const char* block, const auto& build) {
+    try {
+      build();
+    } catch (const std::invalid_argument& e) {
+      throw ScenarioError(std::string(block) + "." + e.what());
+    }
+  };
+  check("controller.sample",
+        [&] { (void)core::rths::SampleController(s.controller.sample, {}, s.timing.step); });
+  validate_stability_guard(s.guard, s.timing.step);
+  check("controller.ats", [&] { (void)core::AdaptiveTimeSeries(ats); });
+  check("controller.amb", [&] { (void)core::AdaptiveModelBased(amb); });
+  // A drawn k_e below 0 (4.6 σ: not in the benchmark's 20-run Monte Carlo) or a non-finite one.
+  check("perturbation", [&] { core::rths::validate(s.run_plant()); });
+}
+
+}  // namespace
+
 VrthsScenario parse_vrths_scenario(const std::string& text, const std::string& origin,
                                    const std::vector<std::string>& overrides,
                                    const DataSource& data) {
@@ -328,110 +476,9 @@ VrthsScenario parse_vrths_scenario(const std::string& text, const std::string& o
   s.data = data;
   vrths_table().parse(root, origin, s);
   validate_with_origin(origin, [&] {
-    require(s.schema_version == 1, "schema_version", s.schema_version, "this hyloop reads 1");
-    require(s.building_case >= 1 && s.building_case <= 4, "structure.case", s.building_case,
-            "must be one of 1, 2, 3, 4");
-    require(s.ground_motion.scale >= 0.0 && s.ground_motion.scale <= 10.0, "ground_motion.scale",
-            s.ground_motion.scale, "must be in [0, 10]");
-    require(s.ground_motion.padding >= 0.0 && s.ground_motion.padding <= 60.0,
-            "ground_motion.padding_s", s.ground_motion.padding, "must be in [0, 60] s");
-    require(s.timing.step > 0.0 && s.timing.step <= 1e-3, "timing.step_s", s.timing.step,
-            "must be in (0, 1e-3] s");
-    require(s.timing.duration >= 0.0 && s.timing.duration <= 1e4, "timing.duration_s",
-            s.timing.duration, "must be in [0, 1e4] s (0: the record's)");
-    require(s.timing.duration / s.timing.step <= kMaxVrthsSteps, "timing.duration_s",
-            s.timing.duration, "duration/step must be <= 1e6 steps");
-    require(s.sensors.displacement_noise >= 0.0, "sensors.displacement_noise_m",
-            s.sensors.displacement_noise, "must be >= 0 m");
-    require(s.sensors.force_noise >= 0.0, "sensors.force_noise_n", s.sensors.force_noise,
-            "must be >= 0 N");
-    require(s.sensors.resolution > 0.0, "sensors.resolution_m", s.sensors.resolution,
-            "must be > 0 m");
-    require(s.sensors.converter_limit > 0.0, "sensors.converter_limit_m", s.sensors.converter_limit,
-            "must be > 0 m");
-    for (const auto& [field, v] :
-         {std::pair{"perturbation.k_e_sigma_n_per_m", s.perturbation.sigma.k_e},
-          std::pair{"perturbation.beta1_sigma_per_s", s.perturbation.sigma.beta1},
-          std::pair{"perturbation.beta2_sigma_per_s2", s.perturbation.sigma.beta2},
-          std::pair{"perturbation.a3_sigma_per_s", s.perturbation.sigma.a3}}) {
-      require(v >= 0.0, field, v, "must be >= 0");
-    }
-    if (s.controller.type != "none" && s.controller.type != "sample" &&
-        s.controller.type != "ats" && s.controller.type != "amb") {
-      std::string m = "controller.type = \"";
-      m += excerpt(s.controller.type);
-      m += "\": must be none, sample, ats or amb";
-      throw ScenarioError(m);
-    }
-    require(s.limits.stroke > 0.0, "limits.stroke_m", s.limits.stroke, "must be > 0 m");
-    require(s.limits.velocity > 0.0, "limits.velocity_m_per_s", s.limits.velocity,
-            "must be > 0 m/s");
-    require(s.limits.acceleration > 0.0, "limits.acceleration_max_mps2", s.limits.acceleration,
-            "must be > 0 m/s^2 (.inf: no limit)");
-    // An e-stop's ramp (vrths_safety_config) ends within kMaxStopTime across the stroke.
-    const hal::SafetyConfig safety = vrths_safety_config(s);
-    const double t = hal::kMaxStopTime;
-    const double stroke_max = safety.stop_deceleration * t * t / 4.0;  // 2W/t² <= d, W = 2 stroke
-    require(s.limits.stroke <= stroke_max, "limits.stroke_m", s.limits.stroke,
-            "must be <= " + format_value(stroke_max) + " m so that an e-stop, ramping at " +
-                format_value(safety.stop_deceleration) + " m/s^2, reaches rest within " +
-                format_value(t) + " s across +-stroke_m");
-    require_stop_deceleration(safety, "limits.acceleration_max_mps2", s.limits.acceleration,
-                              "m/s^2", "none", "2 * limits.stroke_m");
-    require(s.limits.force > 0.0, "limits.force_n", s.limits.force, "must be > 0 N");
-    require(s.outputs.decimation >= 1 && s.outputs.decimation <= 4096, "outputs.decimation",
-            s.outputs.decimation, "must be in [1, 4096]");
-    require_progress_mode("outputs.progress", s.outputs.progress);
-    require_output_format("outputs.format", s.outputs.format);
-    auto& c = s.controller.ats;
-    copy_list(s.ats_initial, c.initial, "controller.ats.initial");
-    copy_list(s.ats_min, c.min, "controller.ats.min");
-    copy_list(s.ats_max, c.max, "controller.ats.max");
-    copy_list(s.ats_rate_limit, c.rate_limit, "controller.ats.rate_limit");
-    c.step = s.timing.step;
-    auto& m = s.controller.amb;
-    copy_list(s.amb_initial, m.initial, "controller.amb.initial");
-    copy_list(s.amb_min, m.min, "controller.amb.min");
-    copy_list(s.amb_max, m.max, "controller.amb.max");
-    copy_list(s.amb_gain, m.gain, "controller.amb.gain_per_s");
-    m.step = s.timing.step;
-    for (const auto& [field, v, positive] : {std::tuple{"plant.gain", s.plant.gain, true},
-                                             std::tuple{"plant.a1_beta0", s.plant.a1_beta0, true},
-                                             std::tuple{"plant.a2", s.plant.a2, false},
-                                             std::tuple{"plant.beta2_per_s2", s.plant.beta2, true},
-                                             std::tuple{"plant.m_e_kg", s.plant.m_e, true},
-                                             std::tuple{"plant.k_e_n_per_m", s.plant.k_e, true},
-                                             std::tuple{"plant.zeta_e", s.plant.zeta_e, false}}) {
-      require(positive ? v > 0.0 : v >= 0.0, field, v, positive ? "must be > 0" : "must be >= 0");
-    }
-    const auto& ats = s.controller.ats;
-    require(ats.window > 0.0, "controller.ats.window_s", ats.window, "must be > 0 s");
-    require(ats.update_every >= 1, "controller.ats.update_every", ats.update_every, "must be >= 1");
-    require(ats.adapt_threshold >= 0.0, "controller.ats.adapt_threshold_m", ats.adapt_threshold,
-            "must be >= 0 m");
-    require(ats.filter_time_constant >= 0.0, "controller.ats.filter_time_constant_s",
-            ats.filter_time_constant, "must be >= 0 s");
-    const auto& amb = s.controller.amb;
-    require(amb.filter_cutoff > 0.0, "controller.amb.filter_cutoff_hz", amb.filter_cutoff,
-            "must be > 0 Hz");
-    require(amb.power_time_constant > 0.0, "controller.amb.power_time_constant_s",
-            amb.power_time_constant, "must be > 0 s");
-    require(amb.adapt_threshold >= 0.0, "controller.amb.adapt_threshold_m", amb.adapt_threshold,
-            "must be >= 0 m");
-    const auto check = [](const char* block, const auto& build) {
-      try {
-        build();
-      } catch (const std::invalid_argument& e) {
-        throw ScenarioError(std::string(block) + "." + e.what());
-      }
-    };
-    check("controller.sample",
-          [&] { (void)core::rths::SampleController(s.controller.sample, {}, s.timing.step); });
-    validate_stability_guard(s.guard, s.timing.step);
-    check("controller.ats", [&] { (void)core::AdaptiveTimeSeries(c); });
-    check("controller.amb", [&] { (void)core::AdaptiveModelBased(m); });
-    // A drawn k_e below 0 (4.6 σ: not in the benchmark's 20-run Monte Carlo) or a non-finite one.
-    check("perturbation", [&] { core::rths::validate(s.run_plant()); });
+    validate_vrths_fields(s);
+    copy_vrths_controller_lists(s);
+    validate_vrths_plant_and_controllers(s);
   });
   return s;
 }

@@ -184,6 +184,50 @@ Polynomial Polynomial::derivative() const {
   return Polynomial(std::move(d));
 }
 
+namespace {
+
+// Up to three Newton steps on a real root `x` of `p` (derivative `dp`), each kept only while it
+// lowers |p(x)|.
+double polished_real_root(const Polynomial& p, const Polynomial& dp, double x) {
+  double fx = std::abs(p.evaluate(x));
+  for (int iteration = 0; iteration < 3 && fx > 0.0; ++iteration) {
+    const double slope = dp.evaluate(x);
+    if (slope == 0.0) {
+      break;
+    }
+    const double candidate = x - p.evaluate(x) / slope;
+    const double f_candidate = std::abs(p.evaluate(candidate));
+    if (!(f_candidate < fx)) {
+      break;
+    }
+    x = candidate;
+    fx = f_candidate;
+  }
+  return x;
+}
+
+// The same for a complex root `r`, which also stops before a step that would make it real.
+std::complex<double> polished_complex_root(const Polynomial& p, const Polynomial& dp,
+                                           std::complex<double> r) {
+  double fr = std::abs(p.evaluate(r));
+  for (int iteration = 0; iteration < 3 && fr > 0.0; ++iteration) {
+    const std::complex<double> slope = dp.evaluate(r);
+    if (slope == 0.0) {
+      break;
+    }
+    const std::complex<double> candidate = r - p.evaluate(r) / slope;
+    const double f_candidate = std::abs(p.evaluate(candidate));
+    if (!(f_candidate < fr) || candidate.imag() == 0.0) {
+      break;
+    }
+    r = candidate;
+    fr = f_candidate;
+  }
+  return r;
+}
+
+}  // namespace
+
 std::vector<std::complex<double>> Polynomial::roots() const {
   if (is_zero()) {
     throw std::invalid_argument(
@@ -229,37 +273,9 @@ std::vector<std::complex<double>> Polynomial::roots() const {
     std::complex<double> r = eigenvalues(i);
     if (r.imag() == 0.0) {
       // Real roots stay real.
-      double x = r.real();
-      double fx = std::abs(evaluate(x));
-      for (int iteration = 0; iteration < 3 && fx > 0.0; ++iteration) {
-        const double slope = dp.evaluate(x);
-        if (slope == 0.0) {
-          break;
-        }
-        const double candidate = x - evaluate(x) / slope;
-        const double f_candidate = std::abs(evaluate(candidate));
-        if (!(f_candidate < fx)) {
-          break;
-        }
-        x = candidate;
-        fx = f_candidate;
-      }
-      r = {x, 0.0};
+      r = {polished_real_root(*this, dp, r.real()), 0.0};
     } else {
-      double fr = std::abs(evaluate(r));
-      for (int iteration = 0; iteration < 3 && fr > 0.0; ++iteration) {
-        const std::complex<double> slope = dp.evaluate(r);
-        if (slope == 0.0) {
-          break;
-        }
-        const std::complex<double> candidate = r - evaluate(r) / slope;
-        const double f_candidate = std::abs(evaluate(candidate));
-        if (!(f_candidate < fr) || candidate.imag() == 0.0) {
-          break;
-        }
-        r = candidate;
-        fr = f_candidate;
-      }
+      r = polished_complex_root(*this, dp, r);
       // EigenSolver returns a conjugate pair as neighbours: keep the pair exactly conjugate.
       if (i + 1 < n && eigenvalues(i + 1) == std::conj(eigenvalues(i))) {
         result.push_back(r);

@@ -131,6 +131,58 @@ const char* to_string(StabilityVerdict verdict) noexcept {
   return "unknown";
 }
 
+namespace {
+
+// Row i of the Routh array (of power `power`) is all zeros: the auxiliary polynomial of the row
+// above (power + 1) is recorded and the row replaced by its derivative's coefficients.
+void replace_zero_row(RouthResult& result, std::size_t i, int power, std::size_t width) {
+  auto& row = result.array[i];
+  const auto& above = result.array[i - 1];
+  const int q = power + 1;
+  std::vector<double> aux(static_cast<std::size_t>(q) + 1, 0.0);
+  for (std::size_t j = 0; j < width; ++j) {
+    const int k = q - 2 * static_cast<int>(j);
+    if (k >= 0) {
+      aux[static_cast<std::size_t>(k)] = above[j];
+      row[j] = static_cast<double>(k) * above[j];
+    }
+  }
+  RouthZeroRow zero_row;
+  zero_row.row = static_cast<int>(i);
+  zero_row.power = power;
+  zero_row.auxiliary = Polynomial(std::move(aux));
+  result.zero_rows.push_back(std::move(zero_row));
+}
+
+// From the completed array: the first column, its sign changes, the imaginary-axis roots of each
+// zero row, and the verdict.
+void count_and_judge(RouthResult& result) {
+  result.first_column.reserve(result.array.size());
+  for (const auto& row : result.array) {
+    result.first_column.push_back(row[0]);
+  }
+  result.sign_changes = count_sign_changes(result.first_column, 0);
+  for (std::size_t e = 0; e < result.zero_rows.size(); ++e) {
+    RouthZeroRow& z = result.zero_rows[e];
+    const int below = count_sign_changes(result.first_column, static_cast<std::size_t>(z.row) - 1);
+    z.imaginary_axis_roots = z.auxiliary.degree() - 2 * below;
+    if (e == 0) {
+      result.imaginary_axis_roots = z.imaginary_axis_roots;
+    } else if (z.imaginary_axis_roots > 0) {
+      result.repeated_imaginary_axis_roots = true;
+    }
+  }
+  if (result.sign_changes > 0 || result.repeated_imaginary_axis_roots) {
+    result.verdict = StabilityVerdict::kUnstable;
+  } else if (result.imaginary_axis_roots > 0) {
+    result.verdict = StabilityVerdict::kMarginal;
+  } else {
+    result.verdict = StabilityVerdict::kStable;
+  }
+}
+
+}  // namespace
+
 RouthResult routh(const Polynomial& p_in, double zero_tolerance) {
   if (p_in.is_zero()) {
     throw std::invalid_argument("routh: the zero polynomial has no Routh array");
@@ -170,22 +222,7 @@ RouthResult routh(const Polynomial& p_in, double zero_tolerance) {
     const int power = n - static_cast<int>(i);
     const bool all_zero = std::all_of(row.begin(), row.end(), [](double v) { return v == 0.0; });
     if (all_zero) {
-      // Auxiliary polynomial of the row above (power + 1), replaced by its derivative.
-      const auto& above = rows[i - 1];
-      const int q = power + 1;
-      std::vector<double> aux(static_cast<std::size_t>(q) + 1, 0.0);
-      for (std::size_t j = 0; j < width; ++j) {
-        const int k = q - 2 * static_cast<int>(j);
-        if (k >= 0) {
-          aux[static_cast<std::size_t>(k)] = above[j];
-          row[j] = static_cast<double>(k) * above[j];
-        }
-      }
-      RouthZeroRow zero_row;
-      zero_row.row = static_cast<int>(i);
-      zero_row.power = power;
-      zero_row.auxiliary = Polynomial(std::move(aux));
-      result.zero_rows.push_back(std::move(zero_row));
+      replace_zero_row(result, i, power, width);
     } else if (row[0] == 0.0) {
       double magnitude = 0.0;
       for (double v : row) {
@@ -196,29 +233,7 @@ RouthResult routh(const Polynomial& p_in, double zero_tolerance) {
       result.epsilons.push_back({static_cast<int>(i), power, epsilon});
     }
   }
-
-  result.first_column.reserve(rows.size());
-  for (const auto& row : rows) {
-    result.first_column.push_back(row[0]);
-  }
-  result.sign_changes = count_sign_changes(result.first_column, 0);
-  for (std::size_t e = 0; e < result.zero_rows.size(); ++e) {
-    RouthZeroRow& z = result.zero_rows[e];
-    const int below = count_sign_changes(result.first_column, static_cast<std::size_t>(z.row) - 1);
-    z.imaginary_axis_roots = z.auxiliary.degree() - 2 * below;
-    if (e == 0) {
-      result.imaginary_axis_roots = z.imaginary_axis_roots;
-    } else if (z.imaginary_axis_roots > 0) {
-      result.repeated_imaginary_axis_roots = true;
-    }
-  }
-  if (result.sign_changes > 0 || result.repeated_imaginary_axis_roots) {
-    result.verdict = StabilityVerdict::kUnstable;
-  } else if (result.imaginary_axis_roots > 0) {
-    result.verdict = StabilityVerdict::kMarginal;
-  } else {
-    result.verdict = StabilityVerdict::kStable;
-  }
+  count_and_judge(result);
   return result;
 }
 
@@ -248,17 +263,19 @@ bool GainInterval::contains(double k) const noexcept {
   return above && below;
 }
 
-std::vector<GainInterval> stable_gain_intervals(const Polynomial& p0, const Polynomial& p1) {
-  if (p1.is_zero()) {
-    throw std::invalid_argument(
-        "stable_gain_intervals: p1 is the zero polynomial; p0 + K*p1 does not depend on K");
-  }
-  struct Candidate {
-    double k;
-    bool crossing;  // a root on the imaginary axis at this K (open end)
-  };
-  std::vector<Candidate> candidates;
+namespace {
 
+// A gain K where the stability of p0 + K·p1 can change.
+struct GainCandidate {
+  double k;
+  bool crossing;  // a root on the imaginary axis at this K (open end)
+};
+
+// The candidate gains of p0 + K·p1 (degree `n`), ascending, those within 1e-12 (relative) of the
+// one before merged into it.
+std::vector<GainCandidate> distinct_gain_candidates(const Polynomial& p0, const Polynomial& p1,
+                                                    int n) {
+  std::vector<GainCandidate> candidates;
   // Imaginary-axis crossings: ω = 0 and the real roots ω > 0 of Im(p0(jω)·conj(p1(jω))).
   if (p1.coeff(0) != 0.0) {
     candidates.push_back({-p0.coeff(0) / p1.coeff(0), true});
@@ -283,15 +300,14 @@ std::vector<GainInterval> stable_gain_intervals(const Polynomial& p0, const Poly
     }
   }
   // Degree drop: the leading coefficient of p0 + K·p1 vanishes.
-  const int n = std::max(p0.degree(), p1.degree());
   if (p1.degree() == n) {
     candidates.push_back({-p0.coeff(n) / p1.coeff(n), false});
   }
 
   std::sort(candidates.begin(), candidates.end(),
-            [](const Candidate& a, const Candidate& b) { return a.k < b.k; });
-  std::vector<Candidate> unique;
-  for (const Candidate& c : candidates) {
+            [](const GainCandidate& a, const GainCandidate& b) { return a.k < b.k; });
+  std::vector<GainCandidate> unique;
+  for (const GainCandidate& c : candidates) {
     if (!unique.empty() &&
         std::abs(c.k - unique.back().k) <= 1e-12 * std::max(1.0, std::abs(c.k))) {
       unique.back().crossing = unique.back().crossing || c.crossing;
@@ -299,6 +315,18 @@ std::vector<GainInterval> stable_gain_intervals(const Polynomial& p0, const Poly
       unique.push_back(c);
     }
   }
+  return unique;
+}
+
+}  // namespace
+
+std::vector<GainInterval> stable_gain_intervals(const Polynomial& p0, const Polynomial& p1) {
+  if (p1.is_zero()) {
+    throw std::invalid_argument(
+        "stable_gain_intervals: p1 is the zero polynomial; p0 + K*p1 does not depend on K");
+  }
+  const int n = std::max(p0.degree(), p1.degree());
+  const std::vector<GainCandidate> unique = distinct_gain_candidates(p0, p1, n);
 
   std::vector<GainInterval> intervals;
   const auto add_open = [&](double lower, double upper, double test) {

@@ -441,6 +441,51 @@ json analyze_loop(const SitsScenario& s, double k_h, bool identified) {
   return analyze_loop(s, o);
 }
 
+namespace {
+
+// The Routh array's report: first column, sign changes, the epsilons of zero first elements and
+// the zero rows with their auxiliary polynomials, the verdict.
+json routh_json(const core::RouthResult& r) {
+  json eps = json::array();
+  for (const auto& e : r.epsilons) eps.push_back({{"power", e.power}, {"epsilon", e.epsilon}});
+  json zero_rows = json::array();
+  for (const auto& z : r.zero_rows) {
+    zero_rows.push_back({{"power", z.power},
+                         {"auxiliary_ascending", z.auxiliary.coeffs()},
+                         {"imaginary_axis_roots", z.imaginary_axis_roots}});
+  }
+  return {{"first_column", r.first_column},
+          {"sign_changes", r.sign_changes},
+          {"imaginary_axis_roots", r.imaginary_axis_roots},
+          {"zero_first_element_epsilons", eps},
+          {"zero_rows", zero_rows},
+          {"verdict", core::to_string(r.verdict)}};
+}
+
+// analyze --simulate: each predicted boundary of the sampled loop found on runs (bisection on the
+// growth rate), the ones at the gain limit aside.
+json simulated_boundaries(const SitsScenario& s,
+                          const std::vector<core::GainInterval>& sampled_intervals, double k_x) {
+  json sims = json::array();
+  for (const auto& iv : sampled_intervals) {
+    for (const double b : {iv.lower, iv.upper}) {
+      if (std::abs(b) >= 0.999 * k_limit_of(s)) continue;
+      const double w = 0.3 * std::abs(b) + 1.0;
+      const SimulatedBoundary sim =
+          simulated_stability_boundary(s, b - w, b + w, k_x, s.timing.duration);
+      sims.push_back({{"predicted_k_h", b},
+                      {"simulated_k_h", sim.k_h},
+                      {"relative_difference", (b - sim.k_h) / sim.k_h},
+                      {"bracket", {sim.growing, sim.decaying}},
+                      {"runs", sim.runs},
+                      {"run_duration_s", s.timing.duration}});
+    }
+  }
+  return sims;
+}
+
+}  // namespace
+
 json analyze_loop(const SitsScenario& s, const AnalyzeOptions& options) {
   const core::ZeroPoleGain robot = robot_model(s, options.identified);
   std::string k_h_source = "--k-h";
@@ -485,20 +530,7 @@ json analyze_loop(const SitsScenario& s, const AnalyzeOptions& options) {
                                     {"descending", poly.descending()},
                                     {"degree", poly.degree()},
                                     {"expression", poly.to_expression('s')}};
-  json eps = json::array();
-  for (const auto& e : r.epsilons) eps.push_back({{"power", e.power}, {"epsilon", e.epsilon}});
-  json zero_rows = json::array();
-  for (const auto& z : r.zero_rows) {
-    zero_rows.push_back({{"power", z.power},
-                         {"auxiliary_ascending", z.auxiliary.coeffs()},
-                         {"imaginary_axis_roots", z.imaginary_axis_roots}});
-  }
-  j["routh"] = {{"first_column", r.first_column},
-                {"sign_changes", r.sign_changes},
-                {"imaginary_axis_roots", r.imaginary_axis_roots},
-                {"zero_first_element_epsilons", eps},
-                {"zero_rows", zero_rows},
-                {"verdict", core::to_string(r.verdict)}};
+  j["routh"] = routh_json(r);
   j["roots"] = complex_list(roots);
   j["rhp_roots"] = rhp_roots;
   j["stable"] = r.stable();
@@ -511,24 +543,7 @@ json analyze_loop(const SitsScenario& s, const AnalyzeOptions& options) {
       "\"stable\" and \"stable_k_h_intervals\" are the Routh test of Eq. 34 (Pade force delay, "
       "2/(2 + T_c s) hold, ideal velocity); \"sampled_loop\" is the exact loop a run computes "
       "(its prediction of what `hyloop run` does)";
-  if (options.simulate) {
-    json sims = json::array();
-    for (const auto& iv : sampled_intervals) {
-      for (const double b : {iv.lower, iv.upper}) {
-        if (std::abs(b) >= 0.999 * k_limit_of(s)) continue;
-        const double w = 0.3 * std::abs(b) + 1.0;
-        const SimulatedBoundary sim =
-            simulated_stability_boundary(s, b - w, b + w, k_x, s.timing.duration);
-        sims.push_back({{"predicted_k_h", b},
-                        {"simulated_k_h", sim.k_h},
-                        {"relative_difference", (b - sim.k_h) / sim.k_h},
-                        {"bracket", {sim.growing, sim.decaying}},
-                        {"runs", sim.runs},
-                        {"run_duration_s", s.timing.duration}});
-      }
-    }
-    j["simulated_boundaries"] = sims;
-  }
+  if (options.simulate) j["simulated_boundaries"] = simulated_boundaries(s, sampled_intervals, k_x);
   return j;
 }
 
@@ -714,8 +729,30 @@ std::vector<double> switch_times_for(const SitsScenario& s, const std::vector<do
 
 }  // namespace
 
-json tune_compensator(const SitsScenario& base, const TuneOptions& options, std::ostream& log) {
-  const core::CompensatorKind kind = base.compensator.kind;
+namespace {
+
+bool lower_cost(const Outcome& a, const Outcome& b) { return a.cost < b.cost; }
+
+// What every stage of the tuner shares: the scenario, the threads, and the stable K_h set of the
+// linearised loop that marks every outcome the same way (routh_stable: its whole K_h range lies
+// inside; an unstable or diverged one costs infinity).
+struct Tuner {
+  const SitsScenario& base;
+  int jobs = 1;
+  std::vector<core::GainInterval> intervals;
+
+  Outcome run(core::CompensatorKind k, const Gains& g) const {
+    Outcome o = evaluate(base, k, g);
+    o.stable = inside(intervals, o.kh_min, o.kh_max);
+    if (!o.stable || o.diverged) o.cost = std::numeric_limits<double>::infinity();
+    return o;
+  }
+  std::vector<Outcome> run_all(core::CompensatorKind k, const std::vector<Gains>& gains) const {
+    return parallel_map(gains, jobs, [&](const Gains& g) { return run(k, g); });
+  }
+};
+
+void refuse_untunable(core::CompensatorKind kind) {
   if (kind == core::CompensatorKind::kNone) {
     throw std::runtime_error(
         "tune: compensator.type is none: no gain to tune (set fgc, lgc or scvg)");
@@ -725,43 +762,33 @@ json tune_compensator(const SitsScenario& base, const TuneOptions& options, std:
         "tune: compensator.type is tdpa: no gain to tune (its damping follows the passivity "
         "observer; max_damping_ns_per_m only bounds it)");
   }
-  const int jobs = options.jobs > 0
-                       ? options.jobs
-                       : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  const bool corrected = base.compensator.phase_correction.enabled;
-  log << "tune: " << core::to_string(kind)
-      << (corrected ? " with the phase correction (K_x estimated online in every run)" : "")
-      << "\n";
-  // The stable K_h set of the linearised loop with the identified G_R.
+}
+
+// The stable K_h set of the linearised loop with the identified G_R.
+std::vector<core::GainInterval> tuning_intervals(const SitsScenario& base, std::ostream& log) {
   const core::SitsLoopParameters p = loop_parameters(base);
   const core::ZeroPoleGain robot = robot_model(base, true);
   const auto split = core::sits_characteristic(p, robot);
-  const auto intervals = core::stable_gain_intervals(split.p0, split.p1);
+  auto intervals = core::stable_gain_intervals(split.p0, split.p1);
   if (intervals.empty()) throw std::runtime_error("tune: no K_h makes the linearised loop stable");
   log << "tune: stable K_h intervals (Routh, identified G_R):";
   for (const auto& i : intervals) log << " (" << i.lower << ", " << i.upper << ")";
   log << "\n";
-  // Every outcome is marked the same way: routh_stable means its whole K_h range lies inside.
-  const auto run = [&](core::CompensatorKind k, const Gains& g) {
-    Outcome o = evaluate(base, k, g);
-    o.stable = inside(intervals, o.kh_min, o.kh_max);
-    if (!o.stable || o.diverged) o.cost = std::numeric_limits<double>::infinity();
-    return o;
-  };
-  const auto by_cost = [](const Outcome& a, const Outcome& b) { return a.cost < b.cost; };
+  return intervals;
+}
 
-  // 1. FGC: the best fixed gain, coarse then refined, within [-1000, 1000] ∩ stable set.
-  double lo = std::max(-1000.0, intervals.front().lower);
-  double hi = std::min(1000.0, intervals.back().upper);
+// 1. FGC: the best fixed gain, coarse then refined, within [-1000, 1000] ∩ stable set. Adds the
+//    runs it made to `runs`.
+Outcome best_fixed_gain(const Tuner& t, int& runs, std::ostream& log) {
+  double lo = std::max(-1000.0, t.intervals.front().lower);
+  double hi = std::min(1000.0, t.intervals.back().upper);
   Outcome best_fgc;
-  int fgc_runs = 0;
   for (int pass = 0; pass < 4; ++pass) {
     std::vector<Gains> grid;
     for (int i = 0; i <= 40; ++i) grid.push_back({lo + (hi - lo) * i / 40.0, 0.0, 0.0, 0.0});
-    const auto results = parallel_map(
-        grid, jobs, [&](const Gains& g) { return run(core::CompensatorKind::kFixedGain, g); });
-    fgc_runs += static_cast<int>(grid.size());
-    const auto it = std::min_element(results.begin(), results.end(), by_cost);
+    const auto results = t.run_all(core::CompensatorKind::kFixedGain, grid);
+    runs += static_cast<int>(grid.size());
+    const auto it = std::min_element(results.begin(), results.end(), lower_cost);
     if (!std::isfinite(it->cost))
       throw std::runtime_error("tune: no fixed gain gives a stable run");
     if (it->cost < best_fgc.cost) best_fgc = *it;
@@ -769,22 +796,13 @@ json tune_compensator(const SitsScenario& base, const TuneOptions& options, std:
     lo = best_fgc.gains.k0 - 2.0 * width;
     hi = best_fgc.gains.k0 + 2.0 * width;
   }
-  log << "tune: FGC best fixed gain K = " << best_fgc.gains.k0 << " N*s/m (" << fgc_runs
-      << " runs)\n";
-  json j;
-  j["compensator"] = std::string(core::to_string(kind));
-  j["phase_correction"] = corrected;
-  j["stable_k_h_intervals"] = intervals_json(intervals);
-  j["fgc_best_fixed_gain"] = outcome_json(best_fgc);
-  if (kind == core::CompensatorKind::kFixedGain) {
-    j["candidates_run"] = fgc_runs;
-    j["best"] = outcome_json(best_fgc);
-    return j;
-  }
+  log << "tune: FGC best fixed gain K = " << best_fgc.gains.k0 << " N*s/m (" << runs << " runs)\n";
+  return best_fgc;
+}
 
-  // 2. LGC: K_ε0 around the best fixed gain and the ramp K_ε1·duration; SCVG: also K_ε2 on a
-  //    log grid and each t_ε.
-  const bool scvg = kind == core::CompensatorKind::kSwitching;
+// The t_eps candidates of SCVG (the middle one only with --coarse); {0} for LGC.
+std::vector<double> tuned_switch_times(const SitsScenario& base, const TuneOptions& options,
+                                       bool scvg, std::ostream& log) {
   std::vector<double> switch_times =
       scvg ? switch_times_for(base, options.switch_times) : std::vector<double>{0.0};
   if (options.coarse && switch_times.size() > 1) {
@@ -795,8 +813,18 @@ json tune_compensator(const SitsScenario& base, const TuneOptions& options, std:
     for (double ts : switch_times) log << " " << ts;
     log << " s\n";
   }
-  const auto ramp_time = [&](double ts) { return scvg ? ts : base.timing.duration; };
-  const double kstar = best_fgc.gains.k0;
+  return switch_times;
+}
+
+// The time over which K_eps1 ramps: t_eps for SCVG, the run for LGC.
+double ramp_time(const SitsScenario& base, bool scvg, double ts) {
+  return scvg ? ts : base.timing.duration;
+}
+
+// 2. LGC: K_eps0 around the best fixed gain `kstar` and the ramp K_eps1·duration; SCVG: also
+//    K_eps2 on a log grid and each t_eps.
+std::vector<Gains> candidate_grid(const SitsScenario& base, const TuneOptions& options, bool scvg,
+                                  const std::vector<double>& switch_times, double kstar) {
   const std::vector<double> offsets =
       options.coarse ? std::vector<double>{-2, -1, 0, 1, 2}
                      : std::vector<double>{-20, -10, -5, -2, -1, 0, 1, 2, 5, 10, 20};
@@ -814,88 +842,58 @@ json tune_compensator(const SitsScenario& base, const TuneOptions& options, std:
   for (double ts : switch_times) {
     for (double off : offsets) {
       for (double ramp : ramps) {
-        for (double k2 : k2s) grid.push_back({kstar + off, ramp / ramp_time(ts), k2, ts});
+        for (double k2 : k2s)
+          grid.push_back({kstar + off, ramp / ramp_time(base, scvg, ts), k2, ts});
       }
     }
   }
-  log << "tune: " << grid.size() << " " << core::to_string(kind) << " candidates on " << jobs
-      << " threads\n";
-  std::vector<Outcome> found =
-      parallel_map(grid, jobs, [&](const Gains& g) { return run(kind, g); });
-  std::sort(found.begin(), found.end(), by_cost);
+  return grid;
+}
 
-  // 3. Compass search from the best grid point of each switch time: the amplitude over the last
-  //    window integrates K_h − K* over the whole run, so it needs finer steps than any grid.
-  int refine_runs = 0;
-  for (double ts : switch_times) {
-    const auto start = std::find_if(found.begin(), found.end(), [&](const Outcome& o) {
-      return o.gains.t_switch == ts && std::isfinite(o.cost);
-    });
-    if (start == found.end()) continue;
-    Outcome current = *start;
-    double step0 = 1.0, step1 = 0.5 / ramp_time(ts);
-    double step2 = scvg ? std::max(std::abs(current.gains.k2) * 0.5, 1e-2) : 0.0;
-    for (int iter = 0; iter < 40 && step0 > 1e-4; ++iter) {
-      std::vector<Gains> around;
-      for (int sign : {-1, 1}) {
-        Gains g = current.gains;
-        g.k0 += sign * step0;
-        around.push_back(g);
+// 3. Compass search from `current` (the best grid point of one switch time, whose K_eps1 ramps
+//    over `ramp_s`): the amplitude over the last window integrates K_h − K* over the whole run, so
+//    it needs finer steps than any grid. Adds the runs it made to `runs`.
+Outcome compass_search(const Tuner& t, core::CompensatorKind kind, Outcome current, double ramp_s,
+                       bool scvg, int& runs) {
+  double step0 = 1.0, step1 = 0.5 / ramp_s;
+  double step2 = scvg ? std::max(std::abs(current.gains.k2) * 0.5, 1e-2) : 0.0;
+  for (int iter = 0; iter < 40 && step0 > 1e-4; ++iter) {
+    std::vector<Gains> around;
+    for (int sign : {-1, 1}) {
+      Gains g = current.gains;
+      g.k0 += sign * step0;
+      around.push_back(g);
+      g = current.gains;
+      g.k1 += sign * step1;
+      around.push_back(g);
+      if (scvg) {
         g = current.gains;
-        g.k1 += sign * step1;
+        g.k2 += sign * step2;
         around.push_back(g);
-        if (scvg) {
-          g = current.gains;
-          g.k2 += sign * step2;
-          around.push_back(g);
-        }
-      }
-      const auto results = parallel_map(around, jobs, [&](const Gains& g) { return run(kind, g); });
-      refine_runs += static_cast<int>(around.size());
-      const auto it = std::min_element(results.begin(), results.end(), by_cost);
-      if (it->cost < current.cost) {
-        current = *it;
-      } else {
-        step0 *= 0.5;
-        step1 *= 0.5;
-        step2 *= 0.5;
       }
     }
-    found.push_back(current);
+    const auto results = t.run_all(kind, around);
+    runs += static_cast<int>(around.size());
+    const auto it = std::min_element(results.begin(), results.end(), lower_cost);
+    if (it->cost < current.cost) {
+      current = *it;
+    } else {
+      step0 *= 0.5;
+      step1 *= 0.5;
+      step2 *= 0.5;
+    }
   }
-  log << "tune: " << refine_runs << " refinement runs\n";
-  std::sort(found.begin(), found.end(), by_cost);
-  const std::size_t kept = static_cast<std::size_t>(std::count_if(
-      found.begin(), found.end(), [](const Outcome& o) { return std::isfinite(o.cost); }));
-  if (kept == 0) {
-    throw std::runtime_error("tune: no " + std::string(core::to_string(kind)) +
-                             " candidate is stable");
-  }
+  return current;
+}
 
-  // 4. FGC and LGC with the shared gains of the best candidates; for SCVG the chosen one is the
-  //    best whose final e_F and e_V peaks beat both (the paper's claim), else the best.
-  const std::size_t top = std::min<std::size_t>(std::max(options.top, 1) * 5, kept);
-  std::vector<Gains> top_gains;
-  for (std::size_t i = 0; i < top; ++i) top_gains.push_back(found[i].gains);
-  const auto fgc_same = parallel_map(
-      top_gains, jobs, [&](const Gains& g) { return run(core::CompensatorKind::kFixedGain, g); });
-  const auto lgc_same = parallel_map(
-      top_gains, jobs, [&](const Gains& g) { return run(core::CompensatorKind::kLinearGain, g); });
-  std::size_t chosen = 0;
-  bool beats = false;
-  for (std::size_t i = 0; scvg && i < top; ++i) {
-    if (found[i].e_f < fgc_same[i].e_f && found[i].e_f < lgc_same[i].e_f &&
-        found[i].e_v < fgc_same[i].e_v && found[i].e_v < lgc_same[i].e_v) {
-      chosen = i;
-      beats = true;
-      break;
-    }
-  }
+// The best `top` candidates of `found` (sorted by cost) as a table on the log.
+void log_top_candidates(const SitsScenario& base, bool scvg, const std::vector<Outcome>& found,
+                        std::size_t rows, std::ostream& log) {
   log << "tune: top " << (scvg ? "SCVG" : "LGC") << " candidates (final " << base.metrics.window
       << " s; K_h min/max: the range of K_h over the run, the paper's [C_el, C_eh])\n"
       << "  rank   K_eps0      K_eps1       K_eps2      t_eps  amplitude  e_F[N]    e_V[mm/s]  "
          "K_h min   K_h max   K_x[N/m]\n";
-  for (std::size_t i = 0; i < std::min<std::size_t>(options.top, top); ++i) {
+  for (std::size_t i = 0; i < rows; ++i) {
     const Outcome& o = found[i];
     char line[220];
     std::snprintf(line, sizeof line,
@@ -904,8 +902,85 @@ json tune_compensator(const SitsScenario& base, const TuneOptions& options, std:
                   o.e_v * 1e3, o.kh_min, o.kh_max, o.kx_final);
     log << line;
   }
+}
+
+// 4. For SCVG the chosen candidate is the best whose final e_F and e_V peaks beat both FGC and LGC
+//    with the same gains (the paper's claim), else the best. Returns (index, whether it beats).
+std::pair<std::size_t, bool> chosen_candidate(bool scvg, std::size_t top,
+                                              const std::vector<Outcome>& found,
+                                              const std::vector<Outcome>& fgc_same,
+                                              const std::vector<Outcome>& lgc_same) {
+  for (std::size_t i = 0; scvg && i < top; ++i) {
+    if (found[i].e_f < fgc_same[i].e_f && found[i].e_f < lgc_same[i].e_f &&
+        found[i].e_v < fgc_same[i].e_v && found[i].e_v < lgc_same[i].e_v) {
+      return {i, true};
+    }
+  }
+  return {0, false};
+}
+
+}  // namespace
+
+json tune_compensator(const SitsScenario& base, const TuneOptions& options, std::ostream& log) {
+  const core::CompensatorKind kind = base.compensator.kind;
+  refuse_untunable(kind);
+  const int jobs = options.jobs > 0
+                       ? options.jobs
+                       : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  const bool corrected = base.compensator.phase_correction.enabled;
+  log << "tune: " << core::to_string(kind)
+      << (corrected ? " with the phase correction (K_x estimated online in every run)" : "")
+      << "\n";
+  const Tuner t{base, jobs, tuning_intervals(base, log)};
+  int fgc_runs = 0;
+  const Outcome best_fgc = best_fixed_gain(t, fgc_runs, log);
+  json j;
+  j["compensator"] = std::string(core::to_string(kind));
+  j["phase_correction"] = corrected;
+  j["stable_k_h_intervals"] = intervals_json(t.intervals);
+  j["fgc_best_fixed_gain"] = outcome_json(best_fgc);
+  if (kind == core::CompensatorKind::kFixedGain) {
+    j["candidates_run"] = fgc_runs;
+    j["best"] = outcome_json(best_fgc);
+    return j;
+  }
+
+  const bool scvg = kind == core::CompensatorKind::kSwitching;
+  const std::vector<double> switch_times = tuned_switch_times(base, options, scvg, log);
+  const std::vector<Gains> grid =
+      candidate_grid(base, options, scvg, switch_times, best_fgc.gains.k0);
+  log << "tune: " << grid.size() << " " << core::to_string(kind) << " candidates on " << jobs
+      << " threads\n";
+  std::vector<Outcome> found = t.run_all(kind, grid);
+  std::sort(found.begin(), found.end(), lower_cost);
+  int refine_runs = 0;
+  for (double ts : switch_times) {
+    const auto start = std::find_if(found.begin(), found.end(), [&](const Outcome& o) {
+      return o.gains.t_switch == ts && std::isfinite(o.cost);
+    });
+    if (start == found.end()) continue;
+    found.push_back(compass_search(t, kind, *start, ramp_time(base, scvg, ts), scvg, refine_runs));
+  }
+  log << "tune: " << refine_runs << " refinement runs\n";
+  std::sort(found.begin(), found.end(), lower_cost);
+  const std::size_t kept = static_cast<std::size_t>(std::count_if(
+      found.begin(), found.end(), [](const Outcome& o) { return std::isfinite(o.cost); }));
+  if (kept == 0) {
+    throw std::runtime_error("tune: no " + std::string(core::to_string(kind)) +
+                             " candidate is stable");
+  }
+
+  // FGC and LGC with the shared gains of the best candidates.
+  const std::size_t top = std::min<std::size_t>(std::max(options.top, 1) * 5, kept);
+  std::vector<Gains> top_gains;
+  for (std::size_t i = 0; i < top; ++i) top_gains.push_back(found[i].gains);
+  const auto fgc_same = t.run_all(core::CompensatorKind::kFixedGain, top_gains);
+  const auto lgc_same = t.run_all(core::CompensatorKind::kLinearGain, top_gains);
+  const auto [chosen, beats] = chosen_candidate(scvg, top, found, fgc_same, lgc_same);
+  const std::size_t rows = std::min<std::size_t>(options.top, top);
+  log_top_candidates(base, scvg, found, rows, log);
   json table = json::array();
-  for (std::size_t i = 0; i < std::min<std::size_t>(options.top, top); ++i) {
+  for (std::size_t i = 0; i < rows; ++i) {
     json row = outcome_json(found[i]);
     row["fgc_same_gains"] = outcome_json(fgc_same[i]);
     row["lgc_same_gains"] = outcome_json(lgc_same[i]);

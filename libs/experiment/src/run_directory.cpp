@@ -394,7 +394,11 @@ void write_run_directory(const Experiment& experiment, const fs::path& out, bool
   remove_marker(out);
 }
 
-RecoveryResult recover_run_directory(const fs::path& dir) {
+namespace {
+
+// Refuses a directory that is not an incomplete run directory with a journal, or whose recorder
+// still holds its INCOMPLETE marker; else returns the marker's file descriptor, locked.
+int lock_for_recovery(const fs::path& dir) {
   const fs::path marker = dir / kIncompleteMarker;
   const fs::path journal_file = dir / kJournalFile;
   std::error_code ec;
@@ -415,6 +419,61 @@ RecoveryResult recover_run_directory(const fs::path& dir) {
                                 "): recover it only after its recorder has ended",
                             EBUSY);
   }
+  return fd;
+}
+
+// Feeds the journal's rows to `experiment` with its events (a stop before the row it came after;
+// `end` gets the end event's text). Returns the rows it took.
+std::size_t replay_journal(Experiment& experiment, const JournalContents& journal,
+                           std::string& end) {
+  std::size_t next_event = 0;
+  std::size_t replayed = 0;
+  const auto apply_events = [&](std::size_t rows) {
+    for (; next_event < journal.events.size() && journal.events[next_event].after_rows <= rows;
+         ++next_event) {
+      const JournalEvent& e = journal.events[next_event];
+      if (e.kind == "stop") experiment.record_stop(e.text);
+      if (e.kind == "end") end = e.text;
+    }
+  };
+  for (std::size_t i = 0; i < journal.rows; ++i) {
+    apply_events(i);
+    if (!experiment.record_cycle(journal.row(i))) break;
+    ++replayed;
+  }
+  apply_events(journal.rows);
+  return replayed;
+}
+
+// What a recovered summary adds: incomplete, why, what was recovered from which journal.
+nlohmann::json recovery_summary(const JournalContents& journal, const RecoveryResult& result) {
+  const JournalHeader& h = journal.header;
+  nlohmann::json extra = {{"incomplete", true},
+                          {"incomplete_reason", result.reason},
+                          {"cycles_recovered", result.cycles},
+                          {"run_id", h.run_id},
+                          {"git_revision", h.git_revision},
+                          {"recovered_by_revision", git_revision()},
+                          {"journal",
+                           {{"writer", h.writer},
+                            {"mode", h.mode},
+                            {"created_utc", h.created_utc},
+                            {"rows", journal.rows},
+                            {"seeds", h.seeds}}}};
+  if (h.mode == "lockstep" || h.mode == "real_time") {
+    extra["distributed"] = {{"run_id", h.run_id},
+                            {"mode", h.mode},
+                            {"state", "incomplete"},
+                            {"message", result.reason}};
+  }
+  return extra;
+}
+
+}  // namespace
+
+RecoveryResult recover_run_directory(const fs::path& dir) {
+  const fs::path journal_file = dir / kJournalFile;
+  const int fd = lock_for_recovery(dir);
   struct Unlock {
     int fd;
     ~Unlock() {
@@ -449,23 +508,8 @@ RecoveryResult recover_run_directory(const fs::path& dir) {
     }
     experiment->set_row_observer(hdf5.get());
   }
-  std::size_t next_event = 0;
   std::string end;
-  std::size_t replayed = 0;
-  const auto apply_events = [&](std::size_t rows) {
-    for (; next_event < journal.events.size() && journal.events[next_event].after_rows <= rows;
-         ++next_event) {
-      const JournalEvent& e = journal.events[next_event];
-      if (e.kind == "stop") experiment->record_stop(e.text);
-      if (e.kind == "end") end = e.text;
-    }
-  };
-  for (std::size_t i = 0; i < journal.rows; ++i) {
-    apply_events(i);
-    if (!experiment->record_cycle(journal.row(i))) break;
-    ++replayed;
-  }
-  apply_events(journal.rows);
+  const std::size_t replayed = replay_journal(*experiment, journal, end);
   experiment->set_row_observer(nullptr);
   RecoveryResult result;
   result.cycles = replayed;
@@ -473,25 +517,7 @@ RecoveryResult recover_run_directory(const fs::path& dir) {
       end.empty() ? "recorder killed: " + h.writer + " ended without completing the run " +
                         "directory; the journal holds " + std::to_string(journal.rows) + " cycles"
                   : "the run ended (" + end + ") but writing its run directory did not complete";
-  nlohmann::json extra = {{"incomplete", true},
-                          {"incomplete_reason", result.reason},
-                          {"cycles_recovered", replayed},
-                          {"run_id", h.run_id},
-                          {"git_revision", h.git_revision},
-                          {"recovered_by_revision", git_revision()},
-                          {"journal",
-                           {{"writer", h.writer},
-                            {"mode", h.mode},
-                            {"created_utc", h.created_utc},
-                            {"rows", journal.rows},
-                            {"seeds", h.seeds}}}};
-  if (h.mode == "lockstep" || h.mode == "real_time") {
-    extra["distributed"] = {{"run_id", h.run_id},
-                            {"mode", h.mode},
-                            {"state", "incomplete"},
-                            {"message", result.reason}};
-  }
-  result.summary = write_files(*experiment, dir, extra);
+  result.summary = write_files(*experiment, dir, recovery_summary(journal, result));
   if (hdf5) finish_hdf5(*hdf5, dir);
   remove_marker(dir);
   return result;

@@ -356,21 +356,11 @@ std::string RunJournal::error() const {
   return error_;
 }
 
-JournalContents read_journal(const fs::path& file) {
-  if (!fs::is_regular_file(file)) throw JournalError(file.string() + ": no such journal");
-  sqlite3* db = nullptr;
-  // Read-write: opening a journal whose writer was killed replays its WAL.
-  const int rc = sqlite3_open_v2(file.c_str(), &db, SQLITE_OPEN_READWRITE, nullptr);
-  struct Closer {
-    sqlite3* db;
-    ~Closer() { sqlite3_close(db); }
-  } closer{db};
-  if (rc != SQLITE_OK) {
-    throw JournalError(file.string() + ": " +
-                       (db != nullptr ? sqlite3_errmsg(db) : sqlite3_errstr(rc)));
-  }
-  sqlite3_busy_timeout(db, 2000);
-  JournalContents c;
+namespace {
+
+// The journal's header (its meta table). @throws JournalError for a journal without one, of
+// another format or value encoding, with a key missing or no columns.
+JournalHeader read_journal_header(sqlite3* db, const fs::path& file) {
   std::map<std::string, std::string> meta;
   {
     const Statement s(
@@ -401,7 +391,7 @@ JournalContents read_journal(const fs::path& file) {
     throw JournalError(file.string() + ": value_encoding \"" + get("value_encoding") +
                        "\", expected float64-le");
   }
-  JournalHeader& h = c.header;
+  JournalHeader h;
   h.run_id = get("run_id");
   h.writer = get("writer");
   h.mode = get("mode");
@@ -414,40 +404,68 @@ JournalContents read_journal(const fs::path& file) {
   } catch (const nlohmann::json::exception& e) {
     throw JournalError(file.string() + ": meta.columns/seeds: " + e.what());
   }
-  const std::size_t columns = h.columns.size();
-  if (columns == 0) throw JournalError(file.string() + ": no columns");
-  {
-    const Statement s(db, "SELECT cycle, data FROM rows ORDER BY cycle", file);
-    int step = 0;
-    while ((step = sqlite3_step(s.get())) == SQLITE_ROW) {
-      const auto cycle = static_cast<std::uint64_t>(sqlite3_column_int64(s.get(), 0));
-      if (cycle != c.rows) {
-        throw JournalError(file.string() + ": row of cycle " + std::to_string(cycle) +
-                           " where cycle " + std::to_string(c.rows) + " was expected");
-      }
-      const int bytes = sqlite3_column_bytes(s.get(), 1);
-      if (static_cast<std::size_t>(bytes) != columns * sizeof(double)) {
-        throw JournalError(file.string() + ": row of cycle " + std::to_string(cycle) + " has " +
-                           std::to_string(bytes) + " bytes, expected " +
-                           std::to_string(columns * sizeof(double)));
-      }
-      const std::size_t at = c.values.size();
-      c.values.resize(at + columns);
-      std::memcpy(c.values.data() + at, sqlite3_column_blob(s.get(), 1),
-                  static_cast<std::size_t>(bytes));
-      ++c.rows;
+  if (h.columns.empty()) throw JournalError(file.string() + ": no columns");
+  return h;
+}
+
+// The rows, in cycle order, into `c` (c.header.columns values each). @throws JournalError for a
+// gap in the cycles or a row of the wrong size.
+void read_journal_rows(sqlite3* db, const fs::path& file, JournalContents& c) {
+  const std::size_t columns = c.header.columns.size();
+  const Statement s(db, "SELECT cycle, data FROM rows ORDER BY cycle", file);
+  int step = 0;
+  while ((step = sqlite3_step(s.get())) == SQLITE_ROW) {
+    const auto cycle = static_cast<std::uint64_t>(sqlite3_column_int64(s.get(), 0));
+    if (cycle != c.rows) {
+      throw JournalError(file.string() + ": row of cycle " + std::to_string(cycle) +
+                         " where cycle " + std::to_string(c.rows) + " was expected");
     }
-    if (step != SQLITE_DONE) throw JournalError(file.string() + ": " + sqlite3_errmsg(db));
-  }
-  {
-    const Statement s(db, "SELECT after_rows, kind, text FROM events ORDER BY id", file);
-    int step = 0;
-    while ((step = sqlite3_step(s.get())) == SQLITE_ROW) {
-      c.events.push_back({static_cast<std::uint64_t>(sqlite3_column_int64(s.get(), 0)),
-                          column_text(s.get(), 1), column_text(s.get(), 2)});
+    const int bytes = sqlite3_column_bytes(s.get(), 1);
+    if (static_cast<std::size_t>(bytes) != columns * sizeof(double)) {
+      throw JournalError(file.string() + ": row of cycle " + std::to_string(cycle) + " has " +
+                         std::to_string(bytes) + " bytes, expected " +
+                         std::to_string(columns * sizeof(double)));
     }
-    if (step != SQLITE_DONE) throw JournalError(file.string() + ": " + sqlite3_errmsg(db));
+    const std::size_t at = c.values.size();
+    c.values.resize(at + columns);
+    std::memcpy(c.values.data() + at, sqlite3_column_blob(s.get(), 1),
+                static_cast<std::size_t>(bytes));
+    ++c.rows;
   }
+  if (step != SQLITE_DONE) throw JournalError(file.string() + ": " + sqlite3_errmsg(db));
+}
+
+// The events, in the order they were written, into `c`.
+void read_journal_events(sqlite3* db, const fs::path& file, JournalContents& c) {
+  const Statement s(db, "SELECT after_rows, kind, text FROM events ORDER BY id", file);
+  int step = 0;
+  while ((step = sqlite3_step(s.get())) == SQLITE_ROW) {
+    c.events.push_back({static_cast<std::uint64_t>(sqlite3_column_int64(s.get(), 0)),
+                        column_text(s.get(), 1), column_text(s.get(), 2)});
+  }
+  if (step != SQLITE_DONE) throw JournalError(file.string() + ": " + sqlite3_errmsg(db));
+}
+
+}  // namespace
+
+JournalContents read_journal(const fs::path& file) {
+  if (!fs::is_regular_file(file)) throw JournalError(file.string() + ": no such journal");
+  sqlite3* db = nullptr;
+  // Read-write: opening a journal whose writer was killed replays its WAL.
+  const int rc = sqlite3_open_v2(file.c_str(), &db, SQLITE_OPEN_READWRITE, nullptr);
+  struct Closer {
+    sqlite3* db;
+    ~Closer() { sqlite3_close(db); }
+  } closer{db};
+  if (rc != SQLITE_OK) {
+    throw JournalError(file.string() + ": " +
+                       (db != nullptr ? sqlite3_errmsg(db) : sqlite3_errstr(rc)));
+  }
+  sqlite3_busy_timeout(db, 2000);
+  JournalContents c;
+  c.header = read_journal_header(db, file);
+  read_journal_rows(db, file, c);
+  read_journal_events(db, file, c);
   return c;
 }
 

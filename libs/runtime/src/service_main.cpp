@@ -120,6 +120,116 @@ bool exit_with_parent() {
 
 const ServiceConfig& service_config() { return current_config(); }
 
+namespace {
+
+// The command line every service takes; each given option overrides its configuration.
+struct ServiceArgs {
+  std::string config_path;
+  std::string grpc_address;
+  std::string log_level;
+  std::optional<std::string> metrics_address;
+  std::string security_dir;
+  bool insecure = false;
+  bool reflection = false;
+  std::string ipc_dir;
+};
+
+void add_service_options(CLI::App& app, ServiceArgs& a) {
+  app.add_option("--config", a.config_path, "service configuration (YAML)");
+  app.add_option("--ipc-dir", a.ipc_dir,
+                 "directory of the ipc:// loop sockets (default $XDG_RUNTIME_DIR/hyloop or "
+                 "/tmp/hyloop-<uid>; made 0700); overrides the configuration");
+  app.add_option("--security-dir", a.security_dir,
+                 "the directory `hyloop certs` wrote: TLS certificate, role tokens, CURVE keys; "
+                 "overrides the configuration");
+  app.add_flag("--insecure", a.insecure,
+               "serve plaintext gRPC without tokens (development only; a service refuses to "
+               "start without --security-dir or --insecure)");
+  app.add_flag("--reflection", a.reflection, "serve gRPC server reflection (off by default)");
+  app.add_option("--grpc-address", a.grpc_address,
+                 "gRPC listen address, host:port (0: a free port) or unix:/path; overrides "
+                 "the configuration");
+  app.add_option("--metrics-address", a.metrics_address,
+                 "serve Prometheus metrics at http://HOST:PORT/metrics (port 0: a free one; "
+                 "\"\": off, the default); overrides the configuration");
+  app.add_option("--log-level", a.log_level,
+                 "trace, debug, info, warn, error or off; overrides the configuration");
+}
+
+// The configuration file (or the service's defaults) with the command line's overrides.
+// @throws std::invalid_argument without exactly one of a security directory and --insecure.
+ServiceConfig resolved_config(const ServiceArgs& a, const std::string& service_name) {
+  ServiceConfig config = a.config_path.empty() ? default_service_config(service_name)
+                                               : load_service_config(a.config_path);
+  if (config.name.empty()) config.name = service_name;
+  if (!a.grpc_address.empty()) config.grpc_address = a.grpc_address;
+  if (!a.log_level.empty()) config.log_level = a.log_level;
+  if (a.metrics_address) config.metrics_address = *a.metrics_address;
+  if (!a.security_dir.empty()) config.security_dir = a.security_dir;
+  if (!a.ipc_dir.empty()) config.ipc_dir = a.ipc_dir;
+  config.insecure = config.insecure || a.insecure;
+  config.reflection = config.reflection || a.reflection;
+  if (config.security_dir.empty() == !config.insecure) {
+    throw std::invalid_argument(
+        config.insecure
+            ? "give either --security-dir (security_dir:) or --insecure (insecure:), not both"
+            : "refusing to start without TLS and tokens: give --security-dir DIR (made by "
+              "`hyloop certs --out DIR`; or security_dir: in --config), or --insecure for "
+              "development only");
+  }
+  return config;
+}
+
+// Serves `component` over gRPC (and its metrics) until a signal, then shuts it down. 0 after a
+// clean stop; 1 when the server or the exporter cannot start (logged).
+int serve_component(Component& component, const ServiceConfig& config,
+                    std::optional<ServerSecurity>& security, SignalWatcher& signals,
+                    const std::string& service_name,
+                    const std::function<void(ServiceHost&, Component&)>& add_services) {
+  ServiceHost host(component);
+  if (security) {
+    host.set_security(std::move(*security));
+  } else {
+    host.set_insecure();
+  }
+  host.set_reflection(config.reflection);
+  try {
+    if (add_services) add_services(host, component);
+    host.start(config.grpc_address);
+  } catch (const std::exception& e) {
+    logger()->error("{}", e.what());
+    return 1;
+  }
+  if (!config.metrics_address.empty()) {
+    try {
+      component.metrics().start_exporter(config.metrics_address);
+    } catch (const std::exception& e) {
+      logger()->error("{}", e.what());
+      host.shutdown();
+      host.wait();
+      return 1;
+    }
+  }
+  signals.watch(host);
+  std::cout << "hyloop-" << service_name << " grpc " << host.address() << std::endl;
+  if (!config.metrics_address.empty()) {
+    std::cout << "hyloop-" << service_name << " metrics " << component.metrics().exporter_address()
+              << std::endl;
+  }
+  host.wait();
+  signals.phase("the signal watcher's stop");
+  signals.stop();
+  signals.phase("the component's shutdown");
+  component.shutdown();
+  // Before the component goes: the exporter's collectors read it.
+  signals.phase("the metrics exporter's stop");
+  component.metrics().stop_exporter();
+  signals.phase("the service's destruction");
+  return 0;
+}
+
+}  // namespace
+
 int run_service_main(int argc, char** argv, const std::string& service_name,
                      const std::function<std::unique_ptr<Component>()>& make_component,
                      const std::function<void(ServiceHost&, Component&)>& add_services,
@@ -129,33 +239,8 @@ int run_service_main(int argc, char** argv, const std::string& service_name,
     return 1;
   }
   CLI::App app("hyloop " + service_name + " service", "hyloop-" + service_name);
-  std::string config_path;
-  std::string grpc_address;
-  std::string log_level;
-  std::optional<std::string> metrics_address;
-  std::string security_dir;
-  bool insecure = false;
-  bool reflection = false;
-  std::string ipc_dir;
-  app.add_option("--config", config_path, "service configuration (YAML)");
-  app.add_option("--ipc-dir", ipc_dir,
-                 "directory of the ipc:// loop sockets (default $XDG_RUNTIME_DIR/hyloop or "
-                 "/tmp/hyloop-<uid>; made 0700); overrides the configuration");
-  app.add_option("--security-dir", security_dir,
-                 "the directory `hyloop certs` wrote: TLS certificate, role tokens, CURVE keys; "
-                 "overrides the configuration");
-  app.add_flag("--insecure", insecure,
-               "serve plaintext gRPC without tokens (development only; a service refuses to "
-               "start without --security-dir or --insecure)");
-  app.add_flag("--reflection", reflection, "serve gRPC server reflection (off by default)");
-  app.add_option("--grpc-address", grpc_address,
-                 "gRPC listen address, host:port (0: a free port) or unix:/path; overrides "
-                 "the configuration");
-  app.add_option("--metrics-address", metrics_address,
-                 "serve Prometheus metrics at http://HOST:PORT/metrics (port 0: a free one; "
-                 "\"\": off, the default); overrides the configuration");
-  app.add_option("--log-level", log_level,
-                 "trace, debug, info, warn, error or off; overrides the configuration");
+  ServiceArgs args;
+  add_service_options(app, args);
   if (add_options) add_options(app);
   try {
     app.parse(argc, argv);
@@ -166,24 +251,7 @@ int run_service_main(int argc, char** argv, const std::string& service_name,
   ServiceConfig config;
   std::optional<ServerSecurity> security;
   try {
-    config = config_path.empty() ? default_service_config(service_name)
-                                 : load_service_config(config_path);
-    if (config.name.empty()) config.name = service_name;
-    if (!grpc_address.empty()) config.grpc_address = grpc_address;
-    if (!log_level.empty()) config.log_level = log_level;
-    if (metrics_address) config.metrics_address = *metrics_address;
-    if (!security_dir.empty()) config.security_dir = security_dir;
-    if (!ipc_dir.empty()) config.ipc_dir = ipc_dir;
-    config.insecure = config.insecure || insecure;
-    config.reflection = config.reflection || reflection;
-    if (config.security_dir.empty() == !config.insecure) {
-      throw std::invalid_argument(
-          config.insecure
-              ? "give either --security-dir (security_dir:) or --insecure (insecure:), not both"
-              : "refusing to start without TLS and tokens: give --security-dir DIR (made by "
-                "`hyloop certs --out DIR`; or security_dir: in --config), or --insecure for "
-                "development only");
-    }
+    config = resolved_config(args, service_name);
     if (!config.security_dir.empty()) {
       security = load_server_security(config.security_dir, service_name);
     }
@@ -202,46 +270,10 @@ int run_service_main(int argc, char** argv, const std::string& service_name,
     logger()->error("cannot create the {} component: {}", service_name, e.what());
     return 1;
   }
-  {
-    ServiceHost host(*component);
-    if (security) {
-      host.set_security(std::move(*security));
-    } else {
-      host.set_insecure();
-    }
-    host.set_reflection(config.reflection);
-    try {
-      if (add_services) add_services(host, *component);
-      host.start(config.grpc_address);
-    } catch (const std::exception& e) {
-      logger()->error("{}", e.what());
-      return 1;
-    }
-    if (!config.metrics_address.empty()) {
-      try {
-        component->metrics().start_exporter(config.metrics_address);
-      } catch (const std::exception& e) {
-        logger()->error("{}", e.what());
-        host.shutdown();
-        host.wait();
-        return 1;
-      }
-    }
-    signals.watch(host);
-    std::cout << "hyloop-" << service_name << " grpc " << host.address() << std::endl;
-    if (!config.metrics_address.empty()) {
-      std::cout << "hyloop-" << service_name << " metrics "
-                << component->metrics().exporter_address() << std::endl;
-    }
-    host.wait();
-    signals.phase("the signal watcher's stop");
-    signals.stop();
-    signals.phase("the component's shutdown");
-    component->shutdown();
-    // Before the component goes: the exporter's collectors read it.
-    signals.phase("the metrics exporter's stop");
-    component->metrics().stop_exporter();
-    signals.phase("the service's destruction");
+  if (const int rc =
+          serve_component(*component, config, security, signals, service_name, add_services);
+      rc != 0) {
+    return rc;
   }
   component.reset();
   signals.finished();

@@ -1,0 +1,34 @@
+#include "identify.hpp"
+
+#include <CLI/CLI.hpp>
+#include <iostream>
+
+#include "hyloop/experiment/jobs.hpp"
+#include "hyloop/experiment/scenario.hpp"
+
+namespace hyloop::app {
+namespace {
+namespace ex = hyloop::experiment;
+}  // namespace
+
+CLI::App* add_identify_subcommand(CLI::App& app, IdentifyOptions& options) {
+  auto* cmd = app.add_subcommand("identify", "identify the robot's G_R by ARX from a sine sweep");
+  cmd->add_option("scenario", options.scenario, "scenario YAML file (rig and identification)")
+      ->required();
+  cmd->add_option("--set", options.overrides, "override a field: dotted.path=value");
+  cmd->add_option("--from", options.from_run, "fit recorded data of a run directory instead");
+  cmd->add_option("--out", options.out, "also write the JSON report to this file");
+  return cmd;
+}
+
+int run_identify(const IdentifyOptions& options) {
+  const ex::SitsScenario s = ex::load_scenario(options.scenario, options.overrides);
+  const auto result =
+      options.from_run.empty() ? ex::identify_robot(s) : ex::identify_from_run(s, options.from_run);
+  const std::string text = result.dump(2);
+  std::cout << text << "\n";
+  if (!options.out.empty()) ex::write_text_file(options.out, text + "\n");
+  return 0;
+}
+
+}  // namespace hyloop::app

@@ -1,0 +1,50 @@
+#include "summary.hpp"
+
+#include <CLI/CLI.hpp>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+
+#include "hyloop/experiment/run_directory.hpp"
+
+namespace hyloop::app {
+namespace {
+namespace fs = std::filesystem;
+}  // namespace
+
+CLI::App* add_summary_subcommand(CLI::App& app, SummaryOptions& options) {
+  auto* cmd = app.add_subcommand(
+      "summary", "print a run directory's summary.json; --recover rebuilds an incomplete one");
+  cmd->add_option("dir", options.dir, "run directory")->required();
+  cmd->add_flag("--recover", options.recover,
+                "rebuild samples.csv, cycles.csv and summary.json of an incomplete run "
+                "directory (INCOMPLETE) from its journal");
+  return cmd;
+}
+
+int run_summary(const SummaryOptions& options) {
+  const fs::path dir = options.dir;
+  if (options.recover) {
+    const experiment::RecoveryResult r = experiment::recover_run_directory(dir);
+    std::cout << r.summary.dump(2) << "\n";
+    std::cerr << "hyloop summary: recovered " << r.cycles << " cycles (" << r.reason
+              << ")\nrun directory: " << dir.string() << "\n";
+    return 0;
+  }
+  if (experiment::is_incomplete(dir)) {
+    std::cerr << "hyloop summary: " << dir.string()
+              << " is incomplete (INCOMPLETE): its recorder is running or ended before "
+                 "completing it; `hyloop summary --recover "
+              << dir.string() << "` rebuilds it from its journal\n";
+    return 1;
+  }
+  std::ifstream f(dir / "summary.json");
+  if (!f) {
+    std::cerr << "hyloop summary: " << (dir / "summary.json").string() << ": cannot be read\n";
+    return 1;
+  }
+  std::cout << f.rdbuf();
+  return 0;
+}
+
+}  // namespace hyloop::app
