@@ -26,6 +26,9 @@ packages=(
   # scripts/fuzz.sh: clang 14 and its runtime libraries (libFuzzer, ASan, UBSan:
   # libclang_rt.fuzzer-x86_64.a is in libclang-rt-14-dev).
   clang libclang-rt-14-dev
+  # scripts/package.sh: cpack's DEB generator reads the binaries' shared-library needs with
+  # dpkg-shlibdeps, and needs file(1) for it (a minimal Debian root has neither by default).
+  file dpkg-dev
   # `hyloop export` and `outputs.format: hdf5` (HDF5 C API, MATLAB .mat via matio); the
   # export tests read the files back with h5py and scipy.io.loadmat.
   libhdf5-dev libmatio-dev python3-h5py python3-scipy
