@@ -56,11 +56,13 @@ std::string unsafe_entry(const fs::path& p, bool own_directory) {
          " (mode " + octal_mode(st.st_mode) + ")";
 }
 
-std::string refuse_plugin(PluginLoad& load, const std::string& why) {
+// Records why `load` is refused (for kind_plugin_refusals()) and returns it.
+PluginLoad refused(PluginLoad load, const std::string& why) {
+  load.kind.clear();
   load.error = why;
   const std::lock_guard<std::mutex> lock(plugin_state().mutex);
   plugin_state().refusals.push_back(load.path.string() + ": " + why);
-  return why;
+  return load;
 }
 
 void add_path_list(std::vector<fs::path>& dirs, const char* list) {
@@ -93,34 +95,29 @@ PluginLoad load_kind_plugin(const fs::path& file) {
   std::error_code ec;
   const fs::path real = fs::canonical(file, ec);
   if (ec) {
-    refuse_plugin(load, "cannot resolve: " + ec.message());
-    return load;
+    return refused(load, "cannot resolve: " + ec.message());
   }
   {
     const std::lock_guard<std::mutex> lock(plugin_state().mutex);
     if (plugin_state().loaded.count(real.string()) != 0) return load;  // already in
   }
   if (!fs::is_regular_file(real, ec)) {
-    refuse_plugin(load, "not a regular file");
-    return load;
+    return refused(load, "not a regular file");
   }
   if (std::string why = writable_by_others(real); !why.empty()) {
-    refuse_plugin(load,
-                  "refused: " + why + "; a kind plug-in must be writable only by root or you");
-    return load;
+    return refused(load,
+                   "refused: " + why + "; a kind plug-in must be writable only by root or you");
   }
   void* handle = ::dlopen(real.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (handle == nullptr) {
     const char* why = ::dlerror();
-    refuse_plugin(load, "cannot load: " + excerpt(why != nullptr ? why : "dlopen failed"));
-    return load;
+    return refused(load, "cannot load: " + excerpt(why != nullptr ? why : "dlopen failed"));
   }
   using Entry = const KindPluginInfo* (*)();
   void* symbol = ::dlsym(handle, kKindPluginSymbol);
   if (symbol == nullptr) {
     ::dlclose(handle);
-    refuse_plugin(load, std::string("not a hyloop kind plug-in: no symbol ") + kKindPluginSymbol);
-    return load;
+    return refused(load, std::string("not a hyloop kind plug-in: no symbol ") + kKindPluginSymbol);
   }
   const KindPluginInfo* info = reinterpret_cast<Entry>(symbol)();
   const std::string host = "hyloop " + std::string(kHyloopVersion) + ", kind ABI " +
@@ -128,18 +125,16 @@ PluginLoad load_kind_plugin(const fs::path& file) {
   if (info == nullptr || info->hyloop_version == nullptr || info->compiler == nullptr ||
       info->create == nullptr) {
     ::dlclose(handle);
-    refuse_plugin(load, "refused: its plug-in information is incomplete");
-    return load;
+    return refused(load, "refused: its plug-in information is incomplete");
   }
   const std::string built = "hyloop " + excerpt(info->hyloop_version) + ", kind ABI " +
                             std::to_string(info->abi) + ", " + excerpt(info->compiler);
   if (info->abi != kKindAbi || std::strcmp(info->hyloop_version, kHyloopVersion) != 0 ||
       std::strcmp(info->compiler, HYLOOP_KIND_COMPILER_ID) != 0) {
     ::dlclose(handle);
-    refuse_plugin(load,
-                  "refused: built for " + built + "; this is " + host +
-                      ": rebuild it against this hyloop (find_package(hyloop), hyloop_add_kind)");
-    return load;
+    return refused(load,
+                   "refused: built for " + built + "; this is " + host +
+                       ": rebuild it against this hyloop (find_package(hyloop), hyloop_add_kind)");
   }
   // From here the plug-in's code stays mapped for the life of the process (its kind is in the
   // registry; a kind that failed to register may still have run its constructor).
@@ -150,22 +145,19 @@ PluginLoad load_kind_plugin(const fs::path& file) {
     load.kind = kind->name();
     register_kind(std::move(kind));
   } catch (const std::exception& e) {
-    load.kind.clear();
-    refuse_plugin(load, std::string("refused: ") + e.what());
-    return load;
+    return refused(load, std::string("refused: ") + e.what());
   }
   const std::lock_guard<std::mutex> lock(plugin_state().mutex);
   plugin_state().loaded.insert(real.string());
   return load;
 }
 
-std::vector<fs::path> kind_search_path(const std::vector<fs::path>& extra) {
+std::vector<fs::path> kind_search_path() {
   std::vector<fs::path> dirs;
   std::error_code ec;
   const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
   if (!ec) dirs.push_back(exe.parent_path().parent_path() / "lib" / "hyloop" / "kinds");
   add_path_list(dirs, std::getenv("HYLOOP_KIND_PATH"));
-  dirs.insert(dirs.end(), extra.begin(), extra.end());
   return dirs;
 }
 

@@ -67,10 +67,9 @@ struct PluginLoad {
   std::string error;  ///< why it was refused (empty when loaded)
 };
 
-/// The directories searched, in order: the installed kinds directory beside the binary,
-/// HYLOOP_KIND_PATH, then `extra` (--kinds).
-std::vector<std::filesystem::path> kind_search_path(
-    const std::vector<std::filesystem::path>& extra = {});
+/// The directories searched, in order: the installed kinds directory beside the binary, then
+/// HYLOOP_KIND_PATH (take_kind_options appends --kinds to it).
+std::vector<std::filesystem::path> kind_search_path();
 
 /// Loads every `*.so` in `dirs` (a missing directory is skipped; files in name order) and
 /// registers its kind; a plug-in path already loaded is not loaded twice. Never throws for a
