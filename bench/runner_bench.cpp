@@ -8,8 +8,8 @@
 #include <string>
 
 #include "hyloop/experiment/run_directory.hpp"
-#include "hyloop/experiment/scenario.hpp"
-#include "hyloop/experiment/sits_runner.hpp"
+#include "hyloop/kinds/sits/sits_runner.hpp"
+#include "hyloop/kinds/sits/sits_scenario.hpp"
 
 namespace {
 using namespace hyloop::experiment;

@@ -51,9 +51,9 @@ exclude=(
   # recording tests and `ctl watch` of the Python client's fake-coordinator test. The normal CI
   # stage runs it.
   '^cli_tool$'
-  # Python plots of three shipped runs, one per kind (tools/test_report_kinds.py, 10-60 s); no new
+  # Python plots of three shipped runs, one per kind (tools/test_report_roles.py, 10-60 s); no new
   # C++ (the runs are `hyloop run`, which the recording tests run here). Normal CI runs it.
-  '^report_kinds$'
+  '^report_roles$'
   # The vRTHS benchmark's rates over 20 perturbed plants per case and compensator (320 runs of
   # the code the single Vrths.* runs here cover; ~21 s in the release build, far more than this
   # stage's budget under ASan+UBSan at -O1). The normal CI stage runs them.

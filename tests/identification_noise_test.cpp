@@ -11,9 +11,9 @@
 
 #include "hyloop/core/arx.hpp"
 #include "hyloop/core/lti.hpp"
-#include "hyloop/experiment/jobs.hpp"
 #include "hyloop/experiment/run_directory.hpp"
-#include "hyloop/experiment/scenario.hpp"
+#include "hyloop/kinds/sits/sits_jobs.hpp"
+#include "hyloop/kinds/sits/sits_scenario.hpp"
 
 namespace hyloop::experiment {
 namespace {

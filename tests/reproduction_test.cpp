@@ -10,10 +10,10 @@
 #include <sstream>
 #include <string>
 
-#include "hyloop/experiment/jobs.hpp"
 #include "hyloop/experiment/run_directory.hpp"
-#include "hyloop/experiment/scenario.hpp"
-#include "hyloop/experiment/sits_runner.hpp"
+#include "hyloop/kinds/sits/sits_jobs.hpp"
+#include "hyloop/kinds/sits/sits_runner.hpp"
+#include "hyloop/kinds/sits/sits_scenario.hpp"
 
 namespace hyloop::experiment {
 namespace {

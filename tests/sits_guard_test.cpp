@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "hyloop/experiment/scenario.hpp"
-#include "hyloop/experiment/sits_runner.hpp"
+#include "hyloop/kinds/sits/sits_runner.hpp"
+#include "hyloop/kinds/sits/sits_scenario.hpp"
 
 namespace hyloop::experiment {
 namespace {

@@ -9,8 +9,8 @@
 #include <string>
 
 #include "hyloop/experiment/experiment.hpp"
-#include "hyloop/experiment/scenario.hpp"
-#include "hyloop/experiment/sits_runner.hpp"
+#include "hyloop/kinds/sits/sits_runner.hpp"
+#include "hyloop/kinds/sits/sits_scenario.hpp"
 #include "hyloop/testing/alloc_guard.hpp"
 
 namespace hyloop::experiment {

@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
-#include "hyloop/experiment/jobs.hpp"
-#include "hyloop/experiment/scenario.hpp"
-#include "hyloop/experiment/sits_runner.hpp"
+#include "hyloop/kinds/sits/sits_jobs.hpp"
+#include "hyloop/kinds/sits/sits_runner.hpp"
+#include "hyloop/kinds/sits/sits_scenario.hpp"
 
 namespace hyloop::experiment {
 namespace {

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Fails when services/, apps/ (the coordinator is services/coordinator/) name an experiment kind.
+"""Fails when services/, apps/ or libs/ (the framework) name an experiment kind.
 
 Issue 12: the services, the coordinator and the tools ask the kind registry
 (libs/experiment/include/hyloop/experiment/kind.hpp) and never name a kind. This scans every
@@ -9,7 +9,10 @@ mentions a method, e.g. a metric's help "(SITS Eq. 44)", is not a kind name.)
 The kind names are read from the kinds' own files (`std::string name() const override { return
 "x"; }` in libs/experiment/src/*.cpp and kinds/*/src/*.cpp), so a new kind is checked without editing this script.
 
-  tools/check_kind_names.py [--root DIR] [DIRS ...]    # default: services apps
+Tests (a `test` directory) may name kinds: they exercise them. A kind lives in kinds/<name>/;
+the report's Python is checked by tools/test_report_roles.py.
+
+  tools/check_kind_names.py [--root DIR] [DIRS ...]    # default: services apps libs
 """
 import argparse
 import pathlib
@@ -48,6 +51,8 @@ def findings(root, dirs, names):
         for path in sorted((root / d).rglob("*")):
             if path.suffix not in (".cpp", ".hpp", ".h", ".cc") or not path.is_file():
                 continue
+            if "test" in path.relative_to(root).parts:
+                continue
             text = strip_comments(path.read_text(errors="replace"))
             for m in LITERAL_RE.finditer(text):
                 if literal.fullmatch(m.group(0)):
@@ -59,7 +64,7 @@ def findings(root, dirs, names):
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--root", default=".", help="the source tree (default: .)")
-    p.add_argument("dirs", nargs="*", default=["services", "apps"])
+    p.add_argument("dirs", nargs="*", default=["services", "apps", "libs"])
     a = p.parse_args()
     root = pathlib.Path(a.root).resolve()
     names = kind_names(root)

@@ -5,11 +5,12 @@ Usage:
     report.py RUN_DIR [--out OUT_DIR]
     report.py --compare RUN_A RUN_B [RUN_C ...] --out OUT_DIR
 
-One run: writes the figures of the run's kind (summary.json "kind"; the table is in
-hyloop_report/kinds.py) into RUN_DIR/plots/ or OUT_DIR: a SITS run gets velocity.png,
-force.png, power.png, gain_energy.png, recovery.png, overview.png (and signals.png for
-recorded columns none of those show); RHT, FCU and vrths runs get tracking.png and signals.png; an
-unknown kind gets signals.png with every column against time. A `hyloop montecarlo` directory
+One run: writes the figures the roles of its signals call for (summary.json "signals", each
+kind's declaration; hyloop_report/roles.py) into RUN_DIR/plots/ or OUT_DIR: tracking.png
+(target vs measured), velocity.png, force.png, power.png, gain_energy.png, recovery.png and
+overview.png (the ideal-twin comparisons) when the run has their roles, and signals.png for
+recorded columns none of those show; a run naming no roles gets signals.png with every column
+against time. A `hyloop montecarlo` directory
 (montecarlo.json) gets montecarlo.png and montecarlo_sensitivity.png. Compare: writes
 compare_velocity_error.png, compare_recovery.png, compare_force_error.png,
 compare_velocity.png (compare_tracking_error.png for tracking runs) and metrics.md into OUT_DIR.
@@ -31,7 +32,7 @@ try:
     from hyloop_report.cli import main as _main
     from hyloop_report.compare import compare
     from hyloop_report.io import InputError, Run, read_table
-    from hyloop_report.kinds import KINDS, figures_for
+    from hyloop_report.roles import figures_for
     from hyloop_report.metrics import metrics_markdown
     from hyloop_report.plotting import envelope, scaled_unit
 except ImportError as e:
@@ -40,7 +41,7 @@ except ImportError as e:
     sys.exit(1)
 
 # What tests and other scripts use from this module (it was one file before).
-__all__ = ["InputError", "KINDS", "Run", "compare", "envelope", "figures_for", "main",
+__all__ = ["InputError", "Run", "compare", "envelope", "figures_for", "main",
            "metrics_markdown", "read_table", "report_one", "scaled_unit"]
 
 

@@ -4,8 +4,8 @@ change a bit of what a run records).
 
 For each scenario under scenarios/ and each way of running it (`run`: in process; `up`: the
 services as processes, lockstep; `inproc`: the services co-located, lockstep) it writes the
-SHA-256 of samples.csv, of the resolved scenario.yaml and of summary.json without the fields that depend on the wall clock, the
-host or the revision. Scenarios whose kind has no distributed form are run in process only.
+SHA-256 of samples.csv, of the resolved scenario.yaml and of summary.json without the fields
+that depend on the wall clock, the host or the revision. Scenarios whose kind has no distributed form are run in process only.
 
   tools/run_fingerprints.py --bin build/bin --out /tmp/new.json [--modes run,up,inproc]
   tools/run_fingerprints.py --compare /tmp/old.json /tmp/new.json   # exit 1 on any difference
@@ -13,6 +13,8 @@ host or the revision. Scenarios whose kind has no distributed form are run in pr
 --only NAME... restricts the runs to those scenarios (dir/stem, e.g. sits/table1_none: an older
 build knows only its own), --set passes field overrides to every run, and --summaries DIR keeps
 each scrubbed summary.json there (DIR/dir-stem-mode.json) to read what a summary difference is.
+--drop FIELD (repeatable) leaves a top-level summary field out of the hash: a change that adds a
+field (e.g. `signals`, issue 23) is compared with the build before it on everything else.
 """
 import argparse
 import concurrent.futures
@@ -48,7 +50,7 @@ def digest(path):
     return h.hexdigest()
 
 
-def one(binary, scenario, mode, work, overrides=(), summaries=None):
+def one(binary, scenario, mode, work, overrides=(), summaries=None, drop=()):
     out = pathlib.Path(work) / ("%s-%s-%s" % (scenario.parent.name, scenario.stem, mode))
     cmd = [str(binary), "run" if mode == "run" else "up", str(scenario), "--out", str(out)]
     if mode == "inproc":
@@ -60,7 +62,7 @@ def one(binary, scenario, mode, work, overrides=(), summaries=None):
     if not (out / "samples.csv").exists():
         return key, {"exit": p.returncode, "error": (p.stderr or p.stdout)[-300:]}
     summary = json.loads((out / "summary.json").read_text())
-    scrubbed = scrub(summary)
+    scrubbed = scrub({k: v for k, v in summary.items() if k not in drop})
     if summaries:
         (pathlib.Path(summaries) / (out.name + ".json")).write_text(
             json.dumps(scrubbed, indent=1, sort_keys=True) + "\n")
@@ -89,7 +91,8 @@ def fingerprint(args):
         with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
             for s in scenarios:
                 for m in modes:
-                    jobs.append(pool.submit(one, binary, s, m, work, args.set, args.summaries))
+                    jobs.append(pool.submit(one, binary, s, m, work, args.set, args.summaries,
+                                            args.drop))
             results = dict(j.result() for j in jobs)
     finally:
         shutil.rmtree(work, ignore_errors=True)
@@ -125,6 +128,8 @@ def main():
     ap.add_argument("--only", nargs="+", metavar="DIR/STEM", help="scenarios to run")
     ap.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE")
     ap.add_argument("--summaries", metavar="DIR", help="keep the scrubbed summaries here")
+    ap.add_argument("--drop", action="append", default=[], metavar="FIELD",
+                    help="leave this top-level summary field out of the hash")
     args = ap.parse_args()
     if args.compare:
         return compare(*args.compare)

@@ -27,8 +27,16 @@ SITS_COLUMNS = [
     "f_comp[N]", "k_h[N*s/m]", "eps_h[J]", "eps_sum[J*s]", "energy[J]", "energy_ideal[J]",
     "power[W]", "power_ideal[W]",
 ]
-ONE_RUN_PLOTS = ["velocity.png", "force.png", "power.png", "gain_energy.png", "recovery.png",
-                 "overview.png"]
+# What a SITS run's summary.json says its signals are (the SITS kind's Kind::signal_roles).
+SITS_ROLES = {
+    "target": "x[m]", "measured": "x_robot[m]", "ideal": "x_ideal[m]", "command": "x_cmd[m]",
+    "force": "f_meas[N]", "velocity": "v[m/s]", "velocity_ideal": "v_ideal[m/s]",
+    "force_input": "f_input[N]", "force_ideal": "f_ideal[N]", "power": "power[W]",
+    "power_ideal": "power_ideal[W]", "energy": "energy[J]", "energy_ideal": "energy_ideal[J]",
+    "gain": "k_h[N*s/m]", "observed_energy": "eps_h[J]",
+}
+ONE_RUN_PLOTS = ["tracking.png", "velocity.png", "force.png", "power.png", "gain_energy.png",
+                 "recovery.png", "overview.png"]
 COMPARE_PLOTS = ["compare_velocity_error.png", "compare_recovery.png",
                  "compare_force_error.png", "compare_velocity.png"]
 
@@ -104,7 +112,7 @@ def write_run(d, scenario="table1_fgc", kh=lambda t: -40.0, seconds=20.0, column
         t = cols["time"]
         w = t >= t[-1] - 5.0
         summary = {
-            "scenario": scenario, "steps": int(t.size), "duration_s": float(t[-1]),
+            "scenario": scenario, "signals": SITS_ROLES, "steps": int(t.size), "duration_s": float(t[-1]),
             "wall_time_s": 0.5, "diverged": False, "energy_ratio": 1.0, "compensator":
                 compensator,
             "metrics": {
@@ -203,7 +211,8 @@ class ReportTest(unittest.TestCase):
                    delimiter=",", fmt="%.17g", header="time[s],v[m/s],v_ideal[m/s]",
                    comments="")
         with open(os.path.join(d, "summary.json"), "w") as f:
-            json.dump({"scenario": "long"}, f)
+            json.dump({"scenario": "long", "signals": {"velocity": "v[m/s]",
+                                                       "velocity_ideal": "v_ideal[m/s]"}}, f)
         p = run_script(d)
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertPlots(os.path.join(d, "plots"), ["velocity.png", "overview.png"], p.stdout)

@@ -3,8 +3,9 @@
 #include <CLI/CLI.hpp>
 #include <iostream>
 
-#include "hyloop/experiment/jobs.hpp"
-#include "hyloop/experiment/scenario.hpp"
+#include "hyloop/kinds/sits/sits_jobs.hpp"
+#include "hyloop/kinds/sits/sits_scenario.hpp"
+#include "run_output.hpp"
 
 namespace hyloop::app {
 namespace {
@@ -27,7 +28,7 @@ int run_identify(const IdentifyOptions& options) {
       options.from_run.empty() ? ex::identify_robot(s) : ex::identify_from_run(s, options.from_run);
   const std::string text = result.dump(2);
   std::cout << text << "\n";
-  if (!options.out.empty()) ex::write_text_file(options.out, text + "\n");
+  if (!options.out.empty()) write_text_file(options.out, text + "\n");
   return 0;
 }
 

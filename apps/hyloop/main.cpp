@@ -12,7 +12,7 @@
 #include "ctl.hpp"
 #include "export.hpp"
 #include "hyloop/experiment/kind_plugin.hpp"
-#include "hyloop/experiment/scenario.hpp"
+#include "hyloop/experiment/scenario_error.hpp"
 #include "identify.hpp"
 #include "montecarlo.hpp"
 #include "report.hpp"

@@ -7,12 +7,13 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <fstream>
 #include <stdexcept>
 #include <string_view>
 
 #include "hyloop/experiment/experiment.hpp"
 #include "hyloop/experiment/run_directory.hpp"
-#include "hyloop/experiment/scenario.hpp"
+#include "hyloop/experiment/scenario_error.hpp"
 
 namespace hyloop::app {
 namespace {
@@ -163,6 +164,13 @@ bool warn_about_outcome(const nlohmann::json& summary, std::ostream& out) {
     warned = true;
   }
   return warned;
+}
+
+void write_text_file(const std::filesystem::path& path, const std::string& text) {
+  if (path.has_parent_path()) std::filesystem::create_directories(path.parent_path());
+  std::ofstream f(path);
+  f << text;
+  if (!f) throw std::runtime_error(path.string() + ": cannot write");
 }
 
 }  // namespace hyloop::app

@@ -33,4 +33,8 @@ void print_scenario_notices(const std::string& path, const std::vector<std::stri
 /// a safety limit before its end. Returns whether it warned.
 bool warn_about_outcome(const nlohmann::json& summary, std::ostream& out);
 
+/// --out FILE of identify, analyze and tune: writes `text`, creating the parent directories.
+/// @throws std::runtime_error naming the file.
+void write_text_file(const std::filesystem::path& path, const std::string& text);
+
 }  // namespace hyloop::app

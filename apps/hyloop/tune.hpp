@@ -1,13 +1,12 @@
-// `hyloop tune SCENARIO [--set ...] [--out FILE] [--jobs N] [--top N] ...`: a kind with a tuner
-// of its own (Kind::tune: --runs perturbed plants per candidate) tunes its own parameters; else
-// the compensator tuner (jobs.hpp tune_compensator) searches a SITS scenario's compensator gains
-// and the SCVG switch time (--switch-times, --coarse). Prints the best candidate.
+// `hyloop tune SCENARIO [--set ...] [--out FILE] [--jobs N] [--top N] ...`: the scenario's kind
+// tunes it (Kind::tune): SITS its compensator's gains and switch time (--switch-times,
+// --coarse), RHT and vRTHS their own parameters over --runs perturbed plants. An option the
+// kind's tuner does not take (Kind::tune_options) and a kind without a tuner are refused by
+// name. Prints the best candidate.
 #pragma once
 
 #include <string>
 #include <vector>
-
-#include "hyloop/experiment/jobs.hpp"
 
 namespace CLI {
 class App;
@@ -19,9 +18,12 @@ namespace hyloop::app {
 struct TuneCliOptions {
   std::string scenario;
   std::vector<std::string> overrides;
-  std::string out;               ///< write the candidate table (JSON) here ("" : not written)
-  experiment::TuneOptions tune;  ///< --jobs, --switch-times, --top, --coarse
-  int runs = 5;                  ///< a kind's own tuner: perturbed plants per candidate
+  std::string out;                   ///< write the candidate table (JSON) here ("" : not written)
+  int jobs = 0;                      ///< parallel runs; 0: the machine's cores
+  int top = 10;                      ///< rows of the table to print
+  int runs = 5;                      ///< perturbed plants per candidate
+  std::vector<double> switch_times;  ///< switch-time candidates, s
+  bool coarse = false;               ///< a coarser grid
   const CLI::Option* runs_option = nullptr;  ///< set by add_tune_subcommand: was --runs given
   const CLI::Option* switch_times_option = nullptr;  ///< ... --switch-times
   const CLI::Option* coarse_option = nullptr;        ///< ... --coarse

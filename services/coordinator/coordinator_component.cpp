@@ -11,10 +11,10 @@
 #include <limits>
 #include <sstream>
 
-#include "hyloop/experiment/jobs.hpp"
 #include "hyloop/experiment/loop_parts.hpp"
 #include "hyloop/experiment/run_directory.hpp"
-#include "hyloop/experiment/scenario.hpp"
+#include "hyloop/kinds/sits/sits_jobs.hpp"
+#include "hyloop/kinds/sits/sits_scenario.hpp"
 #include "hyloop/runtime/logging.hpp"
 #include "hyloop/runtime/service_main.hpp"
 #include "hyloop/transport/channel.hpp"

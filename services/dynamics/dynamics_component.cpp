@@ -112,17 +112,26 @@ int DynamicsComponent::column(const std::string& name) const noexcept {
   return -1;
 }
 
+int DynamicsComponent::column_in(const std::string& role, std::string_view unit) const noexcept {
+  const std::size_t open = role.rfind('[');
+  if (open == std::string::npos || role.back() != ']' ||
+      std::string_view(role).substr(open + 1, role.size() - open - 2) != unit) {
+    return -1;
+  }
+  return column(role);
+}
+
 void DynamicsComponent::resolve_columns(const ex::Kind& kind) {
-  const ex::TrackingColumns t = kind.tracking_columns();
-  columns_ = {.x = column(t.x),
-              .v = column(t.v),
-              .x_ideal = column(t.x_ideal),
-              .v_ideal = column(t.v_ideal),
-              .f_meas = column(t.f_meas),
-              .energy = column(t.energy),
-              .energy_ideal = column(t.energy_ideal),
-              .f_ideal = column(t.f_ideal),
-              .f_input = column(t.f_input)};
+  const ex::SignalRoles r = kind.signal_roles();
+  columns_ = {.x = column_in(r.target, "m"),
+              .v = column_in(r.velocity, "m/s"),
+              .x_ideal = column_in(r.ideal, "m"),
+              .v_ideal = column_in(r.velocity_ideal, "m/s"),
+              .f_meas = column_in(r.force, "N"),
+              .energy = column_in(r.energy, "J"),
+              .energy_ideal = column_in(r.energy_ideal, "J"),
+              .f_ideal = column_in(r.force_ideal, "N"),
+              .f_input = column_in(r.force_input, "N")};
   const std::vector<ex::GaugeSpec> own = kind.dynamics_gauges();
   for (KindGauge& g : kind_gauges_) {
     g.column = -1;  // a gauge of another kind reads NaN

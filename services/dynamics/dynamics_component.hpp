@@ -9,7 +9,7 @@
 // actuator's watchdog then ramps the rig to rest.
 //
 // Metrics: the experiment gauges of docs/metrics.md, set every cycle from the values the part
-// computes (looked up by column name at configure: the kind's TrackingColumns and GaugeSpecs,
+// computes (looked up by column name at configure: the kind's SignalRoles and GaugeSpecs,
 // kind.hpp), plus e_R of the last completed vibration
 // cycle (core::CycleMetrics), Mercan's tracking indicator (core::TrackingIndicator) on the
 // command issued for cycle k and the position measured in cycle k, and the delay estimated by
@@ -67,6 +67,8 @@ class DynamicsComponent final : public runtime::LoopComponent {
   void declare_gauges();
   /// The column of `name` in the part's values, or −1.
   [[nodiscard]] int column(const std::string& name) const noexcept;
+  /// column(role) when the role's unit is `unit`, else −1.
+  [[nodiscard]] int column_in(const std::string& role, std::string_view unit) const noexcept;
   /// Points the gauges at the configured kind's columns.
   void resolve_columns(const experiment::Kind& kind);
   /// Sets the experiment gauges from the values of cycle k (loop thread).
@@ -77,7 +79,8 @@ class DynamicsComponent final : public runtime::LoopComponent {
   struct Gauges {
     runtime::GaugeSlot x, v, x_ideal, v_ideal, f_meas, error, ratio, ti, delay;
   } gauges_;
-  /// The tracking values of the configured kind (experiment::TrackingColumns), −1: none.
+  /// The tracking values of the configured kind (experiment::SignalRoles), −1: none or in
+  /// another unit than the gauge's.
   struct Columns {
     int x = -1, v = -1, x_ideal = -1, v_ideal = -1, f_meas = -1, energy = -1, energy_ideal = -1,
         f_ideal = -1, f_input = -1;

@@ -44,8 +44,8 @@
 
 #include "hyloop/core/inverse_model_compensator.hpp"
 #include "hyloop/core/stability.hpp"
-#include "hyloop/experiment/jobs.hpp"
-#include "hyloop/experiment/scenario.hpp"
+#include "hyloop/kinds/sits/sits_jobs.hpp"
+#include "hyloop/kinds/sits/sits_scenario.hpp"
 #include "hyloop/runtime/loop_component.hpp"
 
 namespace hyloop::services {

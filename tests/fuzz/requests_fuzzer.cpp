@@ -27,7 +27,7 @@
 #include "fuzz_support.hpp"
 #include "hyloop/experiment/experiment.hpp"
 #include "hyloop/experiment/loop_parts.hpp"
-#include "hyloop/experiment/scenario.hpp"
+#include "hyloop/kinds/sits/sits_scenario.hpp"
 #include "identification/identification_component.hpp"
 
 namespace hyloop::services {

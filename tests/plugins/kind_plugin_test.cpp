@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "hyloop/experiment/experiment.hpp"
-#include "hyloop/experiment/scenario.hpp"
+#include "hyloop/experiment/scenario_error.hpp"
 
 namespace ex = hyloop::experiment;
 namespace fs = std::filesystem;

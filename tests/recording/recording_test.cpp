@@ -28,7 +28,7 @@
 #include "dynamics/dynamics_component.hpp"
 #include "hyloop/experiment/run_directory.hpp"
 #include "hyloop/experiment/run_journal.hpp"
-#include "hyloop/experiment/scenario.hpp"
+#include "hyloop/experiment/scenario_error.hpp"
 #include "hyloop/experiment/yaml_fields.hpp"
 #include "hyloop/testing/scratch_dir.hpp"
 #include "rig_emulator/rig_emulator_component.hpp"

@@ -14,11 +14,11 @@
 
 #include "actuator/actuator_component.hpp"
 #include "dynamics/dynamics_component.hpp"
-#include "hyloop/experiment/jobs.hpp"
 #include "hyloop/experiment/loop_parts.hpp"
 #include "hyloop/experiment/run_directory.hpp"
-#include "hyloop/experiment/scenario.hpp"
 #include "hyloop/experiment/yaml_fields.hpp"
+#include "hyloop/kinds/sits/sits_jobs.hpp"
+#include "hyloop/kinds/sits/sits_scenario.hpp"
 #include "hyloop/transport/layout.hpp"
 #include "identification/identification_component.hpp"
 #include "rig_emulator/rig_emulator_component.hpp"

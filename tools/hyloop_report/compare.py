@@ -4,7 +4,6 @@ import os
 
 import numpy as np
 
-from . import kinds
 from .figures import recovery_figure
 from .io import note
 from .metrics import metrics_markdown, window_text
@@ -56,15 +55,21 @@ def _overlay_errors(ax, runs, labels, ys, sym, unit, t_from=None):
     return True
 
 
+def _role_diff(run, a, b):
+    x, y = run.role_col(a), run.role_col(b)
+    return None if x is None or y is None else x - y
+
+
 def _compare_error_fig(runs, labels, a, b, sym, unit_of, what, fname, out, written):
-    ys = [r.diff(a, b) for r in runs]
+    """Role a minus role b of each run (unit: role unit_of's)."""
+    ys = [_role_diff(r, a, b) for r in runs]
     for r, y in zip(runs, ys):
         if y is None:
             note(f"{fname}: {r.label}: {missing_msg(r, a, b)}")
     if all(y is None for y in ys):
-        note(f"skipped {fname}: no run records both {a} and {b}")
+        note(f"skipped {fname}: no run records both a {a} and a {b}")
         return
-    unit = next((r.unit(unit_of) for r in runs if r.has(unit_of)), "")
+    unit = next((r.unit(r.role(unit_of)) for r in runs if r.role(unit_of)), "")
     fig, ax = figure(2, 1, 11, 7.5)
     _overlay_errors(ax[0, 0], runs, labels, ys, sym, unit)
     ax[0, 0].set_title("whole run (peak over whole run in legend)", fontsize=10)
@@ -81,15 +86,14 @@ def compare(runs, out):
     written = []
     labels = _unique_labels(runs)
 
-    # Tracking experiments (RHT, FCU): measured minus desired for every run that records them.
-    for desired, measured in kinds.tracking_pairs():
-        if any(r.has(desired) and r.has(measured) for r in runs):
-            _compare_error_fig(runs, labels, measured, desired, f"{measured} − {desired}",
-                               desired, "tracking error", "compare_tracking_error.png", out,
-                               written)
-            break
+    # Runs whose kind names a tracking pair: measured minus target.
+    first = next((r for r in runs if r.role("target") and r.role("measured")), None)
+    if first is not None:
+        sym = f"{first.role('measured')} − {first.role('target')}"
+        _compare_error_fig(runs, labels, "measured", "target", sym, "target", "tracking error",
+                           "compare_tracking_error.png", out, written)
 
-    _compare_error_fig(runs, labels, "v", "v_ideal", "e_V = v − v_i", "v",
+    _compare_error_fig(runs, labels, "velocity", "velocity_ideal", "e_V = v − v_i", "velocity",
                        "velocity error e_V (cf. paper Fig. 12)",
                        "compare_velocity_error.png", out, written)
 
@@ -101,7 +105,7 @@ def compare(runs, out):
     else:
         note("skipped compare_recovery.png: no run has a cycles.csv")
 
-    _compare_error_fig(runs, labels, "f_ideal", "f_input", "e_F = E − F′", "f_ideal",
+    _compare_error_fig(runs, labels, "force_ideal", "force_input", "e_F = E − F′", "force_ideal",
                        "input force error e_F (cf. paper Figs. 11, 14)",
                        "compare_force_error.png", out, written)
 
@@ -118,9 +122,9 @@ def _distinct_twins(runs):
     """Distinct ideal twins: (run index, t, v_i)."""
     twins = []
     for i, r in enumerate(runs):
-        if not r.has("v_ideal"):
+        vi = r.role_col("velocity_ideal")
+        if vi is None:
             continue
-        vi = r.cols["v_ideal"]
         if not any(tw[2].shape == vi.shape and np.allclose(tw[2], vi, equal_nan=True)
                    and np.array_equal(tw[1], r.t) for tw in twins):
             twins.append((i, r.t, vi))
@@ -129,20 +133,21 @@ def _distinct_twins(runs):
 
 def _compare_velocity(runs, labels, out, written):
     """Velocity of each run vs the ideal twin(s): whole run and a zoom on the final second."""
-    if not any(r.has("v") for r in runs):
-        note("skipped compare_velocity.png: no run records v")
+    if not any(r.role("velocity") for r in runs):
+        note("skipped compare_velocity.png: no run records a velocity")
         return
     fig, ax = figure(2, 1, 11, 7.5)
-    unit = next(r.unit("v") for r in runs if r.has("v"))
-    allv = [r.cols[n] for r in runs for n in ("v", "v_ideal") if n in r.cols]
+    unit = next(r.unit(r.role("velocity")) for r in runs if r.role("velocity"))
+    allv = [c for r in runs for c in (r.role_col("velocity"), r.role_col("velocity_ideal"))
+            if c is not None]
     k, u = scaled_unit(unit, allv)
     twins = _distinct_twins(runs)
     for row, zoom in ((0, False), (1, True)):
         a = ax[row, 0]
         for i, (r, lab) in enumerate(zip(runs, labels)):
-            if not r.has("v"):
+            if r.role("velocity") is None:
                 continue
-            t, v = r.t, r.cols["v"]
+            t, v = r.t, r.role_col("velocity")
             if zoom:
                 m = t >= float(np.nanmax(t)) - 1.0
                 t, v = t[m], v[m]

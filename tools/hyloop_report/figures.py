@@ -1,11 +1,11 @@
 """Figure assembly: one builder per figure (PNG) of one run, and report_one, which draws the
-figures the run's kind gets (kinds.py) and saves them."""
+figures the roles of the run's signals call for (roles.py) and saves them."""
 
 import os
 
 import numpy as np
 
-from . import kinds
+from . import roles
 from .io import InputError, note
 from .panels import (panel_cycles, panel_ef, panel_energy, panel_eps, panel_ev, panel_force,
                      panel_gain_split, panel_kh, panel_power, panel_recovery_both,
@@ -34,7 +34,8 @@ def recovery_figure(runs_styles, title, legend=None, w=10):
 
 
 def tracking_figure(run, desired, measured):
-    """Desired vs measured (whole run and a 1 s zoom at the largest desired value) and error."""
+    """Desired vs measured columns (whole run and a 1 s zoom at the largest desired value) and
+    the error."""
     t, d, m = run.t, run.cols[desired], run.cols[measured]
     fig, ax = figure(3, 1, 10, 9)
     unit = run.unit(desired)
@@ -72,31 +73,28 @@ def _pair_figure(run, fname, what, top, bottom, need_data=True):
     return fname, fig
 
 
-def velocity(run, spec):
+def velocity(run):
     return _pair_figure(run, "velocity.png", "velocity: v vs ideal twin v_i, and e_V",
                         panel_velocity, panel_ev)
 
 
-def force(run, spec):
+def force(run):
     return _pair_figure(run, "force.png", "force: input force F′ vs ideal E, and e_F",
                         panel_force, panel_ef)
 
 
-def power(run, spec):
+def power(run):
     return _pair_figure(run, "power.png", "power and energy vs ideal twin",
                         panel_power, panel_energy)
 
 
-def gain_energy(run, spec):
-    if not (run.has("k_h") or run.has("eps_h")):
-        note("skipped gain_energy.png: samples.csv records neither k_h nor eps_h")
-        return None
+def gain_energy(run):
     # Saved even when both are zero: the panels say so (a compensator that never acted).
     return _pair_figure(run, "gain_energy.png", "compensation gain K_h and observed energy ε_h",
                         panel_kh, panel_eps, need_data=False)
 
 
-def recovery(run, spec):
+def recovery(run):
     if run.cycles is None:
         note("skipped recovery.png: no cycles.csv")
         return None
@@ -104,7 +102,7 @@ def recovery(run, spec):
         [(run, None, "C0")], run.title("per-cycle recovery (band: [0.995, 1.005])"))
 
 
-def overview(run, spec):
+def overview(run):
     """2×3 dashboard."""
     fig, ax = figure(2, 3, 18, 9)
     drawn = [
@@ -119,14 +117,8 @@ def overview(run, spec):
     return "overview.png", fig
 
 
-def tracking(run, spec):
-    desired, measured = spec.tracking
-    d, m = run.signal(desired.name, desired.unit), run.signal(measured.name, measured.unit)
-    if d is None or m is None:
-        note(f"skipped tracking.png: samples.csv records no {desired.name}[{desired.unit}] "
-             f"and {measured.name}[{measured.unit}]")
-        return None
-    return "tracking.png", tracking_figure(run, desired.name, measured.name)
+def tracking(run):
+    return "tracking.png", tracking_figure(run, run.role("target"), run.role("measured"))
 
 
 def _signals_figure(run, names, title, max_groups):
@@ -149,15 +141,16 @@ def _signals_figure(run, names, title, max_groups):
     return "signals.png", fig
 
 
-def signals(run, spec):
-    """Anything recorded that the kind's dedicated figures do not show, grouped by unit."""
-    others = [n for n in run.cols if n not in spec.shown]
+def signals(run):
+    """Anything recorded that the twin figures do not show, grouped by unit."""
+    shown = roles.shown(run)
+    others = [n for n in run.cols if n not in shown]
     if not others:
         return None
     return _signals_figure(run, others, "other recorded signals", 8)
 
 
-def all_signals(run, spec):
+def all_signals(run):
     """Generic: every recorded column against time, grouped by unit, all groups."""
     names = [n for n in run.cols if n != "time"]
     if not names:
@@ -165,7 +158,7 @@ def all_signals(run, spec):
     return _signals_figure(run, names, "recorded signals", len(names))
 
 
-# Figure name (kinds.KINDS) -> builder(run, KindPanels) returning (file name, Figure) or None.
+# Figure name (roles.NEEDS) -> builder(run) returning (file name, Figure) or None.
 FIGURES = {
     "tracking": tracking, "velocity": velocity, "force": force, "power": power,
     "gain_energy": gain_energy, "recovery": recovery, "overview": overview,
@@ -174,11 +167,10 @@ FIGURES = {
 
 
 def report_one(run, out, save=save_png):
-    """Draws and saves the figures of the run's kind; returns the paths written."""
-    _, spec = kinds.resolve(run)
+    """Draws and saves the figures the run's signal roles call for; returns the paths written."""
     written = []
-    for name in spec.figures:
-        made = FIGURES[name](run, spec)
+    for name in roles.figures_for(run):
+        made = FIGURES[name](run)
         if made is not None:
             fname, fig = made
             save(fig, os.path.join(out, fname), written)

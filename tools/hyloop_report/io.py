@@ -116,6 +116,38 @@ class Run:
         self.diverged = bool(self.summary.get("diverged", False))
         kind = self.summary.get("kind")
         self.kind = kind if isinstance(kind, str) and kind else None
+        self.roles = self._read_roles()
+
+    def _read_roles(self):
+        """{role: column name} of summary.json "signals" ({"role": "name[unit]"}, the kind's
+        Kind::signal_roles) whose column samples.csv records in that unit."""
+        signals = self.summary.get("signals")
+        if signals is None:
+            return {}
+        if not isinstance(signals, dict):
+            raise InputError(f"{os.path.join(self.path, 'summary.json')}: signals: "
+                             "must be an object of role: \"name[unit]\"")
+        roles = {}
+        for role, column in signals.items():
+            name, _, unit = str(column).partition("[")
+            unit = unit[:-1] if unit.endswith("]") else None
+            if unit is None or name not in self.cols:
+                note(f"{self.path}: signals.{role} = '{column}': not a column of samples.csv")
+            elif self.unit(name) != unit:
+                note(f"{self.path}: signals.{role}: column '{name}' is in [{self.unit(name)}], "
+                     f"the kind says [{unit}]; not used")
+            else:
+                roles[role] = name
+        return roles
+
+    def role(self, role):
+        """The column the run's kind gave `role`, or None."""
+        return self.roles.get(role)
+
+    def role_col(self, role):
+        """The values of the column with `role`, or None."""
+        name = self.roles.get(role)
+        return self.cols.get(name) if name else None
 
     def has(self, *names):
         return all(n in self.cols for n in names)

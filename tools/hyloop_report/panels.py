@@ -1,6 +1,7 @@
 """Panels: one function per panel. Each draws on the axes it is given and returns True when
-it drew data, False when it drew a "not available" note instead. Signals are read by column
-name from the run (Run.cols / Run.signal)."""
+it drew data, False when it drew a "not available" note instead. Signals are read by the role
+the run's kind gave them (Run.role / Run.role_col, summary.json "signals"), never by a kind's
+column names."""
 
 import numpy as np
 
@@ -10,20 +11,32 @@ from .plotting import (BAND, HYBRID_STYLE, IDEAL_STYLE, ZOOM, blank, fmt, lines,
 
 def _twin_panel(ax, run, hybrid, twin, quantity, default_unit, color, title):
     """A hybrid signal (wide light band) and its ideal twin (thin dark line) on one axis.
-    hybrid, twin: (column, legend label)."""
+    hybrid, twin: (role, legend label)."""
     (h, h_label), (i, i_label) = hybrid, twin
     ok = lines(ax, run.t, [
-        (run.cols.get(h), h_label, dict(HYBRID_STYLE, color=color)),
-        (run.cols.get(i), i_label, IDEAL_STYLE),
-    ], quantity, run.unit(h, run.unit(i, default_unit)))
+        (run.role_col(h), h_label, dict(HYBRID_STYLE, color=color)),
+        (run.role_col(i), i_label, IDEAL_STYLE),
+    ], quantity, _unit(run, h, _unit(run, i, default_unit)))
     if not ok:
         blank(ax, missing_msg(run, h, i))
     ax.set_title(title, fontsize=10)
     return ok
 
 
+def _unit(run, role, default):
+    name = run.role(role)
+    return run.unit(name, default) if name else default
+
+
+def _role_diff(run, a, b):
+    """Column of role a minus column of role b, or None."""
+    x, y = run.role_col(a), run.role_col(b)
+    return None if x is None or y is None else x - y
+
+
 def panel_velocity(ax, run):
-    return _twin_panel(ax, run, ("v", "v (hybrid simulation)"), ("v_ideal", "v_i (ideal twin)"),
+    return _twin_panel(ax, run, ("velocity", "v (hybrid simulation)"),
+                       ("velocity_ideal", "v_i (ideal twin)"),
                        "velocity", "m/s", "C0", "velocity vs ideal twin")
 
 
@@ -48,20 +61,21 @@ def _error_panel(ax, run, y, sym, unit, metric_key, missing):
 
 
 def panel_ev(ax, run):
-    return _error_panel(ax, run, run.diff("v", "v_ideal"), "e_V = v − v_i",
-                        run.unit("v", "m/s"), "e_V_peak_mps", missing_msg(run, "v", "v_ideal"))
+    return _error_panel(ax, run, _role_diff(run, "velocity", "velocity_ideal"), "e_V = v − v_i",
+                        _unit(run, "velocity", "m/s"), "e_V_peak_mps",
+                        missing_msg(run, "velocity", "velocity_ideal"))
 
 
 def panel_force(ax, run):
-    return _twin_panel(ax, run, ("f_input", "F′ (input force of the dynamic model)"),
-                       ("f_ideal", "E (ideal twin force)"), "force", "N", "C1",
+    return _twin_panel(ax, run, ("force_input", "F′ (input force of the dynamic model)"),
+                       ("force_ideal", "E (ideal twin force)"), "force", "N", "C1",
                        "input force vs ideal")
 
 
 def panel_ef(ax, run):
-    return _error_panel(ax, run, run.diff("f_ideal", "f_input"), "e_F = E − F′",
-                        run.unit("f_ideal", "N"), "e_F_peak_N",
-                        missing_msg(run, "f_ideal", "f_input"))
+    return _error_panel(ax, run, _role_diff(run, "force_ideal", "force_input"), "e_F = E − F′",
+                        _unit(run, "force_ideal", "N"), "e_F_peak_N",
+                        missing_msg(run, "force_ideal", "force_input"))
 
 
 def panel_power(ax, run):
@@ -78,10 +92,10 @@ def panel_energy(ax, run):
                        ("energy_ideal", "energy (ideal twin)"), "energy", "J", "C4", title)
 
 
-def _gain_like(ax, run, name, sym, desc, color):
-    y = run.cols.get(name)
+def _gain_like(ax, run, role, sym, desc, color):
+    y = run.role_col(role)
     if y is None:
-        blank(ax, f"{sym}: {missing_msg(run, name)}")
+        blank(ax, f"{sym}: {missing_msg(run, role)}")
         ax.set_title(desc, fontsize=10)
         return False
     if np.all(y == 0):
@@ -90,17 +104,17 @@ def _gain_like(ax, run, name, sym, desc, color):
         blank(ax, f"{sym} is zero throughout this run{extra}: panel skipped")
         ax.set_title(desc, fontsize=10)
         return False
-    lines(ax, run.t, [(y, None, {"color": color})], sym, run.unit(name))
+    lines(ax, run.t, [(y, None, {"color": color})], sym, _unit(run, role, ""))
     ax.set_title(desc, fontsize=10)
     return True
 
 
 def panel_kh(ax, run):
-    return _gain_like(ax, run, "k_h", "K_h", "compensation gain K_h (cf. paper Fig. 16)", "C5")
+    return _gain_like(ax, run, "gain", "K_h", "compensation gain K_h (cf. paper Fig. 16)", "C5")
 
 
 def panel_eps(ax, run):
-    return _gain_like(ax, run, "eps_h", "ε_h", "observed energy ε_h (cf. paper Fig. 15)", "C6")
+    return _gain_like(ax, run, "observed_energy", "ε_h", "observed energy ε_h (cf. paper Fig. 15)", "C6")
 
 
 def _cycle_axis(run):

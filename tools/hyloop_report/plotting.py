@@ -117,9 +117,10 @@ def lines(ax, t, series, quantity, unit, xlabel="time [s]"):
     return True
 
 
-def missing_msg(run, *names):
-    absent = [n for n in names if n not in run.cols]
-    return "not recorded in samples.csv: " + ", ".join(absent)
+def missing_msg(run, *roles):
+    """What a panel lacks: the roles (Run.role) no recorded column has."""
+    absent = [r for r in roles if run.role_col(r) is None]
+    return "no recorded column has the role: " + ", ".join(absent)
 
 
 def shade_window(ax, run):

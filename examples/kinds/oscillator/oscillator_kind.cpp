@@ -20,7 +20,7 @@
 #include "hyloop/experiment/kind_plugin.hpp"
 #include "hyloop/experiment/loop_experiment.hpp"
 #include "hyloop/experiment/loop_parts.hpp"
-#include "hyloop/experiment/scenario.hpp"
+#include "hyloop/experiment/scenario_error.hpp"
 #include "hyloop/experiment/yaml_fields.hpp"
 
 namespace oscillator {
@@ -229,13 +229,15 @@ class OscillatorKind final : public ex::Kind {
   std::unique_ptr<ex::DynamicsPart> make_dynamics_part(const std::string& text) const override {
     return std::make_unique<Dynamics>(parse(text, "scenario", {}));
   }
-  ex::TrackingColumns tracking_columns() const override {
-    ex::TrackingColumns c;
-    c.x = "x[m]";
-    c.x_ideal = "x_ideal[m]";
-    c.v = "v[m/s]";
-    c.f_meas = "f_meas[N]";
-    return c;
+  /// The mass's motion x, which the actuator reproduces (x_a); x_ideal the one-piece twin's.
+  ex::SignalRoles signal_roles() const override {
+    ex::SignalRoles r;
+    r.target = "x[m]";
+    r.measured = "x_a[m]";
+    r.ideal = "x_ideal[m]";
+    r.velocity = "v[m/s]";
+    r.force = "f_meas[N]";
+    return r;
   }
   ex::CommandGauges command_gauges() const override { return ex::mechanical_command_gauges(); }
 };

@@ -96,7 +96,11 @@ class FcuKind final : public Kind {
     return make_fcu_dynamics_part(parse_fcu_scenario(text, kOrigin, {}));
   }
   /// No mechanical target: the tracking gauges read NaN.
-  TrackingColumns tracking_columns() const override { return {}; }
+  /// The engine speed of the hybrid loop (n) against the ideal twin's (n_ideal), which is what
+  /// it should reproduce; the fuel-flow demand x_c is the command.
+  SignalRoles signal_roles() const override {
+    return {.target = "n_ideal[%]", .measured = "n[%]", .command = "x_c[kg/s]"};
+  }
   std::vector<GaugeSpec> dynamics_gauges() const override {
     std::vector<GaugeSpec> g = {
         {.metric = "hyloop_engine_speed_ratio",

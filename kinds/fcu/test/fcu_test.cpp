@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "hyloop/experiment/experiment.hpp"
-#include "hyloop/experiment/scenario.hpp"
+#include "hyloop/experiment/scenario_error.hpp"
 #include "hyloop/kinds/fcu/fcu_experiment.hpp"
 #include "hyloop/testing/alloc_guard.hpp"
 

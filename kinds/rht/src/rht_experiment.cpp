@@ -19,9 +19,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-nlohmann::json num(double v) {
-  return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr);
-}
+nlohmann::json num(double v) { return fields::json_number(v); }
 
 // 2Δt oscillation of the command: the RMS of its third difference /8 (gain 1 at the Nyquist
 // frequency, (ωΔt)³/8 below it), and that over the RMS of the command (NaN for a zero command),

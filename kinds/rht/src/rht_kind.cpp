@@ -74,16 +74,22 @@ class RhtKind final : public Kind {
   std::unique_ptr<DynamicsPart> make_dynamics_part(const std::string& text) const override {
     return make_rht_dynamics_part(parse_rht_scenario(text, kOrigin, {}));
   }
-  /// The structure (d_desired) is the target, the reference structure (d_numerical) its ideal
-  /// twin; velocities by differences; no force compensator.
-  TrackingColumns tracking_columns() const override {
-    return {.x = "d_desired[m]", .x_ideal = "d_numerical[m]", .f_meas = "force[N]"};
+  /// The structure's displacement (d_desired) is the target the actuator reproduces
+  /// (d_measured), the reference structure's (d_numerical) its ideal twin; velocities by
+  /// differences; no force compensator.
+  SignalRoles signal_roles() const override {
+    return {.target = "d_desired[m]",
+            .measured = "d_measured[m]",
+            .ideal = "d_numerical[m]",
+            .command = "d_command[m]",
+            .force = "force[N]"};
   }
   CommandGauges command_gauges() const override { return mechanical_command_gauges(); }
   std::optional<TuneResult> tune(const TuneRequest& request, std::ostream& log) const override {
     return tune_rht(*this, request, log);
   }
   std::string tuning() const override { return rht_tuning(); }
+  std::vector<TuneOption> tune_options() const override { return {TuneOption::kRuns}; }
 };
 
 }  // namespace

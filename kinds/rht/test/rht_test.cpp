@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "hyloop/experiment/scenario.hpp"
+#include "hyloop/experiment/scenario_error.hpp"
 #include "hyloop/kinds/rht/rht_experiment.hpp"
 #include "hyloop/testing/alloc_guard.hpp"
 

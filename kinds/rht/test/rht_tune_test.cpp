@@ -15,7 +15,7 @@
 
 #include "hyloop/experiment/experiment.hpp"
 #include "hyloop/experiment/kind.hpp"
-#include "hyloop/experiment/scenario.hpp"
+#include "hyloop/experiment/scenario_error.hpp"
 
 namespace {
 

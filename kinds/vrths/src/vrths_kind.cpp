@@ -194,9 +194,14 @@ class VrthsKind final : public Kind {
   std::unique_ptr<DynamicsPart> make_dynamics_part(const std::string& text) const override {
     return make_vrths_dynamics_part(parse_vrths_scenario(text, kVrthsOrigin, {}));
   }
-  /// The numerical floor 1 is the target, the reference structure's its ideal twin.
-  TrackingColumns tracking_columns() const override {
-    return {.x = "y1[m]", .x_ideal = "r1[m]", .f_meas = "f_e[N]"};
+  /// The numerical floor 1 (y1) is the target the specimen reproduces (x_m; the benchmark's
+  /// J2/J3 compare the two), the reference structure's floor 1 (r1) its ideal twin.
+  SignalRoles signal_roles() const override {
+    return {.target = "y1[m]",
+            .measured = "x_m[m]",
+            .ideal = "r1[m]",
+            .command = "u[m]",
+            .force = "f_e[N]"};
   }
   CommandGauges command_gauges() const override { return mechanical_command_gauges(); }
   /// Run i: the plant drawn with seed i (k_e, beta1, beta2, a3) and the sensors' noise of seed
@@ -209,6 +214,7 @@ class VrthsKind final : public Kind {
     return tune_vrths(*this, request, log);
   }
   std::string tuning() const override { return vrths_tuning(); }
+  std::vector<TuneOption> tune_options() const override { return {TuneOption::kRuns}; }
   std::vector<std::string> monte_carlo_metrics() const override {
     return {"J1_ms",      "J2_percent", "J3_percent", "J4_percent", "J5_percent",
             "J6_percent", "J7_percent", "J8_percent", "J9_percent", "peak_actuator_force_n"};

@@ -10,7 +10,7 @@
 
 #include "hyloop/experiment/grid_tune.hpp"
 #include "hyloop/experiment/kind.hpp"
-#include "hyloop/experiment/scenario.hpp"
+#include "hyloop/experiment/scenario_error.hpp"
 #include "hyloop/kinds/vrths/vrths_experiment.hpp"
 
 namespace hyloop::experiment {

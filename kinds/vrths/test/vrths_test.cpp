@@ -13,7 +13,7 @@
 
 #include "hyloop/experiment/experiment.hpp"
 #include "hyloop/experiment/kind.hpp"
-#include "hyloop/experiment/scenario.hpp"
+#include "hyloop/experiment/scenario_error.hpp"
 #include "hyloop/experiment/yaml_fields.hpp"
 #include "hyloop/kinds/vrths/vrths_experiment.hpp"
 #include "hyloop/testing/alloc_guard.hpp"

@@ -11,7 +11,7 @@
 
 #include "hyloop/experiment/experiment.hpp"
 #include "hyloop/experiment/kind.hpp"
-#include "hyloop/experiment/scenario.hpp"
+#include "hyloop/experiment/scenario_error.hpp"
 #include "hyloop/experiment/yaml_fields.hpp"
 
 namespace {
@@ -111,12 +111,9 @@ TEST(VrthsTune, RefusesAControllerWithNothingToTuneNamingTheField) {
   EXPECT_NE(m.find("--runs = 0"), std::string::npos) << m;
 }
 
-// The compensator tuner (jobs.hpp) stays the default kind's: it has no tuner of its own.
-TEST(VrthsTune, TheDefaultKindKeepsTheCompensatorTuner) {
-  const Kind& sits = find_scenario_kind("{}");
-  std::ostringstream log;
-  EXPECT_FALSE(sits.tune(TuneRequest{}, log).has_value());
-  EXPECT_TRUE(sits.tuning().empty());
+// Its tuner takes --runs, not the compensator tuner's options (the tool refuses those by name).
+TEST(VrthsTune, TakesRunsOnly) {
+  EXPECT_EQ(find_kind("vrths").tune_options(), std::vector<TuneOption>{TuneOption::kRuns});
 }
 
 }  // namespace

@@ -8,7 +8,7 @@
 
 #include "hyloop/experiment/kind.hpp"
 #include "hyloop/experiment/run_directory.hpp"
-#include "hyloop/experiment/scenario.hpp"
+#include "hyloop/experiment/scenario_error.hpp"
 #include "hyloop/experiment/yaml_fields.hpp"
 
 namespace hyloop::experiment {
@@ -65,9 +65,39 @@ void Experiment::run(const std::function<void(double, double)>& progress) {
   wall_time_s_ = std::chrono::duration<double>(Clock::now() - start).count();
 }
 
+nlohmann::ordered_json signal_roles_json(const SignalRoles& r) {
+  nlohmann::ordered_json j = nlohmann::ordered_json::object();
+  const std::pair<const char*, const std::string*> roles[] = {
+      {"target", &r.target},
+      {"measured", &r.measured},
+      {"ideal", &r.ideal},
+      {"command", &r.command},
+      {"force", &r.force},
+      {"velocity", &r.velocity},
+      {"velocity_ideal", &r.velocity_ideal},
+      {"force_input", &r.force_input},
+      {"force_ideal", &r.force_ideal},
+      {"power", &r.power},
+      {"power_ideal", &r.power_ideal},
+      {"energy", &r.energy},
+      {"energy_ideal", &r.energy_ideal},
+      {"gain", &r.gain},
+      {"observed_energy", &r.observed_energy}};
+  for (const auto& [role, column] : roles) {
+    if (!column->empty()) j[role] = *column;
+  }
+  return j;
+}
+
 std::string scenario_kind_of_text(const std::string& text, const std::string& origin) {
   const YAML::Node root = load_yaml(text, origin, {});
-  if (!root.IsMap() || !root["kind"]) return "sits";
+  if (!root.IsMap()) {
+    throw ScenarioError(origin + ": not a scenario (a mapping of fields, starting with `kind`)");
+  }
+  if (!root["kind"]) {
+    throw ScenarioError(origin + ": kind: missing: a scenario names its kind, one of " +
+                        known_kinds());
+  }
   if (!root["kind"].IsScalar()) throw ScenarioError(origin + ": kind: must be a string");
   return root["kind"].Scalar();
 }
@@ -95,7 +125,9 @@ std::unique_ptr<Experiment> make_experiment_from_text(const std::string& text,
     throw ScenarioError(origin + ": kind = \"" + excerpt(kind) + "\": must be one of " +
                         known_kinds());
   }
-  return found->make_experiment(text, origin, overrides, data);
+  std::unique_ptr<Experiment> experiment = found->make_experiment(text, origin, overrides, data);
+  experiment->set_signal_roles(found->signal_roles());
+  return experiment;
 }
 
 std::vector<std::string> scenario_notices(const std::string& path,

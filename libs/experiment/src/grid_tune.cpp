@@ -13,7 +13,7 @@
 #include <stdexcept>
 #include <thread>
 
-#include "hyloop/experiment/scenario.hpp"
+#include "hyloop/experiment/scenario_error.hpp"
 
 namespace hyloop::experiment {
 namespace {

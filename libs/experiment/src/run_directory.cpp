@@ -214,6 +214,9 @@ nlohmann::json make_summary(const Experiment& experiment) {
   nlohmann::json j;
   j["scenario"] = experiment.name();
   j["kind"] = experiment.kind();
+  if (nlohmann::ordered_json roles = signal_roles_json(experiment.signal_roles()); !roles.empty()) {
+    j["signals"] = roles;
+  }
   j["steps"] = experiment.cycle();
   j["planned_steps"] = experiment.total_steps();
   j["step_s"] = experiment.step_size();

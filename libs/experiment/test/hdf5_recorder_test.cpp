@@ -14,7 +14,7 @@
 
 #include "hyloop/experiment/run_directory.hpp"
 #include "hyloop/experiment/run_export.hpp"
-#include "hyloop/experiment/scenario.hpp"
+#include "hyloop/experiment/scenario_error.hpp"
 #include "hyloop/testing/alloc_guard.hpp"
 #include "hyloop/testing/scratch_dir.hpp"
 

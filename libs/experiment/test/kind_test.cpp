@@ -13,11 +13,12 @@
 #include <utility>
 #include <vector>
 
-#include "hyloop/experiment/scenario.hpp"
+#include "hyloop/experiment/scenario_error.hpp"
 
 namespace hyloop::experiment {
 namespace {
 
+using ::testing::AnyOf;
 using ::testing::HasSubstr;
 
 constexpr const char* kUnknown = "kind: crane\nname: tower\n";
@@ -48,6 +49,22 @@ TEST(KindRegistry, MakeExperimentRefusesAnUnknownKindByName) {
   const std::string m = message_of<ScenarioError>(
       [] { (void)make_experiment_from_text(kUnknown, "tower.yaml", {}); });
   EXPECT_THAT(m, HasSubstr("tower.yaml: kind = \"crane\": must be one of fcu, rht, sits")) << m;
+}
+
+// Issue 23: no kind is the default. A scenario without `kind` (or no scenario at all) is refused,
+// naming the kinds there are, wherever it enters: the tool, a service's Configure, the loop parts.
+TEST(KindRegistry, AScenarioWithoutKindIsRefusedNamingTheKinds) {
+  for (const std::string text : {"name: t\n", "{}", ""}) {
+    const std::string m =
+        message_of<ScenarioError>([&] { (void)make_experiment_from_text(text, "plain.yaml", {}); });
+    EXPECT_THAT(m, HasSubstr("plain.yaml: ")) << m;
+    EXPECT_THAT(m, AnyOf(HasSubstr("kind: missing: a scenario names its kind, one of fcu, rht, "
+                                   "sits, vrths"),
+                         HasSubstr("not a scenario")))
+        << m;
+    EXPECT_THROW((void)loop_plan(text), ScenarioError) << text;
+    EXPECT_THROW((void)find_scenario_kind(text), ScenarioError) << text;
+  }
 }
 
 TEST(KindRegistry, LoopPartsRefuseAnUnknownKindByName) {

@@ -21,7 +21,7 @@
 #include <thread>
 
 #include "hyloop/experiment/run_directory.hpp"
-#include "hyloop/experiment/scenario.hpp"
+#include "hyloop/experiment/scenario_error.hpp"
 #include "hyloop/testing/scratch_dir.hpp"
 
 namespace hyloop::experiment {

@@ -15,12 +15,12 @@
 #include <thread>
 #include <vector>
 
-#include "hyloop/experiment/jobs.hpp"
 #include "hyloop/experiment/loop_parts.hpp"
 #include "hyloop/experiment/run_directory.hpp"
-#include "hyloop/experiment/scenario.hpp"
 #include "hyloop/experiment/yaml_fields.hpp"
 #include "hyloop/hal/sits_rig_emulator.hpp"
+#include "hyloop/kinds/sits/sits_jobs.hpp"
+#include "hyloop/kinds/sits/sits_scenario.hpp"
 #include "hyloop/runtime/service_host.hpp"
 #include "hyloop/transport/channel.hpp"
 #include "hyloop/transport/codec.hpp"

@@ -12,7 +12,7 @@
 
 #include "hyloop/experiment/loop_experiment.hpp"
 #include "hyloop/experiment/run_directory.hpp"
-#include "hyloop/experiment/scenario.hpp"
+#include "hyloop/experiment/scenario_error.hpp"
 #include "hyloop/experiment/yaml_fields.hpp"
 
 namespace hyloop::testing {

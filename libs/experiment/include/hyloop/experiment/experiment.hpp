@@ -55,6 +55,28 @@ class RowObserver {
   virtual void on_row(std::span<const double> row) noexcept = 0;
 };
 
+/// What a kind's signals mean: each role names one "name[unit]" column the kind records (its
+/// samples' and its DynamicsPart's), empty when the kind has none. Declared once, by the kind
+/// (Kind::signal_roles); the run's summary.json lists them under "signals", `hyloop report`
+/// draws from them (no kind names in its Python) and the dynamics service's tracking gauges read
+/// them (a role whose unit is not the gauge's reads NaN).
+struct SignalRoles {
+  std::string target{};    ///< what the loop asks the rig to reproduce (tracking: desired)
+  std::string measured{};  ///< what the rig did (tracking: measured)
+  std::string ideal{};     ///< the ideal twin's counterpart of target
+  std::string command{};   ///< the command sent to the actuator
+  std::string force{};     ///< the force measured at the interface
+  std::string velocity{}, velocity_ideal{};  ///< the target's velocity and the twin's
+  std::string force_input{}, force_ideal{};  ///< the model's input force and the twin's
+  std::string power{}, power_ideal{};
+  std::string energy{}, energy_ideal{};
+  std::string gain{};             ///< a compensator's gain
+  std::string observed_energy{};  ///< the energy a compensator observes
+};
+
+/// {"role": "name[unit]", ...} of the roles a kind fills, in declaration order.
+nlohmann::ordered_json signal_roles_json(const SignalRoles& roles);
+
 class Experiment {
  public:
   virtual ~Experiment() = default;
@@ -94,6 +116,10 @@ class Experiment {
   /// outputs.format: "csv", or "hdf5" (run.h5 recorded while the run runs, hdf5_recorder.hpp).
   [[nodiscard]] virtual std::string output_format() const { return "csv"; }
 
+  /// The roles of the kind's signals (make_experiment sets them from the kind).
+  void set_signal_roles(const SignalRoles& roles) { signal_roles_ = roles; }
+  [[nodiscard]] const SignalRoles& signal_roles() const noexcept { return signal_roles_; }
+
   /// Runs to the end; `progress(t, duration)` about once a second of wall time.
   void run(const std::function<void(double, double)>& progress = {});
   [[nodiscard]] double wall_time_s() const noexcept { return wall_time_s_; }
@@ -107,9 +133,10 @@ class Experiment {
  private:
   double wall_time_s_ = 0.0;
   RowObserver* row_observer_ = nullptr;
+  SignalRoles signal_roles_;
 };
 
-/// The `kind` field of a scenario file ("sits" when absent).
+/// The `kind` field of a scenario file. @throws ScenarioError when it has none.
 std::string scenario_kind(const std::string& path);
 
 /// Builds the runner of the scenario's kind from a file on the command line (its data files
@@ -124,7 +151,7 @@ std::unique_ptr<Experiment> make_experiment(const std::string& path,
 std::unique_ptr<Experiment> make_experiment_from_text(
     const std::string& text, const std::string& origin, const std::vector<std::string>& overrides,
     const DataSource& data = DataSource::server());
-/// The `kind` field of a scenario's text ("sits" when absent).
+/// The `kind` field of a scenario's text. @throws ScenarioError when it has none.
 std::string scenario_kind_of_text(const std::string& text, const std::string& origin);
 /// The warnings `hyloop run` prints about a valid scenario file (Kind::notices).
 /// @throws ScenarioError; std::invalid_argument for an unknown kind.

@@ -8,6 +8,7 @@
 // A kind without a distributed form (no loop services) keeps the defaults of loop_plan(),
 // make_rig_part() and make_dynamics_part(), which throw std::invalid_argument naming the kind.
 
+#include <cstdint>
 #include <iosfwd>
 #include <map>
 #include <memory>
@@ -34,15 +35,6 @@ struct GaugeSpec {
   double scale = 1.0;    ///< column unit → metric unit (e.g. kg/s → g/s: 1000)
 };
 
-/// The values behind the dynamics service's generic tracking gauges (target and ideal twin
-/// displacement and velocity, the force it received, tracking error, e_R of vibration cycles):
-/// "name[unit]" of DynamicsPart::names(); empty: the gauge reads NaN. Without v (v_ideal) the
-/// velocity is the difference of x (x_ideal) over a step; without x no vibration cycles.
-struct TrackingColumns {
-  std::string x{}, x_ideal{}, v{}, v_ideal{}, f_meas{}, energy{}, energy_ideal{}, f_ideal{},
-      f_input{};
-};
-
 /// How the actuator and the rig emulator export the command (in the metric's unit, scale ·
 /// the loop's value): `command_metric` after the safety layer (actuator_help at the actuator,
 /// rig_help at the rig), `limit_metric`{bound="min"|"max"} the configured window, and
@@ -65,7 +57,12 @@ struct TuneRequest {
   int runs = 5;  ///< perturbed plants per candidate (Kind::monte_carlo_overrides(1..runs))
   int jobs = 0;  ///< parallel runs; 0: the machine's cores
   int top = 10;  ///< rows of the table to print
+  std::vector<double> switch_times{};  ///< switch-time candidates (a switching compensator's)
+  bool coarse = false;                 ///< a coarser grid: fewer runs
 };
+/// The options of `hyloop tune` beyond --set/--out/--jobs/--top, each of which only some tuners
+/// take (Kind::tune_options): the tool refuses one the scenario's tuner does not, by name.
+enum class TuneOption : std::uint8_t { kRuns, kSwitchTimes, kCoarse };
 /// What a kind's tuner found: `document` is the table the tool writes (--out; it has "best"),
 /// `text` what it prints on stdout (the best candidate as --set lines, beside the default's
 /// score).
@@ -100,7 +97,9 @@ class Kind {
   [[nodiscard]] virtual std::unique_ptr<RigPart> make_rig_part(const std::string& text) const;
   [[nodiscard]] virtual std::unique_ptr<DynamicsPart> make_dynamics_part(
       const std::string& text) const;
-  [[nodiscard]] virtual TrackingColumns tracking_columns() const { return {}; }
+  /// What its recorded signals mean (experiment.hpp SignalRoles): summary.json "signals", the
+  /// report's figures and the dynamics service's tracking gauges read them.
+  [[nodiscard]] virtual SignalRoles signal_roles() const { return {}; }
   /// The kind's own dynamics gauges (beyond the tracking ones).
   [[nodiscard]] virtual std::vector<GaugeSpec> dynamics_gauges() const { return {}; }
   [[nodiscard]] virtual CommandGauges command_gauges() const { return {}; }
@@ -114,15 +113,17 @@ class Kind {
   /// The numeric summary fields a Monte Carlo aggregates (mean, std, min, max).
   [[nodiscard]] virtual std::vector<std::string> monte_carlo_metrics() const { return {}; }
   /// `hyloop tune`: searches the scenario's tunable parameters, logging its progress and table to
-  /// `log`. std::nullopt: the kind has no tuner of its own (the tool then runs the compensator
-  /// tuner of jobs.hpp, which reads the default kind's scenarios). @throws ScenarioError naming
-  /// the field of a scenario with nothing to tune, std::runtime_error when no candidate runs.
+  /// `log`. std::nullopt: the kind has no tuner (`hyloop tune` refuses its scenarios, naming the
+  /// kinds that have one). @throws ScenarioError naming the field of a scenario with nothing to
+  /// tune, std::runtime_error when no candidate runs.
   [[nodiscard]] virtual std::optional<TuneResult> tune(const TuneRequest& /*request*/,
                                                        std::ostream& /*log*/) const {
     return std::nullopt;
   }
   /// What tune() tunes, one phrase for `hyloop tune --help` and refusals (empty: no tuner).
   [[nodiscard]] virtual std::string tuning() const { return {}; }
+  /// The tune options its tuner takes.
+  [[nodiscard]] virtual std::vector<TuneOption> tune_options() const { return {}; }
   /// Its scenario fields (parse, emit, `hyloop schema`, docs/scenarios.md); nullptr: none
   /// declared.
   [[nodiscard]] virtual const FieldTable* fields() const { return nullptr; }
@@ -136,7 +137,7 @@ class Kind {
 void register_kind(std::unique_ptr<Kind> kind);
 /// The kind named `name`. @throws std::invalid_argument naming it and the known kinds.
 const Kind& find_kind(std::string_view name);
-/// The kind of a scenario's text (its `kind` field, "sits" when absent). @throws ScenarioError
+/// The kind of a scenario's text (its `kind` field, which it must have). @throws ScenarioError
 /// for a malformed text, std::invalid_argument for an unknown kind.
 const Kind& find_scenario_kind(const std::string& text, const std::string& origin = "scenario");
 /// The kind of a scenario's text if the identification service runs it. @throws

@@ -86,12 +86,6 @@ struct FieldTable {
   [[nodiscard]] const FieldSpec* find(std::string_view name) const;
 };
 
-/// Each kind's table (defined beside its parser: scenario.cpp, rht_experiment.cpp,
-/// fcu_experiment.cpp).
-const FieldTable& sits_field_table();
-const FieldTable& rht_field_table();
-const FieldTable& fcu_field_table();
-
 /// The field table of a kind; nullptr for an unknown kind. (The one place kinds map to tables.)
 const FieldTable* scenario_fields(std::string_view kind);
 /// The kinds scenario_fields() knows, sorted.
@@ -339,7 +333,7 @@ BoundField<S> with_default(BoundField<S> f, nlohmann::json value, std::string te
   return f;
 }
 
-/// kind: the constant of a kind's table (sits may leave it out: it is the default kind).
+/// kind: the constant of a kind's table (`required`: a file of this kind must name it).
 template <typename S>
 BoundField<S> kind(const std::string& name, bool required) {
   BoundField<S> b{spec("kind", "", FieldType::kEnum, {}, "the experiment kind of this file"),

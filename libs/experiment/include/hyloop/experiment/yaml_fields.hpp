@@ -24,7 +24,7 @@
 #include <string_view>
 #include <vector>
 
-#include "hyloop/experiment/scenario.hpp"
+#include "hyloop/experiment/scenario_error.hpp"
 
 namespace hyloop::experiment {
 

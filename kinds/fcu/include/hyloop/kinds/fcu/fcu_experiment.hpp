@@ -48,6 +48,8 @@
 
 namespace hyloop::experiment {
 
+struct FieldTable;
+
 enum class FcuCompensatorType : std::uint8_t { kNone, kInverse, kPolynomial };
 std::string_view to_string(FcuCompensatorType type) noexcept;
 
@@ -149,6 +151,8 @@ FcuScenario load_fcu_scenario(const std::string& path,
 void validate(const FcuScenario& scenario);
 /// Every field, defaults resolved; parse_fcu_scenario() reads it back.
 std::string to_yaml(const FcuScenario& scenario);
+/// The FCU field table (fcu_scenario.cpp): parse, to_yaml, schema and docs walk it.
+const FieldTable& fcu_field_table();
 
 enum class FcuColumn : std::uint8_t {
   kTime,

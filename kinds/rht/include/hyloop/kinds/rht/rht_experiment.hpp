@@ -178,6 +178,8 @@ RhtScenario parse_rht_scenario(const std::string& text, const std::string& path,
                                const std::vector<std::string>& overrides,
                                const DataSource& data = DataSource::server());
 std::string to_yaml(const RhtScenario& scenario);
+/// The RHT field table (rht_scenario.cpp): parse, to_yaml, schema and docs walk it.
+const FieldTable& rht_field_table();
 
 /// The RHT loop plan and parts (rht_kind.cpp), for the services and the runner.
 LoopPlan rht_loop_plan(const RhtScenario& s);

@@ -24,11 +24,11 @@
 #include "hyloop/core/phase_correction.hpp"
 #include "hyloop/core/sit_model.hpp"
 #include "hyloop/core/tracking_differentiator.hpp"
-#include "hyloop/experiment/scenario.hpp"
 #include "hyloop/experiment/stop_reason.hpp"
 #include "hyloop/hal/actuator_safety.hpp"
 #include "hyloop/hal/drivers.hpp"
 #include "hyloop/hal/sits_rig_emulator.hpp"
+#include "hyloop/kinds/sits/sits_scenario.hpp"
 
 namespace hyloop::experiment {
 

@@ -1,4 +1,4 @@
-#include "hyloop/experiment/sits_runner.hpp"
+#include "hyloop/kinds/sits/sits_runner.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "hyloop/experiment/run_directory.hpp"
+#include "hyloop/experiment/scenario_fields.hpp"
 
 namespace hyloop::experiment {
 namespace {
@@ -68,12 +69,6 @@ void SitsRunner::record_stop(std::string_view reason) noexcept {
   }
 }
 
-namespace {
-nlohmann::json number_or_null(double v) {
-  return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr);
-}
-}  // namespace
-
 nlohmann::json SitsRunner::summary() const {
   const SitsScenario& s = scenario_;
   const core::CycleMetrics& m = metrics_;
@@ -87,16 +82,18 @@ nlohmann::json SitsRunner::summary() const {
   j["diverged"] = diverged;
   j["stop_reason"] =
       stopped() ? nlohmann::json(std::string(to_string(stop_reason()))) : nlohmann::json(nullptr);
-  j["energy_ratio"] = number_or_null(energy_ratio);
-  j["amplitude_growth_rate_per_s"] = number_or_null(m.amplitude_growth_rate());
+  j["energy_ratio"] = fields::json_number(energy_ratio);
+  j["amplitude_growth_rate_per_s"] = fields::json_number(m.amplitude_growth_rate());
   j["cycles"] = cycles.size();
   j["dropped_cycles"] = m.dropped_cycles();
-  j["metrics"] = {
-      {"window_s", s.metrics.window}, {"cycles_in_window", w.cycles},
-      {"e_F_peak_N", w.e_f_peak},     {"e_V_peak_mps", w.e_v_peak},
-      {"e_R", number_or_null(w.e_r)}, {"amplitude_ratio", number_or_null(w.amplitude_ratio)}};
-  j["k_h"] = {{"min", number_or_null(k_h_min())},
-              {"max", number_or_null(k_h_max())},
+  j["metrics"] = {{"window_s", s.metrics.window},
+                  {"cycles_in_window", w.cycles},
+                  {"e_F_peak_N", w.e_f_peak},
+                  {"e_V_peak_mps", w.e_v_peak},
+                  {"e_R", fields::json_number(w.e_r)},
+                  {"amplitude_ratio", fields::json_number(w.amplitude_ratio)}};
+  j["k_h"] = {{"min", fields::json_number(k_h_min())},
+              {"max", fields::json_number(k_h_max())},
               {"final", last_row()[static_cast<std::size_t>(SitsColumn::kKh)]}};
   j["phase_correction"] = {
       {"enabled", s.compensator.phase_correction.enabled},
@@ -109,11 +106,11 @@ nlohmann::json SitsRunner::summary() const {
   j["seed"] = s.rig.seed;
   j["stability_guard"] = {{"enabled", s.guard.enabled},
                           {"limit", s.guard.config.max_energy_ratio},
-                          {"reference_energy_j", number_or_null(guard_.reference())},
+                          {"reference_energy_j", fields::json_number(guard_.reference())},
                           {"max_energy_ratio", guard_.max_ratio()},
                           {"max_energy_ratio_at_s",
                            cycle_ > 0 ? nlohmann::json(guard_.max_ratio_at()) : nlohmann::json()},
-                          {"tripped_at_s", number_or_null(guard_.tripped_at())}};
+                          {"tripped_at_s", fields::json_number(guard_.tripped_at())}};
   return j;
 }
 

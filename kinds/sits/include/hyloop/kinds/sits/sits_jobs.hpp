@@ -1,5 +1,5 @@
 #pragma once
-// The non-loop jobs of the hyloop tool, on a SITS scenario:
+// The non-loop jobs of the hyloop tool on a SITS scenario (the SITS kind's capabilities):
 //   identify  the sine sweep of Eq. 23 (or a chirp) through the emulated robot, an ARX (Eq.
 //             27–30), instrumental-variable or output-error fit (identification.method), the
 //             continuous zeros/poles/gain (Eq. 32) and the frequency response
@@ -21,7 +21,7 @@
 
 #include "hyloop/core/lti.hpp"
 #include "hyloop/core/sampled_loop_stability.hpp"
-#include "hyloop/experiment/scenario.hpp"
+#include "hyloop/kinds/sits/sits_scenario.hpp"
 
 namespace hyloop::experiment {
 
@@ -126,7 +126,5 @@ struct TuneOptions {
 /// and t_ε (none is refused). Runs keep the scenario's phase correction when it is on.
 nlohmann::json tune_compensator(const SitsScenario& scenario, const TuneOptions& options,
                                 std::ostream& log);
-
-void write_text_file(const std::filesystem::path& path, const std::string& text);
 
 }  // namespace hyloop::experiment

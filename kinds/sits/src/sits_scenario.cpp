@@ -1,4 +1,4 @@
-#include "hyloop/experiment/scenario.hpp"
+#include "hyloop/kinds/sits/sits_scenario.hpp"
 
 #include <yaml-cpp/yaml.h>
 
@@ -13,9 +13,9 @@
 #include "hyloop/experiment/loop_parts.hpp"
 #include "hyloop/experiment/run_export.hpp"
 #include "hyloop/experiment/scenario_fields.hpp"
-#include "hyloop/experiment/sits_dynamics.hpp"
 #include "hyloop/experiment/stability_guard_fields.hpp"
 #include "hyloop/experiment/yaml_fields.hpp"
+#include "hyloop/kinds/sits/sits_dynamics.hpp"
 
 namespace hyloop::experiment {
 namespace {
@@ -91,7 +91,7 @@ const BoundTable<S>& sits_table() {
           f::text<S>(
               "description", FieldType::kString, {}, "one line for the report",
               [](auto& s) -> auto& { return s.description; }),
-          f::kind<S>("sits", false),
+          f::kind<S>("sits", true),
           f::number<S>(
               "model.mass_kg", "kg", closed(1e-3, 1e7), "m_e of the numerical target",
               [](auto& s) -> auto& { return s.model.mass; }),

@@ -2,15 +2,14 @@
 // The SITS scenario: one YAML file describing the numerical model, the rig, which delays are on,
 // the compensator, the timing, the identification sweep and the outputs. Every field has a
 // default (the SITS paper's Table 1); every field read is validated; an unknown field is an
-// error. The fields are declared once, in the field table of scenario.cpp (scenario_fields.hpp:
-// sits_field_table()), which parse_scenario and to_yaml walk; docs/scenarios.md and
+// error. The fields are declared once, in the field table of sits_scenario.cpp
+// (sits_field_table()), which parse_scenario and to_yaml walk; docs/scenarios.md and
 // `hyloop schema sits` are generated from it.
 
 #include <cstdint>
 #include <limits>
 #include <numbers>
 #include <optional>
-#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -21,22 +20,15 @@
 #include "hyloop/core/energy_guard.hpp"
 #include "hyloop/core/lti.hpp"
 #include "hyloop/core/tracking_differentiator.hpp"
+#include "hyloop/experiment/scenario_error.hpp"
 #include "hyloop/hal/actuator_limits.hpp"
 
 namespace hyloop::experiment {
 
-inline constexpr int kSchemaVersion = 1;
+struct FieldTable;
+
 /// metrics.window_s when the scenario leaves it out: the final 5 s of DESIGN §7.
 inline constexpr double kDefaultMetricsWindow = 5.0;
-/// The largest scenario text any kind reads (a file, or a gRPC request's scenario_yaml).
-inline constexpr std::size_t kMaxScenarioBytes = 1024u * 1024u;
-
-/// A scenario that cannot be loaded: what() is one line naming the field, the value and what
-/// is allowed.
-class ScenarioError : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
 
 /// G_R(s) of the robot. Presets (DESIGN.md §6):
 ///   default  (ω_n²/ω_z)(s + ω_z)/(s² + 2ζω_n s + ω_n²), ω_n = 2π·40, ζ = 0.6, ω_z = 300
@@ -180,6 +172,8 @@ SitsScenario parse_scenario(const std::string& yaml_text, const std::string& ori
 
 /// The fully resolved scenario (every field) as YAML text; parse_scenario() reads it back.
 std::string to_yaml(const SitsScenario& scenario);
+/// The SITS field table (sits_scenario.cpp): parse, to_yaml, schema and docs walk it.
+const FieldTable& sits_field_table();
 
 /// Validates the field ranges and relations. @throws ScenarioError.
 void validate(const SitsScenario& scenario);

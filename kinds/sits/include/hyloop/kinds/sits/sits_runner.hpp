@@ -21,8 +21,8 @@
 #include "hyloop/core/force_conditioner.hpp"
 #include "hyloop/experiment/experiment.hpp"
 #include "hyloop/experiment/loop_experiment.hpp"
-#include "hyloop/experiment/scenario.hpp"
-#include "hyloop/experiment/sits_dynamics.hpp"
+#include "hyloop/kinds/sits/sits_dynamics.hpp"
+#include "hyloop/kinds/sits/sits_scenario.hpp"
 
 namespace hyloop::experiment {
 

@@ -1,10 +1,11 @@
 // The SITS kind (kind.hpp): its runner, its loop parts over SitsDynamics and the SITS rig
 // emulator, its gauges.
 #include "hyloop/experiment/kind.hpp"
-#include "hyloop/experiment/scenario.hpp"
-#include "hyloop/experiment/sits_dynamics.hpp"
-#include "hyloop/experiment/sits_runner.hpp"
 #include "hyloop/hal/sits_rig_emulator.hpp"
+#include "hyloop/kinds/sits/sits_dynamics.hpp"
+#include "hyloop/kinds/sits/sits_jobs.hpp"
+#include "hyloop/kinds/sits/sits_runner.hpp"
+#include "hyloop/kinds/sits/sits_scenario.hpp"
 
 namespace hyloop::experiment {
 namespace {
@@ -87,16 +88,23 @@ class SitsKind final : public Kind {
   std::unique_ptr<DynamicsPart> make_dynamics_part(const std::string& text) const override {
     return make_sits_dynamics_part(parse_scenario(text, kOrigin, {}));
   }
-  TrackingColumns tracking_columns() const override {
-    return {.x = "x[m]",
-            .x_ideal = "x_ideal[m]",
-            .v = "v[m/s]",
-            .v_ideal = "v_ideal[m/s]",
-            .f_meas = "f_meas[N]",
+  /// The target's motion x, which the robot (x_robot) reproduces; its ideal twin x_ideal.
+  SignalRoles signal_roles() const override {
+    return {.target = "x[m]",
+            .measured = "x_robot[m]",
+            .ideal = "x_ideal[m]",
+            .command = "x_cmd[m]",
+            .force = "f_meas[N]",
+            .velocity = "v[m/s]",
+            .velocity_ideal = "v_ideal[m/s]",
+            .force_input = "f_input[N]",
+            .force_ideal = "f_ideal[N]",
+            .power = "power[W]",
+            .power_ideal = "power_ideal[W]",
             .energy = "energy[J]",
             .energy_ideal = "energy_ideal[J]",
-            .f_ideal = "f_ideal[N]",
-            .f_input = "f_input[N]"};
+            .gain = "k_h[N*s/m]",
+            .observed_energy = "eps_h[J]"};
   }
   std::vector<GaugeSpec> dynamics_gauges() const override {
     return {{.metric = "hyloop_compensation_force_newtons",
@@ -111,6 +119,24 @@ class SitsKind final : public Kind {
   }
   CommandGauges command_gauges() const override { return mechanical_command_gauges(); }
   bool identification() const override { return true; }
+  /// The compensator tuner (sits_jobs.hpp tune_compensator).
+  std::optional<TuneResult> tune(const TuneRequest& request, std::ostream& log) const override {
+    const SitsScenario s = parse_scenario(request.text, request.origin, request.overrides);
+    const nlohmann::json result = tune_compensator(s,
+                                                   {.jobs = request.jobs,
+                                                    .switch_times = request.switch_times,
+                                                    .coarse = request.coarse,
+                                                    .top = request.top},
+                                                   log);
+    return TuneResult{.document = result, .text = result["best"].dump(2) + "\n"};
+  }
+  std::string tuning() const override {
+    return "compensator.type (fgc, lgc or scvg) gains and the SCVG switch time, with its phase "
+           "correction when compensator.phase_correction.enabled";
+  }
+  std::vector<TuneOption> tune_options() const override {
+    return {TuneOption::kSwitchTimes, TuneOption::kCoarse};
+  }
 };
 
 }  // namespace

@@ -1,4 +1,4 @@
-#include "hyloop/experiment/jobs.hpp"
+#include "hyloop/kinds/sits/sits_jobs.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -20,8 +20,9 @@
 #include "hyloop/core/sampled_loop_stability.hpp"
 #include "hyloop/core/stability.hpp"
 #include "hyloop/experiment/run_directory.hpp"
-#include "hyloop/experiment/sits_runner.hpp"
+#include "hyloop/experiment/scenario_fields.hpp"
 #include "hyloop/hal/sits_rig_emulator.hpp"
+#include "hyloop/kinds/sits/sits_runner.hpp"
 
 namespace hyloop::experiment {
 namespace fs = std::filesystem;
@@ -131,13 +132,6 @@ json fit_report(const SitsScenario& s, const SweepData& data, const std::string&
 }
 
 }  // namespace
-
-void write_text_file(const fs::path& path, const std::string& text) {
-  if (path.has_parent_path()) fs::create_directories(path.parent_path());
-  std::ofstream f(path);
-  f << text;
-  if (!f) throw std::runtime_error(path.string() + ": cannot write");
-}
 
 SitsScenario identification_run_scenario(const std::string& yaml, const std::string& origin,
                                          std::vector<std::string> overrides) {
@@ -253,8 +247,7 @@ json identify_from_sweep(const SitsScenario& s, const SweepData& data) {
       spread += (truth_data.position[k] - mean) * (truth_data.position[k] - mean);
     }
     const double fit = 100.0 * (1.0 - std::sqrt(error / spread));
-    truth_j["nrmse_simulation_vs_noise_free_percent"] =
-        std::isfinite(fit) ? json(fit) : json(nullptr);
+    truth_j["nrmse_simulation_vs_noise_free_percent"] = fields::json_number(fit);
   }
   j["emulator_truth"] = truth_j;
   return j;
@@ -333,8 +326,8 @@ core::ZeroPoleGain robot_model(const SitsScenario& s, bool identified) {
 json intervals_json(const std::vector<core::GainInterval>& intervals) {
   json out = json::array();
   for (const auto& i : intervals) {
-    out.push_back({{"lower", std::isfinite(i.lower) ? json(i.lower) : json(nullptr)},
-                   {"upper", std::isfinite(i.upper) ? json(i.upper) : json(nullptr)}});
+    out.push_back(
+        {{"lower", fields::json_number(i.lower)}, {"upper", fields::json_number(i.upper)}});
   }
   return out;
 }
@@ -368,8 +361,6 @@ std::pair<double, std::string> scenario_gain(const SitsScenario& s) {
   return {k, "scenario"};
 }
 
-json number_or_null(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
-
 // K_x of the scenario's phase correction for the analysis (phase's contract: analysis_k_x).
 double scenario_k_x(const SitsScenario& s, const core::ZeroPoleGain& robot, double k_h) {
   return analysis_k_x(s, robot, k_h);
@@ -397,7 +388,7 @@ json sampled_json(const core::SampledLoopAnalysis& a, const std::vector<core::Ga
     const auto& m = a.modes[i];
     modes.push_back({{"multiplier", {m.multiplier.real(), m.multiplier.imag()}},
                      {"abs", std::abs(m.multiplier)},
-                     {"growth_rate_per_s", number_or_null(m.growth_rate)},
+                     {"growth_rate_per_s", fields::json_number(m.growth_rate)},
                      {"frequency_hz", m.frequency_hz}});
   }
   return {{"method",
@@ -405,7 +396,7 @@ json sampled_json(const core::SampledLoopAnalysis& a, const std::vector<core::Ga
            "(hold, force delay line, G_R, tracking differentiator, acquisition filter, K_h, K_x)"},
           {"states", a.layout.size},
           {"spectral_radius", a.spectral_radius},
-          {"growth_rate_per_s", number_or_null(a.growth_rate)},
+          {"growth_rate_per_s", fields::json_number(a.growth_rate)},
           {"stable", a.stable()},
           {"dominant_modes", modes},
           {"stable_k_h_intervals", intervals_json(iv)}};
@@ -686,7 +677,7 @@ bool inside(const std::vector<core::GainInterval>& intervals, double lo, double 
 }
 
 json outcome_json(const Outcome& o) {
-  const auto num = [](double v) { return std::isfinite(v) ? json(v) : json(nullptr); };
+  const auto num = [](double v) { return fields::json_number(v); };
   return {{"compensator", std::string(core::to_string(o.kind))},
           {"k_eps0", o.gains.k0},
           {"k_eps1", o.gains.k1},

@@ -6,16 +6,21 @@
 #include <string>
 #include <vector>
 
-#include "hyloop/experiment/scenario.hpp"
+#include "hyloop/kinds/sits/sits_scenario.hpp"
 
 namespace hyloop::experiment {
 namespace {
+
+// Every scenario names its kind; these tests are about the fields after it.
+std::string with_kind(const std::string& yaml) {
+  return yaml.starts_with("kind:") ? yaml : "kind: sits\n" + yaml;
+}
 
 const std::string kSource = HYLOOP_SOURCE_DIR;
 
 std::string error_of(const std::string& yaml, const std::vector<std::string>& overrides) {
   try {
-    parse_scenario(yaml, "test.yaml", overrides);
+    parse_scenario(with_kind(yaml), "test.yaml", overrides);
   } catch (const ScenarioError& e) {
     return e.what();
   }
@@ -30,7 +35,8 @@ bool has_notice(const SitsScenario& s, const std::string& part) {
 }
 
 TEST(ScenarioNotices, ShortRunGetsTheWholeRunAsMetricsWindowWithANotice) {
-  const SitsScenario s = parse_scenario("name: t\n", "test.yaml", {"timing.duration_s=2"});
+  const SitsScenario s =
+      parse_scenario("kind: sits\nname: t\n", "test.yaml", {"timing.duration_s=2"});
   EXPECT_EQ(s.metrics.window, 2.0);
   ASSERT_EQ(s.notices.size(), 1u);
   EXPECT_NE(s.notices[0].find("metrics.window_s"), std::string::npos) << s.notices[0];
@@ -42,11 +48,12 @@ TEST(ScenarioNotices, ShortRunGetsTheWholeRunAsMetricsWindowWithANotice) {
 }
 
 TEST(ScenarioNotices, DefaultWindowIsFiveSecondsForALongRunWithoutNotice) {
-  const SitsScenario s = parse_scenario("name: t\n", "test.yaml");
+  const SitsScenario s = parse_scenario("kind: sits\nname: t\n", "test.yaml");
   EXPECT_EQ(s.metrics.window, kDefaultMetricsWindow);
   EXPECT_EQ(s.metrics.window, 5.0);
   EXPECT_TRUE(s.notices.empty());
-  const SitsScenario exact = parse_scenario("name: t\n", "test.yaml", {"timing.duration_s=5"});
+  const SitsScenario exact =
+      parse_scenario("kind: sits\nname: t\n", "test.yaml", {"timing.duration_s=5"});
   EXPECT_EQ(exact.metrics.window, 5.0);
   EXPECT_TRUE(exact.notices.empty());
 }
@@ -57,8 +64,8 @@ TEST(ScenarioNotices, GivenWindowLongerThanTheRunSaysHowToFixIt) {
   EXPECT_NE(e.find("timing.duration_s = 2"), std::string::npos) << e;
   EXPECT_NE(e.find("--set metrics.window_s=2"), std::string::npos) << e;
   // A given window within the run is kept as given.
-  const SitsScenario s =
-      parse_scenario("name: t\n", "test.yaml", {"timing.duration_s=4", "metrics.window_s=1.5"});
+  const SitsScenario s = parse_scenario("kind: sits\nname: t\n", "test.yaml",
+                                        {"timing.duration_s=4", "metrics.window_s=1.5"});
   EXPECT_EQ(s.metrics.window, 1.5);
   EXPECT_TRUE(s.notices.empty());
   EXPECT_NE(error_of("name: t\n", {"metrics.window_s=0"}).find("metrics.window_s = 0"),
@@ -81,7 +88,7 @@ TEST(ScenarioNotices, CompensatorWithAllItsGainsZeroIsNoticed) {
       {"compensator: {type: none}\n", false},
   };
   for (const Case& c : cases) {
-    const SitsScenario s = parse_scenario("name: t\n" + c.yaml, "test.yaml");
+    const SitsScenario s = parse_scenario("kind: sits\nname: t\n" + c.yaml, "test.yaml");
     EXPECT_EQ(has_notice(s, "K_h is 0 throughout"), c.noticed) << c.yaml;
     if (c.noticed) {
       EXPECT_TRUE(has_notice(s, "compensator.type = ")) << c.yaml;

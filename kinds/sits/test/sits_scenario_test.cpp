@@ -1,15 +1,25 @@
-#include "hyloop/experiment/scenario.hpp"
+#include "hyloop/kinds/sits/sits_scenario.hpp"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <sstream>
 #include <string>
+#include <vector>
+
+#include "hyloop/experiment/kind.hpp"
 
 namespace hyloop::experiment {
 namespace {
 
+// Every scenario names its kind; these tests are about the fields after it.
+std::string with_kind(const std::string& yaml) {
+  return yaml.starts_with("kind:") ? yaml : "kind: sits\n" + yaml;
+}
+
 std::string error_of(const std::string& yaml, const std::vector<std::string>& overrides = {}) {
   try {
-    parse_scenario(yaml, "test.yaml", overrides);
+    parse_scenario(with_kind(yaml), "test.yaml", overrides);
   } catch (const ScenarioError& e) {
     return e.what();
   }
@@ -17,7 +27,7 @@ std::string error_of(const std::string& yaml, const std::vector<std::string>& ov
 }
 
 TEST(Scenario, DefaultsAreTable1) {
-  const SitsScenario s = parse_scenario("name: t\n", "test.yaml");
+  const SitsScenario s = parse_scenario("kind: sits\nname: t\n", "test.yaml");
   EXPECT_EQ(s.model.mass, 500.0);
   EXPECT_EQ(s.rig.contact.stiffness, 20000.0);
   EXPECT_EQ(s.rig.contact.damping, 50.0);
@@ -57,7 +67,7 @@ TEST(Scenario, NaNAndTextAreRejected) {
 
 TEST(Scenario, OverridesApplyAsYamlScalarsAndAreValidated) {
   const SitsScenario s = parse_scenario(
-      "name: t\n", "t.yaml",
+      "kind: sits\nname: t\n", "t.yaml",
       {"compensator.type=scvg", "compensator.k_eps0=-111.5", "delays.robot_response=false"});
   EXPECT_EQ(s.compensator.kind, core::CompensatorKind::kSwitching);
   EXPECT_EQ(s.compensator.k_eps0, -111.5);
@@ -72,7 +82,9 @@ TEST(Scenario, OverridesApplyAsYamlScalarsAndAreValidated) {
 
 TEST(Scenario, ResolvedYamlReadsBackIdentically) {
   const SitsScenario a = parse_scenario(
-      "name: t\nrig: {robot: {preset: paper}}\ncompensator: {type: lgc, k_eps0: -0.1}\n", "t.yaml");
+      "kind: sits\nname: t\nrig: {robot: {preset: paper}}\ncompensator: {type: lgc, k_eps0: "
+      "-0.1}\n",
+      "t.yaml");
   const SitsScenario b = parse_scenario(to_yaml(a), "resolved.yaml");
   EXPECT_EQ(to_yaml(a), to_yaml(b));
   EXPECT_EQ(b.rig.robot.omega_n, a.rig.robot.omega_n);
@@ -81,6 +93,25 @@ TEST(Scenario, ResolvedYamlReadsBackIdentically) {
 
 TEST(Scenario, WrongSchemaVersionIsRejected) {
   EXPECT_NE(error_of("schema_version: 2\n").find("schema_version = 2"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace hyloop::experiment
+
+namespace hyloop::experiment {
+namespace {
+
+// The compensator tuner is the SITS kind's (Kind::tune), taking --switch-times and --coarse and
+// not --runs; a scenario with no compensator has nothing to tune.
+TEST(SitsTune, TheCompensatorTunerIsTheKindsOwn) {
+  const Kind& sits = find_kind("sits");
+  EXPECT_THAT(sits.tuning(), ::testing::HasSubstr("compensator.type"));
+  EXPECT_EQ(sits.tune_options(),
+            (std::vector<TuneOption>{TuneOption::kSwitchTimes, TuneOption::kCoarse}));
+  std::ostringstream log;
+  const TuneRequest none{.text = "kind: sits\nname: t\ncompensator: {type: none}\n",
+                         .origin = "none.yaml"};
+  EXPECT_ANY_THROW((void)sits.tune(none, log));
 }
 
 }  // namespace

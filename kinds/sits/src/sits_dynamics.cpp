@@ -1,4 +1,4 @@
-#include "hyloop/experiment/sits_dynamics.hpp"
+#include "hyloop/kinds/sits/sits_dynamics.hpp"
 
 #include <cmath>
 

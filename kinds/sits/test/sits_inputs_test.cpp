@@ -19,14 +19,14 @@
 #include "hyloop/experiment/data_source.hpp"
 #include "hyloop/experiment/experiment.hpp"
 #include "hyloop/experiment/loop_parts.hpp"
-#include "hyloop/experiment/scenario.hpp"
-#include "hyloop/experiment/sits_dynamics.hpp"
 #include "hyloop/experiment/yaml_fields.hpp"
 #include "hyloop/hal/actuator_safety.hpp"
 #include "hyloop/kinds/fcu/fcu_dynamics.hpp"
 #include "hyloop/kinds/fcu/fcu_experiment.hpp"
 #include "hyloop/kinds/rht/rht_dynamics.hpp"
 #include "hyloop/kinds/rht/rht_experiment.hpp"
+#include "hyloop/kinds/sits/sits_dynamics.hpp"
+#include "hyloop/kinds/sits/sits_scenario.hpp"
 
 namespace hyloop::experiment {
 namespace {
@@ -202,7 +202,8 @@ TEST(DataDirOptions, AreTakenOutOfArgvAndMustBeDirectories) {
 
 std::string sits_error(const std::string& yaml, const std::vector<std::string>& overrides = {}) {
   try {
-    (void)make_experiment_from_text(yaml, "dup.yaml", overrides);
+    const std::string text = yaml.starts_with("kind:") ? yaml : "kind: sits\n" + yaml;
+    (void)make_experiment_from_text(text, "dup.yaml", overrides);
   } catch (const ScenarioError& e) {
     return e.what();
   }
@@ -308,7 +309,7 @@ TEST(Numbers, NestedAliasesCannotMakeTheCheckExponential) {
 // ---- finding 11: a default acceleration limit in every kind's safety window ---------------------
 
 TEST(AccelerationLimit, EveryKindHasAFiniteDefaultInItsSafetyWindow) {
-  const SitsScenario sits = parse_scenario("name: t\n", "t.yaml");
+  const SitsScenario sits = parse_scenario("kind: sits\nname: t\n", "t.yaml");
   EXPECT_EQ(sits_safety_config(sits).limits.acceleration_max, 500.0);
   const RhtScenario rht = parse_rht_scenario("kind: rht\n", "t.yaml", {});
   EXPECT_EQ(rht_safety_config(rht).limits.acceleration_max, 1e5);
@@ -324,7 +325,7 @@ TEST(AccelerationLimit, EveryKindHasAFiniteDefaultInItsSafetyWindow) {
 }
 
 TEST(AccelerationLimit, TheSitsWindowClipsAReversalBeyondTheDefault) {
-  hal::ActuatorSafety window(sits_safety_config(parse_scenario("name: t\n", "t.yaml")));
+  hal::ActuatorSafety window(sits_safety_config(parse_scenario("kind: sits\nname: t\n", "t.yaml")));
   window.reset(0.0);
   // 1.9 m/s over one control period (4 ms) from rest: 475 m/s², inside the default
   const hal::ActuatorCommand out{0.0076, 1.9};
@@ -401,7 +402,7 @@ std::string scenario_error(const std::string& yaml, const std::vector<std::strin
 
 TEST(StopTime, ARampSlowerThanTheBoundIsRefusedNamingTheFieldAndTheRange) {
   // The reproduction: the default SITS window (2 m/s, a 1 m stroke) needs >= 2 m/s².
-  const std::string sits = "name: t\n";
+  const std::string sits = "kind: sits\nname: t\n";
   EXPECT_THAT(scenario_error(sits, {"safety.stop_deceleration_mps2=1e-30"}),
               AllOf(HasSubstr("safety.stop_deceleration_mps2 = 1e-30"),
                     HasSubstr("must be >= 2 m/s^2"), HasSubstr("rest within t = 1 s")));
