@@ -7,9 +7,8 @@ namespace hyloop::services {
 namespace of = transport::openfresco;
 
 std::vector<std::string> site_run_columns() {
-  return {"trial[-]",      "step[-]",        "t[s]",          "d_trial[m]",
-          "v_trial[m/s]",  "d_command[m]",   "d_measured[m]", "v_measured[m/s]",
-          "f_measured[N]", "safety_event[-]"};
+  return {"trial[-]",     "step[-]",       "time[s]",         "d_trial[m]",    "v_trial[m/s]",
+          "d_command[m]", "d_measured[m]", "v_measured[m/s]", "f_measured[N]", "safety_event[-]"};
 }
 
 SiteRun::SiteRun(std::string name, std::string resolved_yaml, double trial_time,
@@ -107,6 +106,7 @@ nlohmann::json SiteRecorder::site_summary(const of::SessionReport& report, bool 
           {"matrix_replies", report.matrix_replies},
           {"rejected_trials", report.rejected_trials},
           {"bytes_received", report.bytes_received},
+          {"last_safety_event", static_cast<int>(rig_.last_trial().event)},
           {"rig_at_rest", at_rest},
           {"rest_position_m", rig_.measurement().displacement}};
 }

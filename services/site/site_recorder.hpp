@@ -8,7 +8,7 @@
 //   trial[-]          1-based trial of the session
 //   step[-]           commits (code 5) before this trial: the OpenSees step it belongs to
 //                     (GenericTCP sends no commit: 0 throughout)
-//   t[s]              the rig's time at the end of the trial
+//   time[s]            the rig's time at the end of the trial
 //   d_trial[m], v_trial[m/s]   the trial as received (v 0 when the set-up sends none)
 //   d_command[m]      what the safety layer let through to the actuator
 //   d_measured[m], v_measured[m/s], f_measured[N]   the daq reply's values

@@ -89,6 +89,17 @@ class OpenSeesPeer {
     of::decode_doubles(b, v);
     return true;
   }
+  // GenericTCP's step: trial [3, d] then getDaq [6] and its reply (daq disp, force).
+  bool step(double d, std::vector<double>& reply) {
+    msg_[0] = 3.0;
+    msg_[1] = d;
+    send(msg_);
+    msg_[0] = 6.0;
+    send(msg_);
+    return receive(reply);
+  }
+  // GenericTCP's set-up: ctrl disp; daq disp and force; dataSize 256.
+  void send_generic_tcp_setup() { send_setup({{1, 0, 0, 0, 0}, {1, 0, 0, 1, 0}, 256}); }
   bool sees_eof() {
     std::byte b{};
     return ::recv(fd_, &b, 1, 0) == 0;
@@ -97,6 +108,7 @@ class OpenSeesPeer {
  private:
   int fd_;
   bool connected_ = false;
+  std::vector<double> msg_ = std::vector<double>(256, 0.0);
 };
 
 struct Received {
@@ -111,15 +123,11 @@ Received run_opensees(std::uint16_t port, int steps) {
   Received r;
   OpenSeesPeer peer(port);
   EXPECT_TRUE(peer.connected());
-  peer.send_setup({{1, 0, 0, 0, 0}, {1, 0, 0, 1, 0}, 256});
+  peer.send_generic_tcp_setup();
   std::vector<double> msg(256, 0.0), reply(256, 0.0);
   for (int k = 1; k <= steps; ++k) {
-    msg[0] = 3.0;
     msg[1] = trial_disp(k);
-    peer.send(msg);
-    msg[0] = 6.0;
-    peer.send(msg);
-    if (!peer.receive(reply)) {
+    if (!peer.step(msg[1], reply)) {
       ADD_FAILURE() << "no reply at step " << k;
       return r;
     }
@@ -240,16 +248,9 @@ TEST_F(SiteService, PeerDyingMidMessageIsRecordedAsCutWithTheRigAtRest) {
   {
     OpenSeesPeer peer(site_->port());
     ASSERT_TRUE(peer.connected());
-    peer.send_setup({{1, 0, 0, 0, 0}, {1, 0, 0, 1, 0}, 256});
-    std::vector<double> msg(256, 0.0), reply(256, 0.0);
-    for (int k = 1; k <= 50; ++k) {
-      msg[0] = 3.0;
-      msg[1] = trial_disp(k);
-      peer.send(msg);
-      msg[0] = 6.0;
-      peer.send(msg);
-      ASSERT_TRUE(peer.receive(reply));
-    }
+    peer.send_generic_tcp_setup();
+    std::vector<double> reply(256, 0.0);
+    for (int k = 1; k <= 50; ++k) ASSERT_TRUE(peer.step(trial_disp(k), reply));
     peer.send_raw(std::vector<std::byte>(1000));  // half a trial, then the peer dies
   }
   const SiteRunRecord cut = wait_run(1);
@@ -293,16 +294,9 @@ TEST_F(SiteService, SetupMismatchIsRefusedBeforeTheFirstTrialAndLogged) {
 
 TEST_F(SiteService, EmergencyStopCutsTheSessionAndLatches) {
   OpenSeesPeer peer(site_->port());
-  peer.send_setup({{1, 0, 0, 0, 0}, {1, 0, 0, 1, 0}, 256});
+  peer.send_generic_tcp_setup();
   std::vector<double> msg(256, 0.0), reply(256, 0.0);
-  for (int k = 1; k <= 30; ++k) {
-    msg[0] = 3.0;
-    msg[1] = trial_disp(k);
-    peer.send(msg);
-    msg[0] = 6.0;
-    peer.send(msg);
-    ASSERT_TRUE(peer.receive(reply));
-  }
+  for (int k = 1; k <= 30; ++k) ASSERT_TRUE(peer.step(trial_disp(k), reply));
   (void)site_->emergency_stop("operator pressed the button");
   EXPECT_TRUE(peer.sees_eof());
   const SiteRunRecord stopped = wait_run(1);
@@ -312,7 +306,7 @@ TEST_F(SiteService, EmergencyStopCutsTheSessionAndLatches) {
   EXPECT_EQ(summary["stop_reason"], "emergency_stop");
   // Still latched: the next client's first trial faults the rig and ends its session.
   OpenSeesPeer next(site_->port());
-  next.send_setup({{1, 0, 0, 0, 0}, {1, 0, 0, 1, 0}, 256});
+  next.send_generic_tcp_setup();
   msg[0] = 3.0;
   next.send(msg);
   EXPECT_TRUE(next.sees_eof());
