@@ -9,6 +9,8 @@
 #include <iostream>
 #include <thread>
 
+#include "hyloop/runtime/logging.hpp"
+
 namespace hyloop::app {
 namespace {
 
@@ -36,6 +38,7 @@ int run_site(const SiteOptions& options) {
   sigaction(SIGINT, &sa, nullptr);
   sigaction(SIGTERM, &sa, nullptr);
   signal(SIGPIPE, SIG_IGN);
+  runtime::init_logging("site", "info");  // the site's log on stderr; stdout has its address
   auto cli = options.site;
   cli.serve_at_start = true;
   std::unique_ptr<services::SiteComponent> site;

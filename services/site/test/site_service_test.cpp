@@ -326,46 +326,85 @@ TEST_F(SiteService, EmergencyStopCutsTheSessionAndLatches) {
 
 // ---- the binary ----
 
-TEST(SiteBinary, ServesAtStartRecordsAndStopsOnSigterm) {
-  const fs::path runs = fresh_dir("binary");
-  int out[2];
-  ASSERT_EQ(::pipe(out), 0);
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_adddup2(&actions, out[1], STDOUT_FILENO);
-  posix_spawn_file_actions_addclose(&actions, out[0]);
-  std::vector<std::string> args{
-      HYLOOP_SITE_BINARY, "--insecure",  "--grpc-address",   "127.0.0.1:0", "--site-port", "0",
-      "--runs-dir",       runs.string(), "--serve-at-start", "--log-level", "warn"};
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
+// A site process (hyloop-site or `hyloop site`) with its stdout on a pipe, and the OpenSees port
+// it printed ("hyloop-site openfresco 127.0.0.1:PORT").
+struct SiteProcess {
   pid_t pid = -1;
-  ASSERT_EQ(posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ), 0);
-  posix_spawn_file_actions_destroy(&actions);
-  ::close(out[1]);
-  FILE* f = ::fdopen(out[0], "r");
-  char line[256];
+  FILE* out = nullptr;  // kept open to the end: later stdout lines must not meet a closed pipe
   std::uint16_t port = 0;
-  while (port == 0 && std::fgets(line, sizeof line, f) != nullptr) {
-    const std::string s(line);
+
+  explicit SiteProcess(std::vector<std::string> args) {
+    int fds[2];
+    if (::pipe(fds) != 0) return;
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_adddup2(&actions, fds[1], STDOUT_FILENO);
+    posix_spawn_file_actions_addclose(&actions, fds[0]);
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    const int rc = posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ);
+    posix_spawn_file_actions_destroy(&actions);
+    ::close(fds[1]);
+    out = ::fdopen(fds[0], "r");
+    if (rc != 0) return;
+    char line[256];
     const std::string prefix = "hyloop-site openfresco 127.0.0.1:";
-    if (s.rfind(prefix, 0) == 0)
-      port = static_cast<std::uint16_t>(std::stoi(s.substr(prefix.size())));
+    while (port == 0 && std::fgets(line, sizeof line, out) != nullptr) {
+      const std::string text(line);
+      if (text.rfind(prefix, 0) == 0) {
+        port = static_cast<std::uint16_t>(std::stoi(text.substr(prefix.size())));
+      }
+    }
   }
-  ASSERT_NE(port, 0) << "hyloop-site did not print its openfresco address";
-  const Received got = run_opensees(port, 100);
-  EXPECT_EQ(got.disp.size(), 100U);
-  ::kill(pid, SIGTERM);
-  int status = 0;
-  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
-  std::fclose(f);  // only now: the service's later stdout lines must not meet a closed pipe
-  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+  ~SiteProcess() {
+    if (pid > 0 && ::waitpid(pid, nullptr, WNOHANG) == 0) {
+      ::kill(pid, SIGKILL);
+      ::waitpid(pid, nullptr, 0);
+    }
+    if (out != nullptr) std::fclose(out);
+  }
+  SiteProcess(const SiteProcess&) = delete;
+  SiteProcess& operator=(const SiteProcess&) = delete;
+  // The exit status, or -1 when it did not exit normally.
+  int wait() {
+    int status = 0;
+    if (::waitpid(pid, &status, 0) != pid) return -1;
+    pid = -1;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  }
+};
+
+// The one run directory in `runs`, complete, with `trials` rows, terminated.
+void expect_one_terminated_run(const fs::path& runs, std::size_t trials) {
   std::vector<fs::path> dirs(fs::directory_iterator(runs), fs::directory_iterator{});
   ASSERT_EQ(dirs.size(), 1U);
   EXPECT_FALSE(experiment::is_incomplete(dirs[0]));
-  EXPECT_EQ(read_csv(dirs[0] / "samples.csv").rows.size(), 100U);
+  EXPECT_EQ(read_csv(dirs[0] / "samples.csv").rows.size(), trials);
   EXPECT_EQ(read_summary(dirs[0])["site"]["end"], "terminated");
+}
+
+TEST(SiteBinary, ServesAtStartRecordsAndStopsOnSigterm) {
+  const fs::path runs = fresh_dir("binary");
+  SiteProcess site({HYLOOP_SITE_BINARY, "--insecure", "--grpc-address", "127.0.0.1:0",
+                    "--site-port", "0", "--runs-dir", runs.string(), "--serve-at-start",
+                    "--log-level", "warn"});
+  ASSERT_NE(site.port, 0) << "hyloop-site did not print its openfresco address";
+  EXPECT_EQ(run_opensees(site.port, 100).disp.size(), 100U);
+  ::kill(site.pid, SIGTERM);
+  EXPECT_EQ(site.wait(), 0);
+  expect_one_terminated_run(runs, 100);
+  fs::remove_all(runs);
+}
+
+TEST(SiteBinary, HyloopSiteSubcommandServesTheGivenSessionsAndExits) {
+  const fs::path runs = fresh_dir("subcommand");
+  SiteProcess site({HYLOOP_TOOL_BINARY, "site", "--site-port", "0", "--runs-dir", runs.string(),
+                    "--sessions", "1"});
+  ASSERT_NE(site.port, 0) << "hyloop site did not print its openfresco address";
+  EXPECT_EQ(run_opensees(site.port, 50).disp.size(), 50U);
+  EXPECT_EQ(site.wait(), 0);  // exits by itself after the one session
+  expect_one_terminated_run(runs, 50);
   fs::remove_all(runs);
 }
 
