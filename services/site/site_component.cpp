@@ -95,7 +95,7 @@ void SiteComponent::on_configure(const v1::ConfigureRequest& /*request*/) {
     runtime::logger()->info("{}", line);
     if (user) user(line);
   };
-  rig_ = std::make_unique<of::ServoRig>(options_.rig);
+  auto rig = std::make_unique<of::ServoRig>(options_.rig);
   SiteRecorderConfig rc;
   rc.runs_dir = options_.runs_dir;
   rc.name = options_.name;
@@ -103,11 +103,15 @@ void SiteComponent::on_configure(const v1::ConfigureRequest& /*request*/) {
   rc.max_rows = options_.max_rows;
   rc.log = log;
   rc.ended = [this](const SiteRunRecord& run) { count_session(run); };
-  recorder_ = std::make_unique<SiteRecorder>(*rig_, rc);
-  auto server = options_.server;
-  server.log = log;
-  server_ = std::make_unique<of::SiteServer>(
-      server, of::servo_rig_layout(), of::servo_rig_matrices(options_.rig.servo), *recorder_);
+  auto recorder = std::make_unique<SiteRecorder>(*rig, rc);
+  auto config = options_.server;
+  config.log = log;
+  auto server = std::make_unique<of::SiteServer>(
+      config, of::servo_rig_layout(), of::servo_rig_matrices(options_.rig.servo), *recorder);
+  const std::lock_guard lock(objects_mutex_);
+  rig_ = std::move(rig);
+  recorder_ = std::move(recorder);
+  server_ = std::move(server);
 }
 
 void SiteComponent::on_activate() {
@@ -129,6 +133,7 @@ void SiteComponent::on_cleanup() noexcept {
 }
 
 void SiteComponent::on_emergency_stop(std::string_view reason) noexcept {
+  const std::lock_guard lock(objects_mutex_);  // held for three non-blocking calls
   if (!rig_ || !server_) return;
   rig_->emergency_stop();
   try {
@@ -146,6 +151,7 @@ void SiteComponent::stop_serving() noexcept {
 }
 
 void SiteComponent::release() noexcept {
+  const std::lock_guard lock(objects_mutex_);
   server_.reset();
   recorder_.reset();
   rig_.reset();

@@ -19,6 +19,7 @@
 #include <filesystem>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -70,6 +71,8 @@ class SiteComponent final : public runtime::Component {
   void count_session(const SiteRunRecord& run);
 
   SiteOptions options_;
+  /// Guards the three objects against an e-stop (any thread) while they are made or released.
+  std::mutex objects_mutex_;
   std::unique_ptr<transport::openfresco::ServoRig> rig_;
   std::unique_ptr<SiteRecorder> recorder_;
   std::unique_ptr<transport::openfresco::SiteServer> server_;
