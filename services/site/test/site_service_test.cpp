@@ -1,12 +1,9 @@
 // The site service end to end: a peer playing OpenSees (raw sockets, Nagle on, as OpenFresco's
 // TCP_Socket) drives the SiteComponent and the hyloop-site binary; each session is checked in
 // its run directory (samples.csv, journal.sqlite, summary.json).
-#include <arpa/inet.h>
 #include <gtest/gtest.h>
-#include <netinet/in.h>
 #include <signal.h>
 #include <spawn.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -26,6 +23,7 @@
 
 #include "hyloop/experiment/run_directory.hpp"
 #include "hyloop/experiment/run_journal.hpp"
+#include "hyloop/testing/openfresco_peer.hpp"
 #include "hyloop/transport/openfresco.hpp"
 #include "site/site_component.hpp"
 
@@ -46,99 +44,18 @@ fs::path fresh_dir(const std::string& name) {
   return d;
 }
 
-// OpenSees' side: blocking TCP, Nagle on, one send() per message, no check of the site.
-class OpenSeesPeer {
- public:
-  explicit OpenSeesPeer(std::uint16_t port) : fd_(::socket(AF_INET, SOCK_STREAM, 0)) {
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_port = htons(port);
-    ::inet_pton(AF_INET, "127.0.0.1", &a.sin_addr);
-    timeval tv{5, 0};
-    ::setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-    connected_ = ::connect(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
-  }
-  ~OpenSeesPeer() { close(); }
-  OpenSeesPeer(const OpenSeesPeer&) = delete;
-  OpenSeesPeer& operator=(const OpenSeesPeer&) = delete;
-  [[nodiscard]] bool connected() const { return connected_; }
-  void close() {
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = -1;
-  }
-  void send_raw(const std::vector<std::byte>& b) {
-    ASSERT_EQ(::send(fd_, b.data(), b.size(), MSG_NOSIGNAL), static_cast<ssize_t>(b.size()));
-  }
-  void send_setup(const of::SetupId& id) {
-    std::vector<std::byte> b(of::kSetupBytes);
-    of::encode_setup(id, std::span<std::byte, of::kSetupBytes>(b.data(), of::kSetupBytes));
-    send_raw(b);
-  }
-  void send(const std::vector<double>& v) {
-    std::vector<std::byte> b(v.size() * 8);
-    of::encode_doubles(v, b);
-    send_raw(b);
-  }
-  bool receive(std::vector<double>& v) {
-    std::vector<std::byte> b(v.size() * 8);
-    for (std::size_t got = 0; got < b.size();) {
-      const auto n = ::recv(fd_, b.data() + got, b.size() - got, 0);
-      if (n <= 0) return false;
-      got += static_cast<std::size_t>(n);
-    }
-    of::decode_doubles(b, v);
-    return true;
-  }
-  // GenericTCP's step: trial [3, d] then getDaq [6] and its reply (daq disp, force).
-  bool step(double d, std::vector<double>& reply) {
-    msg_[0] = 3.0;
-    msg_[1] = d;
-    send(msg_);
-    msg_[0] = 6.0;
-    send(msg_);
-    return receive(reply);
-  }
-  // GenericTCP's set-up: ctrl disp; daq disp and force; dataSize 256.
-  void send_generic_tcp_setup() { send_setup({{1, 0, 0, 0, 0}, {1, 0, 0, 1, 0}, 256}); }
-  bool sees_eof() {
-    std::byte b{};
-    return ::recv(fd_, &b, 1, 0) == 0;
-  }
+using OpenSeesPeer = testing::OpenFrescoPeer;
 
- private:
-  int fd_;
-  bool connected_ = false;
-  std::vector<double> msg_ = std::vector<double>(256, 0.0);
-};
-
-struct Received {
-  std::vector<double> disp, force;
-};
+using Received = testing::GenericTcpRun;
 
 double trial_disp(int k) { return 0.02 * std::sin(2.0 * std::numbers::pi * 0.5 * 0.01 * k); }
 
-// ECGenericTCP's run: set-up (ctrl disp; daq disp, force), per step trial, getDaq, commit
-// (genericClient's; GenericTCP sends none), terminate.
+// ECGenericTCP's exchange (openfresco_peer.hpp); every reply came and the site closed after
+// terminate.
 Received run_opensees(std::uint16_t port, int steps) {
-  Received r;
-  OpenSeesPeer peer(port);
-  EXPECT_TRUE(peer.connected());
-  peer.send_generic_tcp_setup();
-  std::vector<double> msg(256, 0.0), reply(256, 0.0);
-  for (int k = 1; k <= steps; ++k) {
-    msg[1] = trial_disp(k);
-    if (!peer.step(msg[1], reply)) {
-      ADD_FAILURE() << "no reply at step " << k;
-      return r;
-    }
-    r.disp.push_back(reply[0]);
-    r.force.push_back(reply[1]);
-    msg[0] = 5.0;
-    peer.send(msg);
-  }
-  msg[0] = 99.0;
-  peer.send(msg);
-  EXPECT_TRUE(peer.sees_eof());
+  Received r = testing::run_generic_tcp(port, steps, trial_disp);
+  EXPECT_EQ(r.failed_step, 0) << "no reply at step " << r.failed_step;
+  EXPECT_TRUE(r.closed);
   return r;
 }
 
@@ -251,7 +168,7 @@ TEST_F(SiteService, PeerDyingMidMessageIsRecordedAsCutWithTheRigAtRest) {
     peer.send_generic_tcp_setup();
     std::vector<double> reply(256, 0.0);
     for (int k = 1; k <= 50; ++k) ASSERT_TRUE(peer.step(trial_disp(k), reply));
-    peer.send_raw(std::vector<std::byte>(1000));  // half a trial, then the peer dies
+    ASSERT_TRUE(peer.send(std::vector<std::byte>(1000)));  // half a trial, then it dies
   }
   const SiteRunRecord cut = wait_run(1);
   EXPECT_EQ(cut.report.end, of::SessionEnd::kCut);
@@ -276,11 +193,11 @@ TEST_F(SiteService, PeerDyingMidMessageIsRecordedAsCutWithTheRigAtRest) {
 
 TEST_F(SiteService, SetupMismatchIsRefusedBeforeTheFirstTrialAndLogged) {
   OpenSeesPeer peer(site_->port());
-  peer.send_setup({{1, 0, 0, 0, 0}, {1, 0, 1, 1, 0}, 256});  // daq accel: not measured
+  (void)peer.send_setup({{1, 0, 0, 0, 0}, {1, 0, 1, 1, 0}, 256});  // daq accel: not measured
   std::vector<double> msg(256, 0.0);
   msg[0] = 3.0;
   msg[1] = 0.01;
-  peer.send(msg);
+  peer.send_doubles(msg);
   EXPECT_TRUE(peer.sees_eof());  // no protocol error: the connection closes
   const SiteRunRecord refused = wait_run(1);
   EXPECT_EQ(refused.report.end, of::SessionEnd::kRefused);
@@ -308,7 +225,7 @@ TEST_F(SiteService, EmergencyStopCutsTheSessionAndLatches) {
   OpenSeesPeer next(site_->port());
   next.send_generic_tcp_setup();
   msg[0] = 3.0;
-  next.send(msg);
+  next.send_doubles(msg);
   EXPECT_TRUE(next.sees_eof());
   EXPECT_EQ(wait_run(2).report.end, of::SessionEnd::kRigFault);
   // Configure is refused until the latch is reset; then the site serves again.
