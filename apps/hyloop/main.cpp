@@ -18,6 +18,7 @@
 #include "report.hpp"
 #include "run.hpp"
 #include "schema.hpp"
+#include "site.hpp"
 #include "summary.hpp"
 #include "tune.hpp"
 #include "up.hpp"
@@ -61,6 +62,8 @@ int main(int argc, char** argv) {
   CLI::App* export_cmd = hyloop::app::add_export_subcommand(cli, export_options);
   hyloop::app::CompareOptions compare_options;
   CLI::App* compare = hyloop::app::add_compare_subcommand(cli, compare_options);
+  hyloop::app::SiteOptions site_options;
+  CLI::App* site = hyloop::app::add_site_subcommand(cli, site_options);
 
   CLI11_PARSE(cli, argc, argv);
 
@@ -69,6 +72,7 @@ int main(int argc, char** argv) {
   if (*certs) return hyloop::app::run_certs(certs_options);
   if (*schema) return hyloop::app::run_schema(schema_options);
   if (*montecarlo) return hyloop::app::run_montecarlo(montecarlo_options);
+  if (*site) return hyloop::app::run_site(site_options);
   try {
     if (*up) return hyloop::app::run_up(up_options);
     if (*run) return hyloop::app::run_in_process(run_options);

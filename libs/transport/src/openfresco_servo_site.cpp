@@ -80,15 +80,16 @@ hal::DriverStatus ServoRig::trial(const TrialView& trial) noexcept {
     status = hal::DriverStatus::kFault;
   }
   ++trial_;
+  last_ = {session_,
+           trial_,
+           command.position,
+           command.velocity,
+           out.command.position,
+           out.event,
+           servo_.measurement()};
   const std::size_t n = count_.load(std::memory_order_relaxed);
   if (n < records_.size()) {
-    records_[n] = {session_,
-                   trial_,
-                   command.position,
-                   command.velocity,
-                   out.command.position,
-                   out.event,
-                   servo_.measurement()};
+    records_[n] = last_;
     count_.store(n + 1, std::memory_order_release);
   } else {
     dropped_records_.fetch_add(1, std::memory_order_relaxed);

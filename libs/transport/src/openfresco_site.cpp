@@ -18,9 +18,14 @@
 #include <stdexcept>
 #include <system_error>
 
+#include "openfresco_socket.hpp"
+
 namespace hyloop::transport::openfresco {
 
 namespace {
+
+using detail::poll_ms;
+using detail::set_flag;
 
 std::string quantity_list(const std::array<bool, kQuantityCount>& flags) {
   std::string out;
@@ -324,22 +329,20 @@ std::system_error sys_error(const std::string& what) {
   return {errno, std::generic_category(), what};
 }
 
-void set_flag(int fd, int level, int option, int value) {
-  ::setsockopt(fd, level, option, &value, sizeof value);
-}
+struct PeerName {
+  std::string host = "?";
+  std::string port = "?";
+  [[nodiscard]] std::string text() const { return host + ":" + port; }
+};
 
-std::string peer_name(const sockaddr_storage& addr) {
+PeerName peer_name(const sockaddr_storage& addr) {
   char host[NI_MAXHOST] = {};
   char serv[NI_MAXSERV] = {};
   if (::getnameinfo(reinterpret_cast<const sockaddr*>(&addr), sizeof addr, host, sizeof host, serv,
                     sizeof serv, NI_NUMERICHOST | NI_NUMERICSERV) != 0) {
-    return "?";
+    return {};
   }
-  return std::string(host) + ":" + serv;
-}
-
-int poll_ms(std::chrono::milliseconds ms) {
-  return static_cast<int>(std::clamp<std::int64_t>(ms.count(), 0, 1 << 30));
+  return {host, serv};
 }
 
 }  // namespace
@@ -364,25 +367,14 @@ SiteServer::SiteServer(SiteServerConfig config, const RigSignalLayout& layout,
     throw std::invalid_argument("idle_timeout = " + std::to_string(config_.idle_timeout.count()) +
                                 " ms: must be >= 0 (0: none)");
   }
-  addrinfo hints{};
-  hints.ai_family = AF_UNSPEC;
-  hints.ai_socktype = SOCK_STREAM;
-  hints.ai_flags = AI_NUMERICHOST | AI_NUMERICSERV | AI_PASSIVE;
-  addrinfo* found = nullptr;
+  const auto found = detail::numeric_address(config_.address, config_.port, true, "address");
   const std::string port = std::to_string(config_.port);
-  if (config_.address.empty() ||
-      ::getaddrinfo(config_.address.c_str(), port.c_str(), &hints, &found) != 0) {
-    throw std::invalid_argument("address = '" + config_.address +
-                                "': must be a numeric IPv4 or IPv6 address");
-  }
   listen_fd_ = ::socket(found->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (listen_fd_ < 0) {
-    ::freeaddrinfo(found);
     throw sys_error("socket");
   }
   set_flag(listen_fd_, SOL_SOCKET, SO_REUSEADDR, 1);
   const int bound = ::bind(listen_fd_, found->ai_addr, found->ai_addrlen);
-  ::freeaddrinfo(found);
   if (bound != 0 || ::listen(listen_fd_, 1) != 0) {
     auto err = sys_error("bind/listen " + config_.address + ":" + port);
     ::close(listen_fd_);
@@ -412,6 +404,19 @@ void SiteServer::stop() noexcept {
   [[maybe_unused]] const auto n = ::write(wake_fd_, &one, sizeof one);
 }
 
+void SiteServer::resume() noexcept {
+  std::uint64_t count = 0;
+  [[maybe_unused]] const auto n = ::read(wake_fd_, &count, sizeof count);
+  aborting_.store(false);
+  stopping_.store(false);
+}
+
+void SiteServer::abort_session() noexcept {
+  aborting_.store(true);
+  const std::uint64_t one = 1;
+  [[maybe_unused]] const auto n = ::write(wake_fd_, &one, sizeof one);
+}
+
 void SiteServer::log(std::string_view line) const {
   if (config_.log) {
     config_.log(line);
@@ -423,6 +428,10 @@ void SiteServer::run() {
   while (!stopping_.load()) {
     pollfd fds[2] = {{listen_fd_, POLLIN, 0}, {wake_fd_, POLLIN, 0}};
     if (::poll(fds, 2, poll_ms(config_.poll_timeout)) <= 0 || !(fds[0].revents & POLLIN)) {
+      if (aborting_.exchange(false)) {  // no session to abort: drain the wake-up
+        std::uint64_t count = 0;
+        [[maybe_unused]] const auto n = ::read(wake_fd_, &count, sizeof count);
+      }
       continue;
     }
     sockaddr_storage addr{};
@@ -432,8 +441,17 @@ void SiteServer::run() {
     if (fd < 0) {
       continue;
     }
+    const PeerName peer = peer_name(addr);
+    if (!config_.allowed_peers.empty() &&
+        std::find(config_.allowed_peers.begin(), config_.allowed_peers.end(), peer.host) ==
+            config_.allowed_peers.end()) {
+      log("openfresco site: refused client " + peer.text() + ": not in allowed_peers");
+      ::close(fd);
+      refused_peers_.fetch_add(1);
+      continue;
+    }
     set_flag(fd, IPPROTO_TCP, TCP_NODELAY, 1);
-    serve(fd, peer_name(addr));
+    serve(fd, peer.text());
     ::close(fd);
     sessions_.fetch_add(1);
   }
@@ -472,6 +490,12 @@ void SiteServer::serve(int fd, const std::string& peer) {
     }
     pollfd fds[2] = {{fd, POLLIN, 0}, {wake_fd_, POLLIN, 0}};
     const int ready = ::poll(fds, 2, poll_ms(config_.poll_timeout));
+    if (aborting_.exchange(false)) {
+      std::uint64_t count = 0;
+      [[maybe_unused]] const auto n = ::read(wake_fd_, &count, sizeof count);
+      session.abort("aborted by the site (emergency stop)");
+      break;
+    }
     if (ready < 0 && errno != EINTR) {
       session.abort(std::string("poll: ") + std::strerror(errno));
       break;

@@ -22,6 +22,7 @@
 
 #include "hyloop/hal/actuator_limits.hpp"
 #include "hyloop/testing/alloc_guard.hpp"
+#include "hyloop/testing/openfresco_peer.hpp"
 #include "hyloop/transport/openfresco_servo_site.hpp"
 #include "hyloop/transport/openfresco_site.hpp"
 
@@ -511,108 +512,18 @@ SiteServerConfig server_config(bool quick_ack = true) {
   return c;
 }
 
-// The peer, playing OpenSees/OpenFresco's TCP_Socket: blocking, Nagle left ON (noDelay 0),
-// each message one send() as TCP_Socket::sendVector does.
-class Peer {
- public:
-  explicit Peer(std::uint16_t port) {
-    fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_port = htons(port);
-    ::inet_pton(AF_INET, "127.0.0.1", &addr.sin_addr);
-    timeval tv{5, 0};  // a test must not hang
-    ::setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-    connected_ = ::connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
-  }
-  ~Peer() { close(); }
-  Peer(const Peer&) = delete;
-  Peer& operator=(const Peer&) = delete;
-
-  [[nodiscard]] bool connected() const { return connected_; }
-  void close() {
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = -1;
-  }
-  bool send(std::span<const std::byte> b) {
-    while (!b.empty()) {
-      const auto n = ::send(fd_, b.data(), b.size(), MSG_NOSIGNAL);
-      if (n <= 0) return false;
-      b = b.subspan(static_cast<std::size_t>(n));
-    }
-    return true;
-  }
-  void send_setup(const SetupId& id) {
-    std::array<std::byte, kSetupBytes> b{};
-    encode_setup(id, b);
-    send(b);
-  }
-  void send_doubles(const std::vector<double>& v) {
-    Bytes b(v.size() * 8);
-    encode_doubles(v, b);
-    send(b);
-  }
-  // false on EOF, error or timeout.
-  bool recv_doubles(std::vector<double>& v) {
-    Bytes b(v.size() * 8);
-    std::size_t got = 0;
-    while (got < b.size()) {
-      const auto n = ::recv(fd_, b.data() + got, b.size() - got, 0);
-      if (n <= 0) return false;
-      got += static_cast<std::size_t>(n);
-    }
-    decode_doubles(b, v);
-    return true;
-  }
-  // Waits for the site to close: true when recv sees EOF.
-  bool sees_eof() {
-    std::byte b{};
-    return ::recv(fd_, &b, 1, 0) == 0;
-  }
-
- private:
-  int fd_ = -1;
-  bool connected_ = false;
-};
+using Peer = testing::OpenFrescoPeer;
 
 double sine(int k) { return 0.01 * std::sin(2.0 * std::numbers::pi * 1.0 * 0.01 * k); }
 
-struct PeerRun {
-  std::vector<double> disp;
-  std::vector<double> force;
-  std::vector<double> step_us;
-};
+using PeerRun = testing::GenericTcpRun;
 
-// ECGenericTCP's exchange: set-up; per step trial [3, d] then getDaq [6, d] and its reply;
-// commit sends nothing in ECGenericTCP, so this peer sends 5 to exercise it; terminate 99.
+// ECGenericTCP's exchange with a 10 mm, 1 Hz sine (openfresco_peer.hpp); every reply came and
+// the site closed after terminate.
 PeerRun run_generic_tcp(std::uint16_t port, int steps) {
-  PeerRun out;
-  Peer peer(port);
-  EXPECT_TRUE(peer.connected());
-  peer.send_setup({{1, 0, 0, 0, 0}, {1, 0, 0, 1, 0}, 256});
-  std::vector<double> msg(256, 0.0);
-  std::vector<double> reply(256, 0.0);
-  for (int k = 1; k <= steps; ++k) {
-    const auto t0 = std::chrono::steady_clock::now();
-    msg[0] = 3.0;
-    msg[1] = sine(k);
-    peer.send_doubles(msg);
-    msg[0] = 6.0;
-    peer.send_doubles(msg);
-    if (!peer.recv_doubles(reply)) {
-      ADD_FAILURE() << "no daq reply at step " << k;
-      return out;
-    }
-    out.step_us.push_back(
-        std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
-    out.disp.push_back(reply[0]);
-    out.force.push_back(reply[1]);
-    msg[0] = 5.0;
-    peer.send_doubles(msg);
-  }
-  msg[0] = 99.0;
-  peer.send_doubles(msg);
-  EXPECT_TRUE(peer.sees_eof());
+  PeerRun out = testing::run_generic_tcp(port, steps, sine);
+  EXPECT_EQ(out.failed_step, 0) << "no daq reply at step " << out.failed_step;
+  EXPECT_TRUE(out.closed);
   return out;
 }
 

@@ -30,8 +30,8 @@ class ChannelCredentials;
 namespace hyloop::runtime {
 
 /// The services that get a certificate and a CURVE key pair.
-inline constexpr std::array<std::string_view, 6> kSecurityNames{
-    "coordinator", "rig-emulator", "actuator", "dynamics", "sensor", "identification"};
+inline constexpr std::array<std::string_view, 7> kSecurityNames{
+    "coordinator", "rig-emulator", "actuator", "dynamics", "sensor", "identification", "site"};
 
 /// Roles, each with its token (auth.hpp has what each may call).
 enum class Role { kObserver, kOperator, kCoordinator };

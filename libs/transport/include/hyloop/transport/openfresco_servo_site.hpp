@@ -73,6 +73,16 @@ class ServoRig final : public SiteRig {
   /// The safety layer is at rest (read after a session ended).
   [[nodiscard]] bool at_rest() const;
   [[nodiscard]] std::uint64_t commits() const noexcept { return commits_.load(); }
+  [[nodiscard]] const ServoRigConfig& config() const noexcept { return config_; }
+  /// The last trial of the current (or last) session. Server thread, or after the session.
+  [[nodiscard]] const TrialRecord& last_trial() const noexcept { return last_; }
+  /// The rig's latest measurement. Server thread, or after the session.
+  [[nodiscard]] const hal::ServoMeasurement& measurement() const noexcept {
+    return servo_.measurement();
+  }
+  /// Latches the safety layer's e-stop: the next trial (or the end of the session) ramps the
+  /// rig to rest and the session ends as a rig fault. Any thread, async-signal-safe.
+  void emergency_stop() noexcept { safety_.emergency_stop(); }
   /// Trials not recorded because record_capacity was reached.
   [[nodiscard]] std::uint64_t dropped_records() const noexcept { return dropped_records_.load(); }
 
@@ -88,6 +98,7 @@ class ServoRig final : public SiteRig {
   std::atomic<std::uint64_t> dropped_records_{0};
   std::atomic<std::uint64_t> commits_{0};
   std::vector<SessionReport> reports_;
+  TrialRecord last_;           ///< server thread only
   std::uint64_t session_ = 0;  ///< server thread only
   std::uint64_t trial_ = 0;    ///< server thread only
   bool at_rest_ = true;

@@ -186,6 +186,9 @@ struct SiteServerConfig {
   /// Re-arm TCP_QUICKACK after each read, so the peer's trial is ACKed at once and its
   /// Nagle-held getDaq leaves without waiting for a delayed ACK.
   bool quick_ack = true;
+  /// Numeric addresses a client may connect from (as getnameinfo prints them, e.g. "10.0.0.2",
+  /// "::1"); a client from any other is closed at once and logged. Empty: any.
+  std::vector<std::string> allowed_peers;
   /// Log lines (accepted peer, refusals, ends); none when empty. Called from run()'s thread.
   std::function<void(std::string_view)> log;
 };
@@ -206,7 +209,14 @@ class SiteServer {
   void run();
   /// Ends run() within a poll: the current session is cut ("site stopping"). Any thread.
   void stop() noexcept;
+  /// After stop() and run()'s return: run() may serve again. Not while run() runs.
+  void resume() noexcept;
+  /// Cuts the current session within a poll ("aborted by the site": an emergency stop) and
+  /// goes on serving the next client. Any thread.
+  void abort_session() noexcept;
   [[nodiscard]] std::uint64_t sessions_served() const noexcept { return sessions_.load(); }
+  /// Clients closed at once because their address is not in allowed_peers.
+  [[nodiscard]] std::uint64_t refused_peers() const noexcept { return refused_peers_.load(); }
 
  private:
   void serve(int fd, const std::string& peer);
@@ -221,7 +231,9 @@ class SiteServer {
   int wake_fd_ = -1;  ///< eventfd: stop() wakes poll()
   std::uint16_t port_ = 0;
   std::atomic<bool> stopping_{false};
+  std::atomic<bool> aborting_{false};
   std::atomic<std::uint64_t> sessions_{0};
+  std::atomic<std::uint64_t> refused_peers_{0};
   std::vector<std::byte> recv_buffer_;
 };
 

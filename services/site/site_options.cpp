@@ -1,0 +1,87 @@
+#include "site/site_options.hpp"
+
+#include <CLI/CLI.hpp>
+#include <chrono>
+#include <iostream>
+#include <stdexcept>
+
+namespace hyloop::services {
+
+namespace {
+
+void add_rig_options(CLI::App& app, SiteCliOptions& o) {
+  auto& servo = o.site.rig.servo;
+  auto& safety = o.site.rig.safety;
+  app.add_option("--servo-step", servo.step, "the rig's step Δt, s (also the safety layer's)")
+      ->capture_default_str();
+  app.add_option("--omega", servo.omega, "the servo's natural frequency ω, rad/s")
+      ->capture_default_str();
+  app.add_option("--zeta", servo.zeta, "the servo's damping ratio ζ")->capture_default_str();
+  app.add_option("--stiffness", servo.specimen_stiffness, "the specimen's stiffness k, N/m")
+      ->capture_default_str();
+  app.add_option("--damping", servo.specimen_damping, "the specimen's damping c, N·s/m")
+      ->capture_default_str();
+  app.add_option("--noise-std", servo.noise_std, "displacement measurement noise σ, m")
+      ->capture_default_str();
+  app.add_option("--seed", servo.seed, "the noise generator's seed")->capture_default_str();
+  app.add_option("--steps-per-trial", o.site.rig.steps_per_trial,
+                 "rig steps per trial (one trial = this many Δt of rig time)")
+      ->capture_default_str();
+  app.add_option("--rest-steps", o.site.rig.rest_steps,
+                 "rig steps run at the end of every session to bring the rig to rest")
+      ->capture_default_str();
+  app.add_option("--position-min", safety.limits.position_min, "safety window: lowest position, m")
+      ->capture_default_str();
+  app.add_option("--position-max", safety.limits.position_max, "safety window: highest position, m")
+      ->capture_default_str();
+  app.add_option("--velocity-max", safety.limits.velocity_max, "safety: largest |velocity|, m/s")
+      ->capture_default_str();
+  app.add_option("--stop-deceleration", safety.stop_deceleration,
+                 "safety: deceleration of the ramp to rest, m/s²")
+      ->capture_default_str();
+}
+
+}  // namespace
+
+void add_site_options(CLI::App& app, SiteCliOptions& o) {
+  app.add_option("--site-address", o.site.server.address,
+                 "the numeric address OpenSees clients connect to (only it is bound)")
+      ->capture_default_str();
+  app.add_option("--site-port", o.site.server.port, "the OpenSees/OpenFresco TCP port (0: any)")
+      ->capture_default_str();
+  app.add_option("--allow-peer", o.site.server.allowed_peers,
+                 "a numeric address a client may connect from (repeatable; default: any)");
+  app.add_option("--idle-timeout-ms", o.idle_timeout_ms,
+                 "cut a session whose peer sends nothing for this long, ms (0: never)")
+      ->capture_default_str();
+  app.add_option("--runs-dir", o.site.runs_dir, "where each session's run directory is written")
+      ->capture_default_str();
+  app.add_option("--name", o.site.name, "the runs' name (run ids, summary \"scenario\")")
+      ->capture_default_str();
+  app.add_option("--max-rows", o.site.max_rows,
+                 "samples.csv rows kept per session (the journal keeps every row)")
+      ->capture_default_str();
+  add_rig_options(app, o);
+}
+
+std::unique_ptr<SiteComponent> make_site_component(const SiteCliOptions& o) {
+  SiteOptions site = o.site;
+  if (o.idle_timeout_ms < 0) {
+    throw std::invalid_argument("--idle-timeout-ms = " + std::to_string(o.idle_timeout_ms) +
+                                ": must be >= 0 (0: never)");
+  }
+  site.server.idle_timeout = std::chrono::milliseconds(o.idle_timeout_ms);
+  site.rig.safety.step = site.rig.servo.step;
+  auto component = std::make_unique<SiteComponent>(site);
+  if (!o.serve_at_start) return component;
+  const auto check = [](const v1::LifecycleReply& reply, v1::LifecycleState want) {
+    if (reply.state() != want) throw std::runtime_error(reply.message());
+  };
+  check(component->configure({}), v1::LIFECYCLE_STATE_INACTIVE);
+  check(component->activate(), v1::LIFECYCLE_STATE_ACTIVE);
+  std::cout << "hyloop-site openfresco " << site.server.address << ":" << component->port()
+            << std::endl;
+  return component;
+}
+
+}  // namespace hyloop::services

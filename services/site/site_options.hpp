@@ -1,0 +1,29 @@
+#pragma once
+// The site's command-line options, shared by the hyloop-site binary and `hyloop site`.
+
+#include <memory>
+#include <string>
+
+#include "site/site_component.hpp"
+
+namespace CLI {
+class App;
+}  // namespace CLI
+
+namespace hyloop::services {
+
+struct SiteCliOptions {
+  SiteOptions site = default_site_options();
+  std::int64_t idle_timeout_ms = 0;
+  bool serve_at_start = false;
+};
+
+/// Declares the site's options on `app` (each names its default in --help).
+void add_site_options(CLI::App& app, SiteCliOptions& options);
+
+/// The component from the parsed options; with serve_at_start configured and activated, its
+/// address printed on stdout as "hyloop-site openfresco HOST:PORT". @throws std::runtime_error
+/// with the component's message when it cannot configure or activate.
+std::unique_ptr<SiteComponent> make_site_component(const SiteCliOptions& options);
+
+}  // namespace hyloop::services
