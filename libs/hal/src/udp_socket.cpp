@@ -87,6 +87,11 @@ void Wakeup::drain() const noexcept {
   [[maybe_unused]] const ssize_t n = ::read(fd_, &count, sizeof count);
 }
 
+std::uint16_t free_udp_port(const std::string& address) {
+  const UdpSocket probe("free port", {address, 0});
+  return probe.port();
+}
+
 double monotonic_seconds() noexcept {
   timespec ts{};
   ::clock_gettime(CLOCK_MONOTONIC, &ts);

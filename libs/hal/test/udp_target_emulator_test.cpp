@@ -34,16 +34,12 @@ ServoActuatorConfig plant_config() {
 
 /// A driver and an emulator wired to each other over loopback.
 struct WireRig {
-  std::unique_ptr<UdpSocket> reserve;  // holds the driver's port until the driver binds it
   std::unique_ptr<UdpTargetEmulator> target;
   std::unique_ptr<UdpTargetDriver> driver;
 
   explicit WireRig(const WireImpairments& impairments, double command_timeout = 0.05,
                    double driver_timeout = 0.05) {
-    // The emulator needs the driver's port and the driver the emulator's: pick the driver's
-    // from an ephemeral socket, then release it for the driver.
-    reserve = std::make_unique<UdpSocket>("reserve", UdpEndpoint{"127.0.0.1", 0});
-    const std::uint16_t driver_port = reserve->port();
+    const std::uint16_t driver_port = free_udp_port();
     UdpTargetEmulatorConfig e;
     e.host = {"127.0.0.1", driver_port};
     e.command = test::command_layout();
@@ -54,7 +50,6 @@ struct WireRig {
     e.command_timeout = command_timeout;
     e.impairments = impairments;
     target = std::make_unique<UdpTargetEmulator>(e);
-    reserve.reset();
     UdpTargetConfig d;
     d.local = {"127.0.0.1", driver_port};
     d.peer = {"127.0.0.1", target->port()};

@@ -61,6 +61,10 @@ class Wakeup {
   int fd_ = -1;
 };
 
+/// A UDP port free on `address` now (bound once, then released): to wire an emulator and its
+/// driver on loopback, each of which must know the other's port before binding. Not RT.
+[[nodiscard]] std::uint16_t free_udp_port(const std::string& address = "127.0.0.1");
+
 /// CLOCK_MONOTONIC in seconds (vDSO, no system call). RT-safe.
 [[nodiscard]] double monotonic_seconds() noexcept;
 
