@@ -34,17 +34,7 @@ std::optional<std::size_t> optional_field(const PacketCodec& codec, const std::s
   return index;
 }
 
-bool probability(double p) { return std::isfinite(p) && p >= 0.0 && p <= 1.0; }
-
 void validate_emulator_config(const UdpTargetEmulatorConfig& c) {
-  const WireImpairments& w = c.impairments;
-  require(std::isfinite(w.latency) && w.latency >= 0.0, "impairments.latency", w.latency,
-          "finite and >= 0 s");
-  require(std::isfinite(w.jitter) && w.jitter >= 0.0, "impairments.jitter", w.jitter,
-          "finite and >= 0 s");
-  require(probability(w.loss) && w.loss < 1.0, "impairments.loss", w.loss, "in [0, 1)");
-  require(probability(w.reorder), "impairments.reorder", w.reorder, "in [0, 1]");
-  require(probability(w.duplicate), "impairments.duplicate", w.duplicate, "in [0, 1]");
   require(std::isfinite(c.command_timeout) && c.command_timeout >= 2.0 * c.plant.step,
           "command_timeout", c.command_timeout, "finite and >= 2 * plant.step");
   require(c.host.port != 0, "host.port", c.host.port, "1..65535");
@@ -62,7 +52,7 @@ UdpTargetEmulator::UdpTargetEmulator(const UdpTargetEmulatorConfig& config)
       plant_(config.plant),
       counters_(std::make_unique<Counters>()),
       period_(config.plant.step),
-      rng_(config.impairments.seed) {
+      wire_(config.impairments, 1.5 * config.plant.step) {
   validate_emulator_config(config);
   const auto position = optional_field(command_codec_, config.signals.command_position,
                                        "command_position");
@@ -122,16 +112,13 @@ void UdpTargetEmulator::run() noexcept {
       receive_all(now);
     }
     tick(now);
-    flush(now);
+    bump(counters_->sent, wire_.flush(socket_, host_, now));
   }
 }
 
 double UdpTargetEmulator::next_wake(double now) const noexcept {
   double wake = last_step_at_ + (mode_ == Mode::kRunning ? 1.5 : 1.0) * period_;
-  for (std::size_t i = 0; i < queued_; ++i) {
-    wake = std::min(wake, queue_[i].due);
-  }
-  return std::max(wake, now);
+  return std::max(wire_.next_due(wake), now);
 }
 
 void UdpTargetEmulator::tick(double now) noexcept {
@@ -176,7 +163,7 @@ void UdpTargetEmulator::receive_all(double now) noexcept {
       bump(counters_->rejected_malformed);
       continue;
     }
-    if (uniform_(rng_) < config_.impairments.loss) {
+    if (wire_.lose_incoming()) {
       bump(counters_->dropped_in);
       continue;
     }
@@ -255,46 +242,9 @@ void UdpTargetEmulator::send_measurement(std::uint64_t echo, double now) noexcep
   if (status_) values[*status_] = mode_ == Mode::kStopped ? 1.0 : 0.0;
   std::array<std::uint8_t, kMaxPacketBytes> frame{};
   const std::size_t n = measurement_codec_.encode(values, ++measurement_sequence_, frame);
-  const WireImpairments& w = config_.impairments;
-  if (n == 0 || muted_.load(std::memory_order_relaxed) || uniform_(rng_) < w.loss) {
+  if (n == 0 || muted_.load(std::memory_order_relaxed) || !wire_.submit({frame.data(), n}, now)) {
     bump(counters_->dropped_out);
-    return;
   }
-  double due = now + w.latency + w.jitter * uniform_(rng_);
-  if (uniform_(rng_) < w.reorder) {
-    due += 1.5 * period_;
-  }
-  enqueue(frame.data(), n, due);
-  if (uniform_(rng_) < w.duplicate) {
-    enqueue(frame.data(), n, due);
-  }
-}
-
-void UdpTargetEmulator::enqueue(const std::uint8_t* bytes, std::size_t size, double due) noexcept {
-  if (queued_ == queue_.size()) {
-    flush(1e300);  // full: send everything now rather than drop
-  }
-  Outgoing& o = queue_[queued_++];
-  o.due = due;
-  o.size = size;
-  std::copy(bytes, bytes + size, o.bytes.begin());
-}
-
-void UdpTargetEmulator::flush(double now) noexcept {
-  std::size_t kept = 0;
-  for (std::size_t i = 0; i < queued_; ++i) {
-    if (queue_[i].due <= now) {
-      if (socket_.send_to({queue_[i].bytes.data(), queue_[i].size}, host_)) {
-        bump(counters_->sent);
-      }
-    } else {
-      if (kept != i) {
-        queue_[kept] = queue_[i];
-      }
-      ++kept;
-    }
-  }
-  queued_ = kept;
 }
 
 }  // namespace hyloop::hal

@@ -18,16 +18,13 @@
 // its own limits, from another address, of the wrong size or not finite are dropped and
 // counted; the held command stays.
 //
-// Impairments (seeded std::mt19937_64): each outgoing datagram is lost with probability `loss`,
-// else sent after latency + U(0, jitter), held back by 1.5·T more with probability `reorder`,
-// and sent twice with probability `duplicate`; each incoming command is lost with probability
-// `loss`. One I/O thread; stats() and plant() are wait-free from any thread.
+// The wire's impairments are wire_impairment.hpp's (a reordered datagram is held back 1.5·T).
+// One I/O thread; stats() and plant() are wait-free from any thread.
 
 #include <array>
 #include <atomic>
 #include <cstdint>
 #include <memory>
-#include <random>
 #include <thread>
 
 #include "hyloop/hal/actuator_limits.hpp"
@@ -36,17 +33,9 @@
 #include "hyloop/hal/udp_packet.hpp"
 #include "hyloop/hal/udp_socket.hpp"
 #include "hyloop/hal/udp_target_driver.hpp"
+#include "hyloop/hal/wire_impairment.hpp"
 
 namespace hyloop::hal {
-
-struct WireImpairments {
-  double latency = 0.0;    ///< s, added to every outgoing datagram; ≥ 0
-  double jitter = 0.0;     ///< s, uniform extra delay in [0, jitter]; ≥ 0
-  double loss = 0.0;       ///< probability, each direction; [0, 1)
-  double reorder = 0.0;    ///< probability an outgoing datagram is held back 1.5·T; [0, 1]
-  double duplicate = 0.0;  ///< probability an outgoing datagram is sent twice; [0, 1]
-  std::uint64_t seed = 1;
-};
 
 struct UdpTargetEmulatorConfig {
   UdpEndpoint local{"127.0.0.1", 0};  ///< bound
@@ -94,11 +83,6 @@ class UdpTargetEmulator {
   void mute(bool muted) noexcept { muted_.store(muted); }
 
  private:
-  struct Outgoing {
-    double due = 0.0;
-    std::size_t size = 0;
-    std::array<std::uint8_t, kMaxPacketBytes> bytes{};
-  };
   struct Counters;
 
   void run() noexcept;
@@ -107,8 +91,6 @@ class UdpTargetEmulator {
                   double now) noexcept;
   void step(std::uint64_t echo, bool fallback, double now) noexcept;
   void send_measurement(std::uint64_t echo, double now) noexcept;
-  void enqueue(const std::uint8_t* bytes, std::size_t size, double due) noexcept;
-  void flush(double now) noexcept;
   [[nodiscard]] double next_wake(double now) const noexcept;
   void tick(double now) noexcept;
 
@@ -138,10 +120,7 @@ class UdpTargetEmulator {
   std::uint64_t measurement_sequence_ = 0;
   double last_step_at_ = 0.0;
   double last_command_at_ = 0.0;
-  std::mt19937_64 rng_;
-  std::uniform_real_distribution<double> uniform_{0.0, 1.0};
-  std::array<Outgoing, 64> queue_{};
-  std::size_t queued_ = 0;
+  WireImpairer wire_;
   std::thread io_;
 };
 
