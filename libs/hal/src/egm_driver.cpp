@@ -55,6 +55,7 @@ EgmDriver::EgmDriver(const EgmDriverConfig& config)
     : config_(config),
       robot_(to_sockaddr("robot", config.robot)),
       socket_("local", config.local),
+      link_(config.timeout),
       counters_(std::make_unique<Counters>()),
       session_(std::make_unique<Session>()) {
   validate(config.axis);
@@ -81,9 +82,7 @@ DriverStatus EgmDriver::command(const ActuatorCommand& c) noexcept {
     bump(counters_->rejected_commands);
     return now == DriverStatus::kFault ? now : DriverStatus::kRejected;
   }
-  if (command_sequence_ == 0) {
-    first_command_at_.store(monotonic_seconds(), std::memory_order_relaxed);
-  }
+  link_.commanded();
   pending_.store({c.position, ++command_sequence_});
   wakeup_.notify();
   return now;
@@ -94,25 +93,9 @@ ActuatorState EgmDriver::state() const noexcept {
   return {s.position, s.velocity};
 }
 
-bool EgmDriver::emergency_stop_input() const noexcept {
-  return controller_stopped_.load(std::memory_order_relaxed);
-}
+bool EgmDriver::emergency_stop_input() const noexcept { return link_.device_stop(); }
 
-DriverStatus EgmDriver::health() const noexcept {
-  if (fault_.load(std::memory_order_relaxed)) {
-    return DriverStatus::kFault;
-  }
-  const double started = first_command_at_.load(std::memory_order_relaxed);
-  if (started > 0.0) {
-    const double heard = std::max(started, last_heard_at_.load(std::memory_order_relaxed));
-    if (monotonic_seconds() - heard > config_.timeout ||
-        controller_stopped_.load(std::memory_order_relaxed)) {
-      fault_.store(true, std::memory_order_relaxed);
-      return DriverStatus::kFault;
-    }
-  }
-  return DriverStatus::kOk;
-}
+DriverStatus EgmDriver::health() const noexcept { return link_.health(); }
 
 EgmDriverMetrics EgmDriver::metrics() const noexcept {
   const Counters& c = *counters_;
@@ -134,14 +117,7 @@ EgmDriverMetrics EgmDriver::metrics() const noexcept {
 }
 
 bool EgmDriver::wait_for_robot(double timeout) const {
-  const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout);
-  while (!sample_.load().valid) {
-    if (std::chrono::steady_clock::now() > until) {
-      return false;
-    }
-    std::this_thread::sleep_for(std::chrono::microseconds(200));
-  }
-  return true;
+  return poll_until([this] { return sample_.load().valid; }, timeout);
 }
 
 void EgmDriver::run() noexcept {
@@ -166,9 +142,8 @@ void EgmDriver::run() noexcept {
     }
     sockaddr_in from{};
     for (long n = socket_.receive(buffer, from); n >= 0; n = socket_.receive(buffer, from)) {
-      const bool from_robot =
-          from.sin_addr.s_addr == robot_.sin_addr.s_addr &&
-          (config_.robot.port == 0 || from.sin_port == robot_.sin_port);
+      const bool from_robot = from.sin_addr.s_addr == robot_.sin_addr.s_addr &&
+                              (config_.robot.port == 0 || from.sin_port == robot_.sin_port);
       if (!from_robot) {
         bump(counters_->rejected_foreign);
       } else if (static_cast<std::size_t>(n) > egm::kMaxDatagram) {
@@ -230,9 +205,9 @@ bool EgmDriver::accept_sequence(std::uint32_t seqno) noexcept {
 void EgmDriver::publish(const egm::RobotMessage& m, double now) noexcept {
   Session& s = *session_;
   const double value = wire_value(m);
-  const double clock = m.has_clock ? static_cast<double>(m.clock_sec) +
-                                         1e-6 * static_cast<double>(m.clock_usec)
-                                   : -1.0;
+  const double clock =
+      m.has_clock ? static_cast<double>(m.clock_sec) + 1e-6 * static_cast<double>(m.clock_usec)
+                  : -1.0;
   if (!s.active || m.seqno == 0) {
     s.active = true;
     s.start = m;
@@ -261,11 +236,11 @@ void EgmDriver::publish(const egm::RobotMessage& m, double now) noexcept {
   s.last_seqno = m.seqno;
   s.last_value = value;
   s.last_clock = clock;
-  last_heard_at_.store(now, std::memory_order_relaxed);
+  link_.heard(now);
   bump(counters_->received);
   const bool running = m.motor == egm::MotorState::kOn && m.mci == egm::MciState::kRunning;
   if (s.was_running && !running) {
-    controller_stopped_.store(true, std::memory_order_relaxed);
+    link_.device_stopped();
   }
   s.was_running = s.was_running || running;
 }

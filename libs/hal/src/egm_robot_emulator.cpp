@@ -15,9 +15,8 @@ using detail::require;
 
 struct EgmRobotEmulator::Counters {
   std::atomic<std::uint64_t> sent{0}, corrections{0}, missing_replies{0}, missing_weight{0},
-      refused{0},
-      rejected_foreign{0}, rejected_malformed{0}, stale{0}, dropped_out{0}, dropped_in{0},
-      late_ticks{0};
+      refused{0}, rejected_foreign{0}, rejected_malformed{0}, stale{0}, dropped_out{0},
+      dropped_in{0}, late_ticks{0};
   std::atomic<bool> stopped{false};
 };
 
@@ -25,10 +24,10 @@ namespace {
 
 const EgmRobotEmulatorConfig& checked(const EgmRobotEmulatorConfig& c) {
   validate(c.axis);
-  require(std::isfinite(c.reply_timeout) && c.reply_timeout >= 2.0 * c.plant.step,
-          "reply_timeout", c.reply_timeout, "finite and >= 2 * plant.step");
-  require(std::isfinite(c.max_deviation) && c.max_deviation > 0.0, "max_deviation",
-          c.max_deviation, "finite and > 0 (loop units)");
+  require(std::isfinite(c.reply_timeout) && c.reply_timeout >= 2.0 * c.plant.step, "reply_timeout",
+          c.reply_timeout, "finite and >= 2 * plant.step");
+  require(std::isfinite(c.max_deviation) && c.max_deviation > 0.0, "max_deviation", c.max_deviation,
+          "finite and > 0 (loop units)");
   require(c.sensor.port != 0, "sensor.port", c.sensor.port, "1..65535");
   return c;
 }
@@ -129,8 +128,7 @@ void EgmRobotEmulator::tick(double now) noexcept {
   r.has_pose = true;
   r.pose = pose_at(m.displacement);
   if (config_.axis.mode == EgmMode::kJoint) {
-    r.joints[static_cast<std::size_t>(config_.axis.index)] +=
-        config_.axis.scale * m.displacement;
+    r.joints[static_cast<std::size_t>(config_.axis.index)] += config_.axis.scale * m.displacement;
   }
   r.has_planned = true;
   r.planned = pose_at(held_);

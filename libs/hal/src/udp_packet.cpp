@@ -128,8 +128,9 @@ PacketCodec::PacketCodec(std::string_view what, const PacketLayout& layout) {
     size_ += wire_size(f.type);
     ++count_;
     if (!encodable(count_ - 1, f.value)) {
-      refuse(what, f.name, "value = " + std::to_string(f.value) + ": does not fit its type " +
-                               std::string(to_string(f.type)));
+      refuse(what, f.name,
+             "value = " + std::to_string(f.value) + ": does not fit its type " +
+                 std::string(to_string(f.type)));
     }
   }
   if (size_ > kMaxPacketBytes) {
@@ -144,8 +145,9 @@ PacketCodec::PacketCodec(std::string_view what, const PacketLayout& layout) {
     }
     const PacketField& f = fields_[*sequence_];
     if (info(f.type).is_float || info(f.type).is_signed || info(f.type).size < 2) {
-      refuse(what, f.name,
-             "the sequence field is " + std::string(to_string(f.type)) + ": must be u16, u32 or u64");
+      refuse(
+          what, f.name,
+          "the sequence field is " + std::string(to_string(f.type)) + ": must be u16, u32 or u64");
     }
     sequence_bits_ = static_cast<unsigned>(8 * info(f.type).size);
   }

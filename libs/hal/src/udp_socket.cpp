@@ -40,9 +40,9 @@ UdpSocket::UdpSocket(std::string_view what, const UdpEndpoint& local) {
   if (::bind(fd_, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) != 0) {
     const int err = errno;
     ::close(fd_);
-    throw std::system_error(err, std::generic_category(),
-                            std::string(what) + ": bind " + local.address + ":" +
-                                std::to_string(local.port));
+    throw std::system_error(
+        err, std::generic_category(),
+        std::string(what) + ": bind " + local.address + ":" + std::to_string(local.port));
   }
   sockaddr_in bound{};
   socklen_t len = sizeof bound;

@@ -64,6 +64,7 @@ UdpTargetDriver::UdpTargetDriver(const UdpTargetConfig& config)
       status_(field(measurement_codec_, config.signals.status, "status")),
       peer_(to_sockaddr("peer", config.peer)),
       socket_("local", config.local),
+      link_(config.timeout),
       counters_(std::make_unique<Counters>()) {
   require(cmd_position_.present, "signals.command_position (empty)", 0.0,
           "the name of a command field");
@@ -106,9 +107,7 @@ DriverStatus UdpTargetDriver::command(const ActuatorCommand& c) noexcept {
     bump(counters_->rejected_commands);
     return health_now == DriverStatus::kFault ? DriverStatus::kFault : DriverStatus::kRejected;
   }
-  if (command_sequence_ == 0) {
-    first_command_at_.store(monotonic_seconds(), std::memory_order_relaxed);
-  }
+  link_.commanded();
   ++command_sequence_;
   pending_.store({c.position, c.velocity, command_sequence_});
   wakeup_.notify();
@@ -120,25 +119,9 @@ ActuatorState UdpTargetDriver::state() const noexcept {
   return {s.position, s.velocity};
 }
 
-bool UdpTargetDriver::emergency_stop_input() const noexcept {
-  return status_fault_.load(std::memory_order_relaxed);
-}
+bool UdpTargetDriver::emergency_stop_input() const noexcept { return link_.device_stop(); }
 
-DriverStatus UdpTargetDriver::health() const noexcept {
-  if (fault_.load(std::memory_order_relaxed)) {
-    return DriverStatus::kFault;
-  }
-  const double started = first_command_at_.load(std::memory_order_relaxed);
-  if (started > 0.0) {
-    const double heard = std::max(started, last_heard_at_.load(std::memory_order_relaxed));
-    if (monotonic_seconds() - heard > config_.timeout ||
-        status_fault_.load(std::memory_order_relaxed)) {
-      fault_.store(true, std::memory_order_relaxed);
-      return DriverStatus::kFault;
-    }
-  }
-  return DriverStatus::kOk;
-}
+DriverStatus UdpTargetDriver::health() const noexcept { return link_.health(); }
 
 UdpTargetMetrics UdpTargetDriver::metrics() const noexcept {
   const Counters& c = *counters_;
@@ -163,14 +146,7 @@ UdpTargetMetrics UdpTargetDriver::metrics() const noexcept {
 }
 
 bool UdpTargetDriver::wait_for_measurement(double timeout) const {
-  const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout);
-  while (!sample_.load().valid) {
-    if (std::chrono::steady_clock::now() > until) {
-      return false;
-    }
-    std::this_thread::sleep_for(std::chrono::microseconds(200));
-  }
-  return true;
+  return poll_until([this] { return sample_.load().valid; }, timeout);
 }
 
 void UdpTargetDriver::run() noexcept {
@@ -258,9 +234,9 @@ void UdpTargetDriver::accept(std::span<const std::uint8_t> datagram, double now)
   s.received_at = now;
   s.valid = true;
   sample_.store(s);
-  last_heard_at_.store(now, std::memory_order_relaxed);
+  link_.heard(now);
   if (s.status != 0.0) {
-    status_fault_.store(true, std::memory_order_relaxed);
+    link_.device_stopped();
   }
   bump(counters_->received);
   if (echo_.present) {

@@ -14,8 +14,8 @@ using detail::require;
 
 struct UdpTargetEmulator::Counters {
   std::atomic<std::uint64_t> steps{0}, commands{0}, fallback_steps{0}, late_commands{0}, sent{0},
-      dropped_out{0}, dropped_in{0}, rejected_foreign{0}, rejected_malformed{0},
-      rejected_limits{0}, command_lag_steps{0};
+      dropped_out{0}, dropped_in{0}, rejected_foreign{0}, rejected_malformed{0}, rejected_limits{0},
+      command_lag_steps{0};
   std::atomic<bool> stopped{false};
 };
 
@@ -54,8 +54,8 @@ UdpTargetEmulator::UdpTargetEmulator(const UdpTargetEmulatorConfig& config)
       period_(config.plant.step),
       wire_(config.impairments, 1.5 * config.plant.step) {
   validate_emulator_config(config);
-  const auto position = optional_field(command_codec_, config.signals.command_position,
-                                       "command_position");
+  const auto position =
+      optional_field(command_codec_, config.signals.command_position, "command_position");
   require(position.has_value(), "signals.command_position (empty)", 0.0, "a command field");
   cmd_position_ = *position;
   cmd_velocity_ =
@@ -167,8 +167,7 @@ void UdpTargetEmulator::receive_all(double now) noexcept {
       bump(counters_->dropped_in);
       continue;
     }
-    on_command(sequence, values[cmd_position_], cmd_velocity_ ? values[*cmd_velocity_] : 0.0,
-               now);
+    on_command(sequence, values[cmd_position_], cmd_velocity_ ? values[*cmd_velocity_] : 0.0, now);
   }
 }
 

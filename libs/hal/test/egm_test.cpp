@@ -46,14 +46,15 @@ Bytes xyz(const Bytes& x, const Bytes& y, const Bytes& z) {
   return cat({{0x09}, x, {0x11}, y, {0x19}, z});
 }
 
-const Bytes kPose = cat({sub(0x0a, xyz(kOneAndHalf, kZero, k250)), sub(0x1a, xyz(k180, kZero, k90))});
+const Bytes kPose =
+    cat({sub(0x0a, xyz(kOneAndHalf, kZero, k250)), sub(0x1a, xyz(k180, kZero, k90))});
 
 egm::Pose pose() { return {{1.5, 0.0, 250.0}, {180.0, 0.0, 90.0}}; }
 
 TEST(EgmCodec, CartesianCorrectionGoldenFrame) {
   // header {seqno 1, tm 4, mtype CORRECTION 3}, planned {cartesian {pos, euler}}
-  const Bytes golden = cat({sub(0x0a, {0x08, 0x01, 0x10, 0x04, 0x18, 0x03}),
-                            sub(0x12, sub(0x12, kPose))});
+  const Bytes golden =
+      cat({sub(0x0a, {0x08, 0x01, 0x10, 0x04, 0x18, 0x03}), sub(0x12, sub(0x12, kPose))});
   ASSERT_EQ(golden.size(), 70U);
   egm::EgmCodec codec;
   egm::Correction c;
@@ -73,10 +74,10 @@ TEST(EgmCodec, CartesianCorrectionGoldenFrame) {
 
 TEST(EgmCodec, JointCorrectionGoldenFrame) {
   // planned {joints {1.5, 0, 250, 180, 0, 90}}: proto2 repeated double, not packed (tag 0x09 each)
-  const Bytes joints = cat({{0x09}, kOneAndHalf, {0x09}, kZero, {0x09}, k250, {0x09}, k180,
-                            {0x09}, kZero, {0x09}, k90});
-  const Bytes golden = cat({sub(0x0a, {0x08, 0x00, 0x10, 0x00, 0x18, 0x03}),
-                            sub(0x12, sub(0x0a, joints))});
+  const Bytes joints = cat(
+      {{0x09}, kOneAndHalf, {0x09}, kZero, {0x09}, k250, {0x09}, k180, {0x09}, kZero, {0x09}, k90});
+  const Bytes golden =
+      cat({sub(0x0a, {0x08, 0x00, 0x10, 0x00, 0x18, 0x03}), sub(0x12, sub(0x0a, joints))});
   egm::EgmCodec codec;
   egm::Correction c;
   c.joint_mode = true;
@@ -95,7 +96,9 @@ TEST(EgmCodec, JointCorrectionGoldenFrame) {
 Bytes robot_frame(std::uint8_t seqno = 7, std::uint8_t mtype = 0x02) {
   return cat({sub(0x0a, {0x08, seqno, 0x10, 0x1c, 0x18, mtype}),
               sub(0x12, cat({sub(0x12, kPose), sub(0x22, {0x08, 0x01, 0x10, 0xf4, 0x03})})),
-              {0x22, 0x02, 0x08, 0x01}, {0x2a, 0x02, 0x08, 0x03}, {0x30, 0x01},
+              {0x22, 0x02, 0x08, 0x01},
+              {0x2a, 0x02, 0x08, 0x03},
+              {0x30, 0x01},
               {0x42, 0x02, 0x08, 0x02}});
 }
 
@@ -133,9 +136,9 @@ TEST(EgmCodec, RefusesMalformedWrongTypeAndIncompleteMessages) {
   const Bytes no_z = cat({sub(0x0a, {0x08, 0x01, 0x18, 0x02}),
                           sub(0x12, sub(0x12, sub(0x0a, cat({{0x09}, kZero, {0x11}, kZero}))))});
   EXPECT_EQ(codec.parse_robot(no_z, m), egm::ParseResult::kMalformed);
-  const Bytes nan_x = cat({sub(0x0a, {0x08, 0x01, 0x18, 0x02}),
-                           sub(0x12, sub(0x12, sub(0x0a, xyz({0, 0, 0, 0, 0, 0, 0xf8, 0x7f},
-                                                             kZero, kZero))))});
+  const Bytes nan_x =
+      cat({sub(0x0a, {0x08, 0x01, 0x18, 0x02}),
+           sub(0x12, sub(0x12, sub(0x0a, xyz({0, 0, 0, 0, 0, 0, 0xf8, 0x7f}, kZero, kZero))))});
   EXPECT_EQ(codec.parse_robot(nan_x, m), egm::ParseResult::kMalformed);
   EXPECT_EQ(codec.parse_robot(sub(0x0a, {0x08, 0x01, 0x18, 0x02}), m),
             egm::ParseResult::kIncomplete);
@@ -347,8 +350,8 @@ TEST(EgmRobotEmulator, ClosedLoopInTheRobotsRhythmMatchesTheInProcessLoopWithinT
     ServoActuatorEmulator impulse(axis_plant());
     impulse.reset(0.0);
     for (int j = 0; j < 2000; ++j) {
-      const double y = impulse.step(j == 0 ? 1.0 : -kGain * impulse.measurement().displacement)
-                           .displacement;
+      const double y =
+          impulse.step(j == 0 ? 1.0 : -kGain * impulse.measurement().displacement).displacement;
       peak = std::max(peak, std::abs(y));
     }
   }

@@ -129,12 +129,14 @@ void expect_refused(const PacketLayout& layout, const std::string& message) {
 TEST(UdpPacket, RefusesInvalidLayoutsNamingTheField) {
   expect_refused({}, "command layout: 0 fields: must be 1..192");
   expect_refused({{{"x"}, {"x"}}, ""}, "command layout field 'x': declared twice");
-  expect_refused({{{"Pos"}}, ""}, "command layout field 'Pos': the name must be non-empty, of [a-z0-9_]");
+  expect_refused({{{"Pos"}}, ""},
+                 "command layout field 'Pos': the name must be non-empty, of [a-z0-9_]");
   expect_refused({{{"x", WireType::kF64, ByteOrder::kLittle, 0.0}}, ""},
                  "command layout field 'x': scale = 0.000000: must be finite and non-zero");
   expect_refused({{{"x", WireType::kU8, ByteOrder::kLittle, 1.0, 0.0, 300.0}}, ""},
                  "command layout field 'x': value = 300.000000: does not fit its type u8");
-  expect_refused({{{"x"}}, "seq"}, "command layout field 'seq': the sequence field is not declared");
+  expect_refused({{{"x"}}, "seq"},
+                 "command layout field 'seq': the sequence field is not declared");
   expect_refused({{{"x"}}, "x"},
                  "command layout field 'x': the sequence field is f64: must be u16, u32 or u64");
   PacketLayout big;

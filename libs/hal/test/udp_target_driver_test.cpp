@@ -35,7 +35,9 @@ class FakeTarget {
     c.limits.velocity_max = 1.0;
     return c;
   }
-  void connect(std::uint16_t driver_port) { driver_ = to_sockaddr("driver", {"127.0.0.1", driver_port}); }
+  void connect(std::uint16_t driver_port) {
+    driver_ = to_sockaddr("driver", {"127.0.0.1", driver_port});
+  }
   void send(const Bytes& datagram) const { ASSERT_TRUE(socket_.send_to(datagram, driver_)); }
   /// The next datagram the driver sent (empty after 1 s without one).
   Bytes receive() const {
@@ -72,10 +74,10 @@ struct Rig {
 TEST(UdpTargetDriver, SendsTheGoldenCommandFrameAndReadsTheMeasurement) {
   Rig rig;
   ASSERT_EQ(rig.driver.command({0.0125, 0.002}), DriverStatus::kOk);
-  EXPECT_EQ(rig.target.receive(), (Bytes{0x00, 0x00, 0x00, 0x01, 0x40, 0x29, 0x00, 0x00, 0x00,
-                                         0x00, 0x00, 0x00, 0xd0, 0x07, 0x00, 0x00}));
-  rig.target.send({0x07, 0x00, 0x00, 0x00, 0x48, 0x41, 0xff, 0xff, 0xf6, 0x3c, 0x01, 0x00, 0x00,
-                   0x00, 0x00});
+  EXPECT_EQ(rig.target.receive(), (Bytes{0x00, 0x00, 0x00, 0x01, 0x40, 0x29, 0x00, 0x00, 0x00, 0x00,
+                                         0x00, 0x00, 0xd0, 0x07, 0x00, 0x00}));
+  rig.target.send(
+      {0x07, 0x00, 0x00, 0x00, 0x48, 0x41, 0xff, 0xff, 0xf6, 0x3c, 0x01, 0x00, 0x00, 0x00, 0x00});
   ASSERT_TRUE(eventually([&] { return rig.driver.metrics().received == 1; }));
   EXPECT_DOUBLE_EQ(rig.driver.state().position, 0.0125);
   ForceSample f;
@@ -166,7 +168,8 @@ TEST(UdpTargetDriver, ASilentPeerLatchesAFaultWithinItsTimeout) {
   while ((status = rig.driver.command({0.0, 0.0})) == DriverStatus::kOk) {
     std::this_thread::sleep_for(std::chrono::microseconds(500));
   }
-  const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const double took =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   EXPECT_EQ(status, DriverStatus::kFault);
   EXPECT_GE(took, 0.05);
   EXPECT_LT(took, 0.05 + 0.02);

@@ -86,9 +86,9 @@ double impulse_peak(int cycles) {
 }
 
 struct LoopRun {
-  std::vector<double> y;       ///< y_k used at cycle k
-  std::vector<double> u;       ///< u_k commanded at cycle k
-  std::vector<double> stale;   ///< |step expected − step used| at cycle k
+  std::vector<double> y;      ///< y_k used at cycle k
+  std::vector<double> u;      ///< u_k commanded at cycle k
+  std::vector<double> stale;  ///< |step expected − step used| at cycle k
 };
 
 /// The in-process run: y_k is the measurement of step k − 1 (the wire's one period of transport).
@@ -129,13 +129,12 @@ LoopRun run_over_wire(WireRig& rig, int cycles) {
   for (int k = 1; k <= cycles; ++k) {
     ++votes[static_cast<std::int64_t>(sequences[k - 1]) - (k - 1)];
   }
-  const std::int64_t base =
-      std::max_element(votes.begin(), votes.end(), [](auto& a, auto& b) {
-        return a.second < b.second;
-      })->first;
+  const std::int64_t base = std::max_element(votes.begin(), votes.end(), [](auto& a, auto& b) {
+                              return a.second < b.second;
+                            })->first;
   for (int k = 1; k <= cycles; ++k) {
-    const std::int64_t used = std::max<std::int64_t>(
-        static_cast<std::int64_t>(sequences[k - 1]) - base, 0);
+    const std::int64_t used =
+        std::max<std::int64_t>(static_cast<std::int64_t>(sequences[k - 1]) - base, 0);
     run.stale.push_back(static_cast<double>(std::abs(used - (k - 1))));
   }
   return run;
@@ -178,14 +177,14 @@ TEST(UdpTargetEmulator, ClosedLoopOverTheWireMatchesTheInProcessLoopWithinTheSli
       stale += wire.stale[k];
     }
     const double lag = static_cast<double>(st.command_lag_steps);
-    const double bound =
-        peak * (max_step(wire.u) * lag + kGain * max_step(wire.y) * stale) + 1e-12;
-    std::printf("%s seed %llu: max |dy| = %.3e m, bound %.3e m (lag %.0f, stale %.0f, lost %llu"
-                " in, %llu out, late replies %llu)\n",
-                c.name, static_cast<unsigned long long>(c.w.seed), deviation, bound, lag, stale,
-                static_cast<unsigned long long>(st.dropped_in),
-                static_cast<unsigned long long>(st.dropped_out),
-                static_cast<unsigned long long>(rig.driver->metrics().late));
+    const double bound = peak * (max_step(wire.u) * lag + kGain * max_step(wire.y) * stale) + 1e-12;
+    std::printf(
+        "%s seed %llu: max |dy| = %.3e m, bound %.3e m (lag %.0f, stale %.0f, lost %llu"
+        " in, %llu out, late replies %llu)\n",
+        c.name, static_cast<unsigned long long>(c.w.seed), deviation, bound, lag, stale,
+        static_cast<unsigned long long>(st.dropped_in),
+        static_cast<unsigned long long>(st.dropped_out),
+        static_cast<unsigned long long>(rig.driver->metrics().late));
     EXPECT_LE(deviation, bound) << c.name << " seed " << c.w.seed;
     if (lag == 0.0 && stale == 0.0) {
       EXPECT_EQ(deviation, 0.0) << c.name;

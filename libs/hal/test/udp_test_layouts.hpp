@@ -2,10 +2,9 @@
 // The layouts the UDP target tests share: a servo-hydraulic target's command and measurement
 // packets as a Simulink pack/unpack pair would declare them.
 
-#include <chrono>
 #include <functional>
-#include <thread>
 
+#include "hyloop/hal/link_watch.hpp"
 #include "hyloop/hal/udp_packet.hpp"
 #include "hyloop/hal/udp_target_driver.hpp"
 
@@ -37,9 +36,8 @@ inline PacketLayout measurement_layout() {
 /// Full-precision measurement for closed-loop comparisons: f64 position and velocity.
 inline PacketLayout exact_measurement_layout() {
   PacketLayout l;
-  l.fields = {{"seq", WireType::kU32},      {"position", WireType::kF64},
-              {"velocity", WireType::kF64}, {"force", WireType::kF64},
-              {"echo", WireType::kU32},     {"status", WireType::kU8}};
+  l.fields = {{"seq", WireType::kU32},   {"position", WireType::kF64}, {"velocity", WireType::kF64},
+              {"force", WireType::kF64}, {"echo", WireType::kU32},     {"status", WireType::kU8}};
   l.sequence = "seq";
   return l;
 }
@@ -55,16 +53,9 @@ inline UdpSignalMap signal_map() {
   return s;
 }
 
-/// Polls `done` every 100 µs for up to `timeout` s.
+/// Polls `done` for up to `timeout` s.
 inline bool eventually(const std::function<bool()>& done, double timeout = 2.0) {
-  const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout);
-  while (!done()) {
-    if (std::chrono::steady_clock::now() > until) {
-      return false;
-    }
-    std::this_thread::sleep_for(std::chrono::microseconds(100));
-  }
-  return true;
+  return poll_until(done, timeout);
 }
 
 }  // namespace hyloop::hal::test

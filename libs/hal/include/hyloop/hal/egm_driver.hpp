@@ -40,6 +40,7 @@
 #include "hyloop/hal/actuator_limits.hpp"
 #include "hyloop/hal/drivers.hpp"
 #include "hyloop/hal/egm_codec.hpp"
+#include "hyloop/hal/link_watch.hpp"
 #include "hyloop/hal/seqlock.hpp"
 #include "hyloop/hal/udp_packet.hpp"
 #include "hyloop/hal/udp_socket.hpp"
@@ -141,10 +142,7 @@ class EgmDriver final : public ActuatorDriver {
   SeqLock<Pending> pending_;
   std::uint64_t command_sequence_ = 0;  ///< loop thread only
   SeqLock<EgmSample> sample_;
-  std::atomic<double> first_command_at_{0.0};
-  std::atomic<double> last_heard_at_{0.0};
-  mutable std::atomic<bool> fault_{false};
-  std::atomic<bool> controller_stopped_{false};
+  LinkWatch link_;
   std::atomic<bool> stop_{false};
   std::unique_ptr<Counters> counters_;
   std::unique_ptr<Session> session_;  ///< I/O thread only

@@ -41,7 +41,7 @@ namespace hyloop::hal {
 struct EgmRobotEmulatorConfig {
   UdpEndpoint local{"127.0.0.1", 0};  ///< bound; EgmRobot goes out from here
   UdpEndpoint sensor{"127.0.0.1", 6511};
-  EgmAxis axis;                                           ///< as the driver's
+  EgmAxis axis;                                                    ///< as the driver's
   egm::Pose start_pose{{600.0, 0.0, 500.0}, {180.0, 0.0, 180.0}};  ///< mm, degrees
   std::array<double, egm::kJoints> start_joints{0.0, 20.0, 10.0, 0.0, 60.0, 0.0};  ///< degrees
   ServoActuatorConfig plant;   ///< the axis in loop units; plant.step is the EGM period

@@ -34,6 +34,7 @@
 
 #include "hyloop/hal/actuator_limits.hpp"
 #include "hyloop/hal/drivers.hpp"
+#include "hyloop/hal/link_watch.hpp"
 #include "hyloop/hal/seqlock.hpp"
 #include "hyloop/hal/udp_packet.hpp"
 #include "hyloop/hal/udp_socket.hpp"
@@ -42,8 +43,8 @@ namespace hyloop::hal {
 
 /// Which packet fields carry the loop's signals ("" = not carried).
 struct UdpSignalMap {
-  std::string command_position = "position";  ///< set point, m (after scale/offset)
-  std::string command_velocity;               ///< velocity feed-forward, m/s
+  std::string command_position = "position";   ///< set point, m (after scale/offset)
+  std::string command_velocity;                ///< velocity feed-forward, m/s
   std::string measured_position = "position";  ///< m
   std::string measured_velocity;               ///< m/s
   std::string measured_force;                  ///< N
@@ -110,9 +111,7 @@ class UdpTargetDriver final : public ActuatorDriver {
   [[nodiscard]] UdpTargetMetrics metrics() const noexcept;
   [[nodiscard]] UdpTargetSample latest() const noexcept { return sample_.load(); }
   [[nodiscard]] std::uint16_t local_port() const noexcept { return socket_.port(); }
-  [[nodiscard]] std::uint64_t commands_sent_sequence() const noexcept {
-    return command_sequence_;
-  }
+  [[nodiscard]] std::uint64_t commands_sent_sequence() const noexcept { return command_sequence_; }
   /// Waits (not RT) until a measurement arrived or `timeout` s passed: before arming.
   bool wait_for_measurement(double timeout) const;
 
@@ -150,10 +149,7 @@ class UdpTargetDriver final : public ActuatorDriver {
   std::uint64_t command_sequence_ = 0;  ///< loop thread only
   // I/O thread → loop thread.
   SeqLock<UdpTargetSample> sample_;
-  std::atomic<double> first_command_at_{0.0};
-  std::atomic<double> last_heard_at_{0.0};
-  mutable std::atomic<bool> fault_{false};
-  std::atomic<bool> status_fault_{false};
+  LinkWatch link_;
   std::atomic<bool> stop_{false};
   std::unique_ptr<Counters> counters_;
   // I/O thread only.
