@@ -146,6 +146,24 @@ TEST(EgmCodec, RefusesMalformedWrongTypeAndIncompleteMessages) {
   EXPECT_EQ(codec.parse_correction(robot_frame(), c), egm::ParseResult::kWrongType);
 }
 
+TEST(EgmCodec, EveryTruncationOfARobotFrameIsRefusedOrAShorterCompleteMessage) {
+  // A datagram cut inside the header or the feedback is refused; cut after the feedback it is
+  // a complete message without the state fields, whose pose is the original's.
+  const Bytes golden = robot_frame();
+  const std::size_t feedback_end = 8 + 2 + 67;
+  egm::EgmCodec codec;
+  for (std::size_t n = 0; n < golden.size(); ++n) {
+    egm::RobotMessage m;
+    const egm::ParseResult r = codec.parse_robot({golden.data(), n}, m);
+    if (n < feedback_end) {
+      EXPECT_NE(r, egm::ParseResult::kOk) << "cut at " << n;
+    } else if (r == egm::ParseResult::kOk) {
+      EXPECT_EQ(m.pose.pos, pose().pos) << "cut at " << n;
+      EXPECT_EQ(m.seqno, 7U);
+    }
+  }
+}
+
 /// A fake controller on the wire: sends hand-built EgmRobot frames, reads the replies.
 struct FakeRobot {
   UdpSocket socket{"fake robot", {"127.0.0.1", 0}};

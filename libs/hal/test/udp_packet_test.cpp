@@ -117,6 +117,21 @@ TEST(UdpPacket, DecodeRefusesWrongSizesAndNonFiniteFloats) {
   EXPECT_EQ(codec.decode(nan_frame, v, seq), DecodeResult::kNotFinite);
 }
 
+TEST(UdpPacket, EveryTruncatedOrExtendedFrameIsRefused) {
+  const PacketCodec codec("measurement layout", test::measurement_layout());
+  const Bytes golden{0x07, 0x00, 0x00, 0x00, 0x48, 0x41, 0xff, 0xff,
+                     0xf6, 0x3c, 0x01, 0x00, 0x00, 0x00, 0x00};
+  std::vector<double> v(5);
+  std::uint64_t seq = 0;
+  for (std::size_t n = 0; n < golden.size(); ++n) {
+    EXPECT_EQ(codec.decode({golden.data(), n}, v, seq), DecodeResult::kWrongSize) << n;
+  }
+  Bytes longer = golden;
+  longer.push_back(0);
+  EXPECT_EQ(codec.decode(longer, v, seq), DecodeResult::kWrongSize);
+  EXPECT_EQ(codec.decode(golden, v, seq), DecodeResult::kOk);
+}
+
 void expect_refused(const PacketLayout& layout, const std::string& message) {
   try {
     const PacketCodec codec("command layout", layout);
