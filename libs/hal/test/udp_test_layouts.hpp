@@ -33,6 +33,14 @@ inline PacketLayout measurement_layout() {
   return l;
 }
 
+/// Full-precision command (m on the wire, no conversion): sequence u32, position and velocity f64.
+inline PacketLayout exact_command_layout() {
+  PacketLayout l;
+  l.fields = {{"seq", WireType::kU32}, {"position", WireType::kF64}, {"velocity", WireType::kF64}};
+  l.sequence = "seq";
+  return l;
+}
+
 /// Full-precision measurement for closed-loop comparisons: f64 position and velocity.
 inline PacketLayout exact_measurement_layout() {
   PacketLayout l;
