@@ -329,7 +329,8 @@ ServoActuatorConfig axis_plant() {
 struct EgmPair {
   std::unique_ptr<EgmDriver> driver;
   std::unique_ptr<EgmRobotEmulator> robot;
-  EgmPair(const WireImpairments& w, double reply_timeout, double driver_timeout) {
+  EgmPair(const WireImpairments& w, double reply_timeout, double driver_timeout,
+          const EgmAxis& axis = {}) {
     const std::uint16_t driver_port = free_udp_port();
     EgmRobotEmulatorConfig e;
     e.sensor = {"127.0.0.1", driver_port};
@@ -337,12 +338,14 @@ struct EgmPair {
     e.reply_timeout = reply_timeout;
     e.impairments = w;
     e.latency_samples = 100000;
+    e.axis = axis;
     robot = std::make_unique<EgmRobotEmulator>(e);
     EgmDriverConfig d;
     d.local = {"127.0.0.1", driver_port};
     d.robot = {"127.0.0.1", robot->port()};
     d.timeout = driver_timeout;
     d.limits = {-0.1, 0.1, 1.0};
+    d.axis = axis;
     driver = std::make_unique<EgmDriver>(d);
   }
 };
@@ -424,6 +427,20 @@ TEST(EgmRobotEmulator, ClosedLoopInTheRobotsRhythmMatchesTheInProcessLoopWithinT
     EXPECT_LE(deviation, bound) << "seed " << seed;
     EXPECT_EQ(pair.robot->stats().stopped, false);
   }
+}
+
+TEST(EgmRobotEmulator, AJointAxisInRadiansFollowsTheCommand) {
+  // Joint 3 in degrees on the wire, radians in the loop (scale 180/π).
+  EgmPair pair({}, 1.0, 1.0, {EgmMode::kJoint, 2, 180.0 / std::numbers::pi});
+  ASSERT_TRUE(pair.driver->wait_for_robot(1.0));
+  for (int j = 0; j < 150; ++j) {  // 0.6 s at 4 ms: the servo (ω = 50 rad/s) settles
+    ASSERT_NE(pair.driver->command({0.05, 0.0}), DriverStatus::kFault);
+    std::this_thread::sleep_for(std::chrono::milliseconds(4));
+  }
+  EXPECT_NEAR(pair.robot->plant().true_displacement, 0.05, 1e-5);
+  EXPECT_NEAR(pair.driver->state().position, pair.robot->plant().displacement, 1e-4);
+  EXPECT_EQ(pair.robot->stats().refused, 0U);
+  EXPECT_GT(pair.robot->stats().corrections, 100U);
 }
 
 TEST(EgmRobotEmulator, ADeadControllerFaultsTheDriverWithinItsTimeout) {
