@@ -1,8 +1,9 @@
 #pragma once
 // A single-writer sequence lock: the hand-over of a small trivially copyable value from a
 // driver's I/O thread to the loop (or back). The writer never waits; a reader copies the value
-// and retries only if a write overlapped the copy (a write takes well under a microsecond, so a
-// retry is rare and short). No allocation, no lock, no system call on either side.
+// and retries only if a write overlapped the copy. A store takes well under a microsecond and the
+// drivers store at most once a datagram, so a retry is rare and short; a writer storing back to
+// back without pause could starve readers, so none does. No allocation, no lock, no system call.
 //
 // The value is stored as relaxed atomic 64-bit words, so an overlapped copy is a torn value that
 // is thrown away, never a data race. One writer thread; any number of readers.
