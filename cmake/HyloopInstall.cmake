@@ -12,7 +12,7 @@ set(HYLOOP_INSTALL_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/hyloop)
 set(HYLOOP_INSTALL_KINDS_DIR lib/hyloop/kinds)  # bin/../lib/hyloop/kinds: not multiarch
 set(HYLOOP_INSTALL_SHARE_DIR ${CMAKE_INSTALL_DATADIR}/hyloop)
 
-set(hyloop_installed_libraries hyloop_core hyloop_hal hyloop_experiment hyloop_proto
+set(hyloop_installed_libraries hyloop_core hyloop_hal hyloop_hal_egm hyloop_experiment hyloop_proto
                                hyloop_transport hyloop_runtime hyloop_warnings)
 install(TARGETS ${hyloop_installed_libraries} EXPORT hyloopTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}

@@ -1,0 +1,165 @@
+#pragma once
+// The rig driver's scenario block (rig.driver.*; issue 24), declared once for every kind whose
+// rig is position-commanded: which driver stands where the in-process emulator stands, its
+// endpoints, and the protocol's own settings. Not yet included by any kind (the kinds are being
+// moved): a kind adds fields::rig_driver(...) to its table, calls validate_rig_driver() from its
+// validate(), and its rig part builds the driver from udp_target_config()/egm_driver_config().
+//
+//   type: emulator   the kind's in-process emulator (the default; nothing else is read)
+//   type: udp        hal::UdpTargetDriver, a real-time target exchanging fixed binary packets;
+//                    udp.command / udp.measurement declare the packets field by field
+//   type: egm        hal::EgmDriver, an ABB robot under EGM position guidance; we bind
+//                    local_*, the robot sends from peer_address (peer_port 0: any port)
+
+#include <string>
+#include <vector>
+
+#include "hyloop/experiment/scenario_fields.hpp"
+#include "hyloop/hal/egm_driver.hpp"
+#include "hyloop/hal/udp_target_driver.hpp"
+
+namespace hyloop::experiment {
+
+struct RigDriverSettings {
+  std::string type = "emulator";  ///< emulator | udp | egm
+  std::string local_address = "127.0.0.1";
+  int local_port = 0;
+  std::string peer_address = "127.0.0.1";
+  int peer_port = 0;
+  double timeout_s = 0.1;
+  std::vector<hal::PacketField> command;      ///< udp: host → target
+  std::vector<hal::PacketField> measurement;  ///< udp: target → host
+  std::string command_sequence = "seq";
+  std::string measurement_sequence = "seq";
+  hal::UdpSignalMap signals;
+  std::string egm_axis = "z";  ///< x | y | z | joint1 … joint6
+  double egm_scale = 1000.0;   ///< mm (or degrees) per loop unit
+  double egm_reply_deadline_s = 0.002;
+};
+
+/// The driver configurations the block describes (`period`: the loop's step, s; `limits`: the
+/// safety layer's window). Not RT.
+[[nodiscard]] hal::UdpTargetConfig udp_target_config(const RigDriverSettings& d,
+                                                     const hal::ActuatorLimits& limits,
+                                                     double period);
+[[nodiscard]] hal::EgmDriverConfig egm_driver_config(const RigDriverSettings& d,
+                                                     const hal::ActuatorLimits& limits);
+
+/// Checks the block as the driver would. @throws ScenarioError naming the rig.driver.* field,
+/// its value and what is allowed.
+void validate_rig_driver(const RigDriverSettings& d, double period);
+
+namespace fields {
+
+/// Reads one packet field list item. @throws ScenarioError naming the item's field.
+hal::PacketField read_packet_field(MapReader& item);
+/// The item as a flow mapping / as JSON.
+void write_packet_field(YAML::Emitter& e, const hal::PacketField& f);
+nlohmann::json packet_field_json(const hal::PacketField& f);
+/// The keys of one item (name, type, order, scale, offset, value).
+std::vector<FieldSpec> packet_field_items();
+
+/// One packet field list (rig.driver.udp.command or .measurement) as an object list.
+template <typename S, typename Get>
+BoundField<S> packet_fields(std::string name, std::string help, Get get) {
+  BoundField<S> b{spec(std::move(name), "", FieldType::kObjectList, {}, std::move(help)),
+                  [get](MapReader& r, const std::string& k, S& s) {
+                    const YAML::Node list = r.get(k);
+                    if (!list) return;
+                    if (!list.IsSequence()) r.fail(r.field(k), "must be a list of packet fields");
+                    get(s).clear();
+                    for (std::size_t i = 0; i < list.size(); ++i) {
+                      MapReader item(list[i], r.field(k) + "[" + std::to_string(i) + "]",
+                                     r.origin());
+                      get(s).push_back(read_packet_field(item));
+                    }
+                  },
+                  [get](YAML::Emitter& e, const std::string& k, const S& s) {
+                    e << YAML::Key << k << YAML::Value << YAML::BeginSeq;
+                    for (const hal::PacketField& f : get(s)) write_packet_field(e, f);
+                    e << YAML::EndSeq;
+                  },
+                  [get](const S& s) {
+                    nlohmann::json list = nlohmann::json::array();
+                    for (const hal::PacketField& f : get(s)) list.push_back(packet_field_json(f));
+                    return list;
+                  }};
+  b.spec.items = packet_field_items();
+  return b;
+}
+
+/// rig.driver.udp.signals.*: which packet field carries each loop signal.
+template <typename S, typename Get>
+std::vector<BoundField<S>> udp_signal_fields(Get get) {
+  const auto signal = [get](const char* name, std::string help, auto member) {
+    return text<S>(
+        std::string("rig.driver.udp.signals.") + name, FieldType::kString, {}, std::move(help),
+        [ get, member ](auto& s) -> auto& { return get(s).signals.*member; });
+  };
+  using M = hal::UdpSignalMap;
+  return {
+      signal("command_position", "the command field carrying the set point", &M::command_position),
+      signal("command_velocity", "the command field of the velocity feed-forward (\"\": none)",
+             &M::command_velocity),
+      signal("measured_position", "the measurement field of the position", &M::measured_position),
+      signal("measured_velocity", "the measurement field of the velocity (\"\": none)",
+             &M::measured_velocity),
+      signal("measured_force", "the measurement field of the force (\"\": none)",
+             &M::measured_force),
+      signal("command_echo", "the measurement field echoing the command sequence (\"\": none)",
+             &M::command_echo),
+      signal("status", "the measurement field whose non-zero value is a fault (\"\": none)",
+             &M::status),
+  };
+}
+
+/// rig.driver.*: `get` returns the scenario's RigDriverSettings.
+template <typename S, typename Get>
+std::vector<BoundField<S>> rig_driver(Get get) {
+  const auto at = [get](auto member) {
+    return [ get, member ](auto& s) -> auto& { return get(s).*member; };
+  };
+  const auto wire = [](BoundField<S> f) { return used_when(std::move(f), "type", {"udp", "egm"}); };
+  using D = RigDriverSettings;
+  std::vector<BoundField<S>> f{
+      text<S>("rig.driver.type", FieldType::kEnum, {"emulator", "udp", "egm"},
+              "what stands for the rig: the in-process emulator, a UDP real-time target or an "
+              "ABB robot under EGM",
+              at(&D::type)),
+      wire(text<S>("rig.driver.local_address", FieldType::kString, {},
+                   "the numeric IPv4 address the driver binds (only this one)",
+                   at(&D::local_address))),
+      wire(integer<S>("rig.driver.local_port", "", closed(0, 65535),
+                      "the port the driver binds (0: any free one)", at(&D::local_port))),
+      wire(text<S>("rig.driver.peer_address", FieldType::kString, {},
+                   "the device's numeric IPv4 address: datagrams from anywhere else are dropped",
+                   at(&D::peer_address))),
+      wire(integer<S>("rig.driver.peer_port", "", closed(0, 65535),
+                      "the device's port (egm: 0 = any port of peer_address)", at(&D::peer_port))),
+      wire(number<S>("rig.driver.timeout_s", "s", above(0),
+                     "the device silent this long (once commanded) stops the run",
+                     at(&D::timeout_s))),
+      packet_fields<S>("rig.driver.udp.command", "(type: udp) the command packet", at(&D::command)),
+      text<S>("rig.driver.udp.command_sequence", FieldType::kString, {},
+              "(type: udp) the command's sequence field (u16/u32/u64)", at(&D::command_sequence)),
+      packet_fields<S>("rig.driver.udp.measurement", "(type: udp) the measurement packet",
+                       at(&D::measurement)),
+      text<S>("rig.driver.udp.measurement_sequence", FieldType::kString, {},
+              "(type: udp) the measurement's sequence field (u16/u32/u64)",
+              at(&D::measurement_sequence)),
+      text<S>("rig.driver.egm.axis", FieldType::kEnum,
+              {"x", "y", "z", "joint1", "joint2", "joint3", "joint4", "joint5", "joint6"},
+              "(type: egm) the robot coordinate the loop drives", at(&D::egm_axis)),
+      number<S>("rig.driver.egm.scale", "", {},
+                "(type: egm) wire units (mm or degrees) per loop unit, non-zero",
+                at(&D::egm_scale)),
+      number<S>("rig.driver.egm.reply_deadline_s", "s", above(0),
+                "(type: egm) answer each robot message by then, below the robot's cycle",
+                at(&D::egm_reply_deadline_s)),
+  };
+  for (BoundField<S>& s : udp_signal_fields<S>(get)) f.push_back(std::move(s));
+  return f;
+}
+
+}  // namespace fields
+}  // namespace hyloop::experiment

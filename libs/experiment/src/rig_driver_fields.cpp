@@ -1,0 +1,145 @@
+#include "hyloop/experiment/rig_driver_fields.hpp"
+
+#include <cmath>
+#include <stdexcept>
+
+#include "hyloop/experiment/scenario.hpp"
+
+namespace hyloop::experiment {
+
+namespace {
+
+hal::UdpEndpoint endpoint(const std::string& address, int port) {
+  return {address, static_cast<std::uint16_t>(port)};
+}
+
+/// `what` failed in hal with `e`: the same message, named as the scenario spells the block.
+[[noreturn]] void refuse(const std::string& what, const std::exception& e) {
+  throw ScenarioError("rig.driver." + what + ": " + e.what());
+}
+
+}  // namespace
+
+namespace fields {
+
+hal::PacketField read_packet_field(MapReader& item) {
+  hal::PacketField f;
+  std::string type = "f64";
+  std::string order = "little";
+  item.string("name", f.name);
+  item.string("type", type);
+  item.string("order", order);
+  item.number("scale", f.scale);
+  item.number("offset", f.offset);
+  item.number("value", f.value);
+  item.finish();
+  const auto wire = hal::parse_wire_type(type);
+  if (!wire)
+    item.fail(item.field("type"),
+              "\"" + excerpt(type) + "\": must be u8..u64, i8..i64, f32 or f64");
+  if (order != "little" && order != "big") {
+    item.fail(item.field("order"), "\"" + excerpt(order) + "\": must be little or big");
+  }
+  f.type = *wire;
+  f.order = order == "big" ? hal::ByteOrder::kBig : hal::ByteOrder::kLittle;
+  return f;
+}
+
+void write_packet_field(YAML::Emitter& e, const hal::PacketField& f) {
+  e << YAML::Flow << YAML::BeginMap;
+  e << YAML::Key << "name" << YAML::Value << f.name;
+  e << YAML::Key << "type" << YAML::Value << std::string(hal::to_string(f.type));
+  e << YAML::Key << "order" << YAML::Value << (f.order == hal::ByteOrder::kBig ? "big" : "little");
+  e << YAML::Key << "scale" << YAML::Value << f.scale;
+  e << YAML::Key << "offset" << YAML::Value << f.offset;
+  e << YAML::Key << "value" << YAML::Value << f.value;
+  e << YAML::EndMap;
+}
+
+nlohmann::json packet_field_json(const hal::PacketField& f) {
+  return {{"name", f.name},
+          {"type", std::string(hal::to_string(f.type))},
+          {"order", f.order == hal::ByteOrder::kBig ? "big" : "little"},
+          {"scale", f.scale},
+          {"offset", f.offset},
+          {"value", f.value}};
+}
+
+std::vector<FieldSpec> packet_field_items() {
+  FieldSpec type = spec("type", "", FieldType::kEnum, {}, "the wire type");
+  type.values = {"u8", "u16", "u32", "u64", "i8", "i16", "i32", "i64", "f32", "f64"};
+  FieldSpec order = spec("order", "", FieldType::kEnum, {}, "the byte order");
+  order.values = {"little", "big"};
+  return {spec("name", "", FieldType::kString, {}, "[a-z0-9_], unique in the packet"),
+          type,
+          order,
+          spec("scale", "", FieldType::kNumber, {}, "value = raw*scale + offset; non-zero"),
+          spec("offset", "", FieldType::kNumber, {}, "value = raw*scale + offset"),
+          spec("value", "", FieldType::kNumber, {}, "sent when no signal is mapped onto it")};
+}
+
+}  // namespace fields
+
+hal::UdpTargetConfig udp_target_config(const RigDriverSettings& d,
+                                       const hal::ActuatorLimits& limits, double period) {
+  hal::UdpTargetConfig c;
+  c.local = endpoint(d.local_address, d.local_port);
+  c.peer = endpoint(d.peer_address, d.peer_port);
+  c.command = {d.command, d.command_sequence};
+  c.measurement = {d.measurement, d.measurement_sequence};
+  c.signals = d.signals;
+  c.period = period;
+  c.timeout = d.timeout_s;
+  c.limits = limits;
+  return c;
+}
+
+hal::EgmDriverConfig egm_driver_config(const RigDriverSettings& d,
+                                       const hal::ActuatorLimits& limits) {
+  hal::EgmDriverConfig c;
+  c.local = endpoint(d.local_address, d.local_port);
+  c.robot = endpoint(d.peer_address, d.peer_port);
+  const bool joint = d.egm_axis.rfind("joint", 0) == 0;
+  c.axis.mode = joint ? hal::EgmMode::kJoint : hal::EgmMode::kCartesian;
+  c.axis.index = joint ? d.egm_axis.back() - '1' : d.egm_axis[0] - 'x';
+  c.axis.scale = d.egm_scale;
+  c.reply_deadline = d.egm_reply_deadline_s;
+  c.timeout = d.timeout_s;
+  c.limits = limits;
+  return c;
+}
+
+void validate_rig_driver(const RigDriverSettings& d, double period) {
+  if (d.type == "emulator") {
+    return;
+  }
+  if (d.type != "udp" && d.type != "egm") {
+    throw ScenarioError("rig.driver.type: \"" + excerpt(d.type) +
+                        "\" must be emulator, udp or egm");
+  }
+  try {
+    (void)hal::to_sockaddr("local", endpoint(d.local_address, d.local_port));
+    (void)hal::to_sockaddr("peer", endpoint(d.peer_address, d.peer_port));
+  } catch (const std::invalid_argument& e) {
+    refuse("local_address/peer_address", e);
+  }
+  require(std::isfinite(d.timeout_s) && d.timeout_s >= period, "rig.driver.timeout_s", d.timeout_s,
+          "must be at least timing.step_s");
+  if (d.type == "udp") {
+    require(d.peer_port > 0, "rig.driver.peer_port", d.peer_port, "must be 1..65535 for udp");
+    try {
+      (void)hal::PacketCodec("udp.command", {d.command, d.command_sequence});
+      (void)hal::PacketCodec("udp.measurement", {d.measurement, d.measurement_sequence});
+    } catch (const std::invalid_argument& e) {
+      refuse("udp", e);
+    }
+    return;
+  }
+  require(std::isfinite(d.egm_scale) && d.egm_scale != 0.0, "rig.driver.egm.scale", d.egm_scale,
+          "must be finite and non-zero");
+  require(d.egm_reply_deadline_s > 0.0 && d.egm_reply_deadline_s < d.timeout_s,
+          "rig.driver.egm.reply_deadline_s", d.egm_reply_deadline_s,
+          "must be > 0 s and below rig.driver.timeout_s");
+}
+
+}  // namespace hyloop::experiment

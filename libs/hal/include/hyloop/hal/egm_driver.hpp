@@ -1,0 +1,152 @@
+#pragma once
+// An ABB robot under Externally Guided Motion (EGM), position guidance, behind ActuatorDriver:
+// we are the sensor, a UDP server. The robot controller paces the exchange: every cycle (≥ 4 ms)
+// it sends an EgmRobot and steers toward the newest EgmSensor correction at its next cycle
+// (egm_codec.hpp). The I/O thread publishes each EgmRobot to the loop and answers it with the
+// first command the loop gives after it arrived (command() wakes the I/O thread), so a loop
+// that runs on the robot's messages drives step j + 1 with the command computed from step j,
+// the in-process order. If no command comes within `reply_deadline`, it answers with the newest
+// command it has (a late reply, counted): the controller never waits on the loop.
+//
+// One axis of the robot is the loop's actuator: Cartesian x, y or z of the TCP (mm on the wire),
+// or one joint (degrees). With `scale` wire units per loop unit (1000 mm per m; 180/π degrees
+// per rad), the loop's position is relative to the pose where the session started:
+//   position = (feedback[axis] − start[axis]) / scale,   target[axis] = start[axis] + scale·command
+// and every other coordinate of the target stays at the start pose. Velocity is the difference
+// of two feedbacks over their feedBack.time (the period when the controller sends no clock).
+//
+// Sessions and sequence (as libegm): the first EgmRobot, or one with seqno 0, starts a session:
+// the start pose is captured, our own reply seqno restarts at 0, and until the loop commands
+// the reply is the feedback itself (no jump). A robot seqno gap of g counts g − 1 lost; an
+// equal or older seqno is dropped (duplicate / reordered) and not answered.
+//
+// Security and faults: binds only `local`; datagrams from anywhere but the robot's address (and
+// port, when given) are dropped and counted, as are ones larger than egm::kMaxDatagram, not
+// EgmRobot DATA, or with non-finite feedback; none of them reaches the loop or gets a reply. Once
+// the loop commands, a robot silent for `timeout` latches a fault; so does motors off or an MCI
+// state other than RUNNING after it was running (the controller stopped EGM): command() returns
+// kFault and emergency_stop_input() reports the controller's stop. A command is sent only when
+// finite and within the limits (check_command); else kRejected and the last one stays.
+//
+// RT-safety: command(), state(), emergency_stop_input(), health() and metrics() are wait-free
+// (seqlocks, relaxed atomics, one eventfd write); protobuf runs on the I/O thread only.
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "hyloop/hal/actuator_limits.hpp"
+#include "hyloop/hal/drivers.hpp"
+#include "hyloop/hal/egm_codec.hpp"
+#include "hyloop/hal/link_watch.hpp"
+#include "hyloop/hal/seqlock.hpp"
+#include "hyloop/hal/udp_packet.hpp"
+#include "hyloop/hal/udp_socket.hpp"
+
+namespace hyloop::hal {
+
+enum class EgmMode : std::uint8_t { kCartesian, kJoint };
+
+/// Which coordinate of the robot the loop drives, and in what wire units per loop unit.
+struct EgmAxis {
+  EgmMode mode = EgmMode::kCartesian;
+  int index = 2;          ///< x, y, z = 0, 1, 2 (Cartesian) or joint 0..5
+  double scale = 1000.0;  ///< wire units (mm or degrees) per loop unit; finite, ≠ 0
+};
+
+/// @throws std::invalid_argument naming the field.
+void validate(const EgmAxis& axis);
+
+struct EgmDriverConfig {
+  UdpEndpoint local{"127.0.0.1", 6511};  ///< bound (libegm's default port)
+  UdpEndpoint robot{"127.0.0.1", 0};     ///< the controller; port 0 = any port of that address
+  EgmAxis axis;
+  double period = 0.004;  ///< s, the controller's cycle
+  /// s after an EgmRobot arrives: answer with what the loop has by then; in (0, period).
+  double reply_deadline = 0.002;
+  double timeout = 0.1;   ///< s without an EgmRobot once the loop commands → fault; ≥ period
+  ActuatorLimits limits;  ///< loop units
+};
+
+struct EgmDriverMetrics {
+  std::uint64_t received = 0;  ///< accepted EgmRobot messages
+  std::uint64_t replies = 0;
+  std::uint64_t lost = 0;
+  std::uint64_t duplicate = 0;
+  std::uint64_t reordered = 0;
+  std::uint64_t sessions = 0;
+  std::uint64_t rejected_foreign = 0;
+  std::uint64_t rejected_malformed = 0;  ///< unparsable, wrong type, oversized, not finite
+  std::uint64_t rejected_commands = 0;
+  /// Commanded replies sent at the deadline, i.e. with a command older than the EgmRobot.
+  std::uint64_t late_replies = 0;
+  /// Σ over late replies of how many replies in a row were late (so far): the number of
+  /// cycles' worth of command lag the robot saw.
+  std::uint64_t late_weight = 0;
+  double reply_time_max = 0.0;  ///< s, EgmRobot received → EgmSensor sent
+};
+
+/// The newest robot state, in loop units.
+struct EgmSample {
+  double position = 0.0;
+  double velocity = 0.0;
+  std::uint32_t seqno = 0;
+  egm::MotorState motor = egm::MotorState::kUndefined;
+  egm::MciState mci = egm::MciState::kUndefined;
+  egm::RapidState rapid = egm::RapidState::kUndefined;
+  double received_at = 0.0;  ///< monotonic_seconds()
+  bool valid = false;
+};
+
+class EgmDriver final : public ActuatorDriver {
+ public:
+  /// @throws std::invalid_argument naming the field; std::system_error when binding fails.
+  explicit EgmDriver(const EgmDriverConfig& config);
+  ~EgmDriver() override;
+  EgmDriver(const EgmDriver&) = delete;
+  EgmDriver& operator=(const EgmDriver&) = delete;
+
+  DriverStatus command(const ActuatorCommand& command) noexcept override;
+  [[nodiscard]] ActuatorState state() const noexcept override;
+  [[nodiscard]] bool emergency_stop_input() const noexcept override;
+
+  [[nodiscard]] DriverStatus health() const noexcept;
+  [[nodiscard]] EgmDriverMetrics metrics() const noexcept;
+  [[nodiscard]] EgmSample latest() const noexcept { return sample_.load(); }
+  [[nodiscard]] std::uint16_t local_port() const noexcept { return socket_.port(); }
+  /// Waits (not RT) until the robot was heard or `timeout` s passed: before arming.
+  bool wait_for_robot(double timeout) const;
+
+ private:
+  struct Pending {
+    double position = 0.0;
+    std::uint64_t sequence = 0;
+  };
+  struct Counters;
+  struct Session;
+
+  void run() noexcept;
+  void on_datagram(std::span<const std::uint8_t> datagram, const sockaddr_in& from,
+                   double now) noexcept;
+  bool accept_sequence(std::uint32_t seqno) noexcept;
+  void publish(const egm::RobotMessage& m, double now) noexcept;
+  void answer(bool at_deadline) noexcept;
+  [[nodiscard]] double wire_value(const egm::RobotMessage& m) const noexcept;
+
+  EgmDriverConfig config_;
+  sockaddr_in robot_{};
+  UdpSocket socket_;
+  Wakeup wakeup_;
+  SeqLock<Pending> pending_;
+  std::uint64_t command_sequence_ = 0;  ///< loop thread only
+  SeqLock<EgmSample> sample_;
+  LinkWatch link_;
+  std::atomic<bool> stop_{false};
+  std::unique_ptr<Counters> counters_;
+  std::unique_ptr<Session> session_;  ///< I/O thread only
+  std::thread io_;
+};
+
+}  // namespace hyloop::hal

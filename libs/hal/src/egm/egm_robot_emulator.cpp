@@ -1,0 +1,208 @@
+#include "hyloop/hal/egm_robot_emulator.hpp"
+
+#include <sys/time.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "require.hpp"
+#include "wire_counter.hpp"
+
+namespace hyloop::hal {
+
+using detail::bump;
+using detail::require;
+
+struct EgmRobotEmulator::Counters {
+  std::atomic<std::uint64_t> sent{0}, corrections{0}, missing_replies{0}, missing_weight{0},
+      refused{0}, rejected_foreign{0}, rejected_malformed{0}, stale{0}, dropped_out{0},
+      dropped_in{0}, late_ticks{0};
+  std::atomic<bool> stopped{false};
+};
+
+namespace {
+
+const EgmRobotEmulatorConfig& checked(const EgmRobotEmulatorConfig& c) {
+  validate(c.axis);
+  require(std::isfinite(c.reply_timeout) && c.reply_timeout >= 2.0 * c.plant.step, "reply_timeout",
+          c.reply_timeout, "finite and >= 2 * plant.step");
+  require(std::isfinite(c.max_deviation) && c.max_deviation > 0.0, "max_deviation", c.max_deviation,
+          "finite and > 0 (loop units)");
+  require(c.sensor.port != 0, "sensor.port", c.sensor.port, "1..65535");
+  return c;
+}
+
+}  // namespace
+
+EgmRobotEmulator::EgmRobotEmulator(const EgmRobotEmulatorConfig& config)
+    : config_(checked(config)),
+      sensor_(to_sockaddr("sensor", config.sensor)),
+      socket_("local", config.local),
+      plant_(config.plant),
+      counters_(std::make_unique<Counters>()),
+      wire_(config.impairments, 1.5 * config.plant.step) {
+  latencies_.reserve(config.latency_samples);
+  plant_.reset(0.0);
+  plant_view_.store(plant_.measurement());
+  io_ = std::thread([this] { run(); });
+}
+
+EgmRobotEmulator::~EgmRobotEmulator() { stop(); }
+
+void EgmRobotEmulator::stop() {
+  if (io_.joinable()) {
+    stop_.store(true);
+    wakeup_.notify();
+    io_.join();
+  }
+}
+
+EgmRobotEmulatorStats EgmRobotEmulator::stats() const noexcept {
+  const Counters& c = *counters_;
+  constexpr auto r = std::memory_order_relaxed;
+  EgmRobotEmulatorStats s;
+  s.sent = c.sent.load(r);
+  s.corrections = c.corrections.load(r);
+  s.missing_replies = c.missing_replies.load(r);
+  s.missing_weight = c.missing_weight.load(r);
+  s.refused = c.refused.load(r);
+  s.rejected_foreign = c.rejected_foreign.load(r);
+  s.rejected_malformed = c.rejected_malformed.load(r);
+  s.stale = c.stale.load(r);
+  s.dropped_out = c.dropped_out.load(r);
+  s.dropped_in = c.dropped_in.load(r);
+  s.late_ticks = c.late_ticks.load(r);
+  s.stopped = c.stopped.load(r);
+  return s;
+}
+
+void EgmRobotEmulator::run() noexcept {
+  const double period = config_.plant.step;
+  started_at_ = monotonic_seconds();
+  double next_tick = started_at_;
+  while (!stop_.load(std::memory_order_relaxed)) {
+    double now = monotonic_seconds();
+    if (now >= next_tick) {
+      tick(now);
+      next_tick += period;
+      if (now - next_tick > period) {
+        bump(counters_->late_ticks);
+        next_tick = now + period;  // the controller's clock slipped: start again from now
+      }
+    }
+    bump(counters_->sent, wire_.flush(socket_, sensor_, now));
+    const double wake = wire_.next_due(next_tick);
+    if ((wait_readable(socket_.fd(), wakeup_.fd(), wake - now) & 1) != 0) {
+      receive_all(monotonic_seconds());
+    }
+  }
+}
+
+egm::Pose EgmRobotEmulator::pose_at(double position) const noexcept {
+  egm::Pose p = config_.start_pose;
+  if (config_.axis.mode == EgmMode::kCartesian) {
+    p.pos[static_cast<std::size_t>(config_.axis.index)] += config_.axis.scale * position;
+  }
+  return p;
+}
+
+void EgmRobotEmulator::tick(double now) noexcept {
+  if (flowing_ && !stopped_ && now - last_correction_at_ > config_.reply_timeout) {
+    stopped_ = true;  // the reflex: freeze where the axis is, latched
+    held_ = plant_.measurement().true_displacement;
+    counters_->stopped.store(true, std::memory_order_relaxed);
+  }
+  if (flowing_ && !answered_) {
+    bump(counters_->missing_replies);
+    bump(counters_->missing_weight, ++missing_run_);
+  } else {
+    missing_run_ = 0;
+  }
+  const ServoMeasurement& m = plant_.step(held_);
+  plant_view_.store(m);
+  egm::RobotMessage r;
+  r.seqno = seqno_++;
+  r.tm = static_cast<std::uint32_t>(std::lround(1e3 * (now - started_at_)));
+  r.has_joints = true;
+  r.joints = config_.start_joints;
+  r.has_pose = true;
+  r.pose = pose_at(m.displacement);
+  if (config_.axis.mode == EgmMode::kJoint) {
+    r.joints[static_cast<std::size_t>(config_.axis.index)] += config_.axis.scale * m.displacement;
+  }
+  r.has_planned = true;
+  r.planned = pose_at(held_);
+  timeval wall{};
+  ::gettimeofday(&wall, nullptr);
+  r.has_clock = true;
+  r.clock_sec = static_cast<std::uint64_t>(wall.tv_sec);
+  r.clock_usec = static_cast<std::uint64_t>(wall.tv_usec);
+  r.motor = egm::MotorState::kOn;
+  r.mci = stopped_ ? egm::MciState::kStopped : egm::MciState::kRunning;
+  r.rapid = egm::RapidState::kRunning;
+  r.convergence_met = std::abs(m.true_displacement - held_) < 1e-4 * std::abs(config_.axis.scale);
+  std::array<std::uint8_t, egm::kMaxDatagram> frame{};
+  const std::size_t n = codec_.encode_robot(r, frame);
+  if (n == 0 || !wire_.submit({frame.data(), n}, now)) {
+    bump(counters_->dropped_out);
+  }
+  last_sent_at_ = now;
+  answered_ = false;
+}
+
+void EgmRobotEmulator::receive_all(double now) noexcept {
+  std::array<std::uint8_t, egm::kMaxDatagram + 1> buffer{};
+  sockaddr_in from{};
+  for (long n = socket_.receive(buffer, from); n >= 0; n = socket_.receive(buffer, from)) {
+    if (!same_endpoint(from, sensor_)) {
+      bump(counters_->rejected_foreign);
+      continue;
+    }
+    egm::Correction c;
+    const bool joint = config_.axis.mode == EgmMode::kJoint;
+    if (static_cast<std::size_t>(n) > egm::kMaxDatagram ||
+        codec_.parse_correction({buffer.data(), static_cast<std::size_t>(n)}, c) !=
+            egm::ParseResult::kOk ||
+        c.joint_mode != joint) {
+      bump(counters_->rejected_malformed);
+      continue;
+    }
+    if (wire_.lose_incoming()) {
+      bump(counters_->dropped_in);
+      continue;
+    }
+    apply(c, now);
+  }
+}
+
+void EgmRobotEmulator::apply(const egm::Correction& c, double now) noexcept {
+  if (have_correction_seqno_ && c.seqno != 0 &&
+      sequence_delta(correction_seqno_, c.seqno, 32) <= 0) {
+    bump(counters_->stale);
+    return;
+  }
+  have_correction_seqno_ = true;
+  correction_seqno_ = c.seqno;
+  bump(counters_->corrections);
+  if (!answered_ && latencies_.size() < latencies_.capacity()) {
+    latencies_.push_back(now - last_sent_at_);
+  }
+  answered_ = true;
+  flowing_ = true;
+  last_correction_at_ = now;
+  if (stopped_) {
+    return;
+  }
+  const auto i = static_cast<std::size_t>(config_.axis.index);
+  const double wire = config_.axis.mode == EgmMode::kJoint
+                          ? c.joints[i] - config_.start_joints[i]
+                          : c.pose.pos[i] - config_.start_pose.pos[i];
+  const double target = wire / config_.axis.scale;
+  if (std::abs(target) > config_.max_deviation) {
+    bump(counters_->refused);
+    return;
+  }
+  held_ = target;
+}
+
+}  // namespace hyloop::hal
