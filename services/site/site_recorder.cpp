@@ -16,7 +16,13 @@ SiteRun::SiteRun(std::string name, std::string resolved_yaml, double trial_time,
     : name_(std::move(name)),
       yaml_(std::move(resolved_yaml)),
       trial_time_(trial_time),
-      samples_(site_run_columns(), max_rows) {}
+      samples_(site_run_columns(), max_rows) {
+  // The trial OpenSees sent is what the actuator reproduces (summary.json "signals", the report).
+  set_signal_roles({.target = "d_trial[m]",
+                    .measured = "d_measured[m]",
+                    .command = "d_command[m]",
+                    .force = "f_measured[N]"});
+}
 
 bool SiteRun::record_cycle(std::span<const double> row) noexcept {
   (void)samples_.append(row);

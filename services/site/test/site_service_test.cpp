@@ -152,6 +152,8 @@ TEST_F(SiteService, RecordedSamplesEqualWhatThePeerReceived) {
   EXPECT_GT(peak, 0.01);
   const auto summary = read_summary(run.dir);
   EXPECT_EQ(summary["kind"], "opensees_site");
+  EXPECT_EQ(summary["signals"]["target"], "d_trial[m]");  // hyloop report's tracking.png
+  EXPECT_EQ(summary["signals"]["measured"], "d_measured[m]");
   EXPECT_EQ(summary["steps"], kSteps);
   EXPECT_FALSE(summary.contains("stop_reason"));
   EXPECT_EQ(summary["site"]["end"], "terminated");
