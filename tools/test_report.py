@@ -370,10 +370,10 @@ class RunFilesTest(unittest.TestCase):
         self.assertIn("summary.json: 16777217 bytes, larger than the limit of 16 MiB", p.stderr)
         os.remove(os.path.join(self.run, "summary.json"))
         with open(os.path.join(self.run, "cycles.csv"), "r+b") as f:
-            f.truncate((8 << 30) + 1)  # sparse: no disk used
+            f.truncate((64 << 30) + 1)  # sparse: no disk used
         p = run_script(self.run)
         self.assertEqual(p.returncode, 2, p.stderr)
-        self.assertIn("cycles.csv: 8589934593 bytes, larger than the limit of 8 GiB", p.stderr)
+        self.assertIn("cycles.csv: 68719476737 bytes, larger than the limit of 64 GiB", p.stderr)
 
 
 class FigureLayoutTest(unittest.TestCase):

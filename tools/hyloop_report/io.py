@@ -17,7 +17,7 @@ METRIC_WINDOW_S = 5.0      # DESIGN.md §7: peaks over the final 5 s (summary me
 # The limits of the files read from a run directory (the C++ side's kMaxRunTextBytes and
 # kMaxRunTableBytes, libs/experiment/.../run_file.hpp; docs/security.md, "Run directories").
 MAX_TEXT_BYTES = 16 << 20    # summary.json, montecarlo.json
-MAX_TABLE_BYTES = 8 << 30    # samples.csv, cycles.csv, runs.csv
+MAX_TABLE_BYTES = 64 << 30   # samples.csv, cycles.csv, runs.csv
 
 _KINDS = ((stat.S_ISLNK, "a symbolic link"), (stat.S_ISFIFO, "a FIFO"),
           (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),

@@ -224,6 +224,10 @@ TEST(RunName, OnlyASingleNameUnderTheRunsDirectoryIsAccepted) {
   EXPECT_NE(name_error("a\nb").find("\"a\\x0ab\": only letters"), std::string::npos)
       << name_error("a\nb");
   EXPECT_NE(name_error("a b").find("only letters"), std::string::npos);
+  // Issue 27: a NUL byte passed (strchr finds the terminator).
+  EXPECT_NE(name_error(std::string("run\0x", 5)).find("\"run\\x00x\": only letters"),
+            std::string::npos)
+      << name_error(std::string("run\0x", 5));
   const std::string huge(100000, 'x');
   const std::string e = name_error(huge);
   EXPECT_NE(e.find("longer than 255 bytes"), std::string::npos);

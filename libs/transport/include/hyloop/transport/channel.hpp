@@ -51,6 +51,9 @@ struct ChannelSecurity {
 
 struct ChannelConfig {
   std::string endpoint;  ///< "inproc://x", "ipc:///tmp/x.sock", "tcp://127.0.0.1:5555"
+  /// Where the endpoint came from, for messages ("endpoints.rig_to_sensor"): a bind or connect
+  /// that libzmq refuses is std::invalid_argument "FIELD = 'ENDPOINT': cannot bind: REASON".
+  std::string field;
   Pattern pattern = Pattern::kPair;
   Role role = Role::kBind;
   int send_hwm = 16;               ///< messages queued for sending before drops (ZMQ_SNDHWM)
