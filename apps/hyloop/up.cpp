@@ -339,23 +339,30 @@ bool terminal(v1::RunState s) {
          s == v1::RUN_STATE_FAILED;
 }
 
-int drive(const Runner& r, const UpOptions& o) {
+// LoadScenario of the scenario file with the --set overrides: 0, or the exit code after saying
+// why not.
+int load_scenario(const Runner& r, const UpOptions& o) {
   v1::LoadScenarioRequest load;
   load.set_scenario_yaml(experiment::read_scenario_text(o.scenario));
   load.set_source_name(o.scenario);
   for (const std::string& s : o.overrides) load.add_overrides(s);
-  v1::LoadScenarioReply loaded;
   try {
     require_utf8_request(load);
   } catch (const experiment::ScenarioError& e) {
     std::cerr << "hyloop up: " << e.what() << "\n";
     return 2;
   }
-  grpc::Status st = r.load(load, &loaded);
+  v1::LoadScenarioReply loaded;
+  const grpc::Status st = r.load(load, &loaded);
   if (!st.ok()) {
     std::cerr << "hyloop up: " << rpc_failure("LoadScenario", st) << "\n";
     return 1;
   }
+  return 0;
+}
+
+int drive(const Runner& r, const UpOptions& o) {
+  if (const int rc = load_scenario(r, o); rc != 0) return rc;
   if (o.force) {
     // Only now that the scenario loaded: a refused scenario leaves the old run in place.
     try {
@@ -370,7 +377,7 @@ int drive(const Runner& r, const UpOptions& o) {
   start.set_out_dir(fs::path(o.out).filename().string());
   start.set_mode(o.mode == kModeRealTime ? v1::CLOCK_MODE_REAL_TIME : v1::CLOCK_MODE_LOCKSTEP);
   v1::RunStatus status;
-  st = r.start(start, &status);
+  const grpc::Status st = r.start(start, &status);
   if (!st.ok()) {
     std::cerr << "hyloop up: " << rpc_failure("Start", st) << "\n";
     return 1;

@@ -513,18 +513,21 @@ std::string recovery_reason(const fs::path& dir, const std::string& writer, cons
     marker = read_run_file(dir, kIncompleteMarker);
   } catch (const RunDirectoryError&) {
   }
+  std::string failure;
   if (marker.rfind(kRecordingFailed, 0) == 0) {
     const std::string why = marker.substr(std::strlen(kRecordingFailed),
                                           marker.find('\n') - std::strlen(kRecordingFailed));
     const bool full = why.find(std::strerror(ENOSPC)) != std::string::npos ||
                       why.find("disk is full") != std::string::npos ||
                       why.find(std::strerror(EDQUOT)) != std::string::npos;
-    return std::string(full ? "the disk was full: " : "a write failed: ") + writer +
-           " could not write the run directory (" + why + ")" + held;
+    failure = std::string(full ? "the disk was full: " : "a write failed: ") + writer +
+              " could not write the run directory (" + why + ")";
   }
   if (!end.empty()) {
-    return "the run ended (" + end + ") but writing its run directory did not complete";
+    return "the run ended (" + end + ") but writing its run directory did not complete" +
+           (failure.empty() ? "" : ": " + failure);
   }
+  if (!failure.empty()) return failure + held;
   return "recorder killed: " + writer + " ended without completing the run directory" + held;
 }
 
