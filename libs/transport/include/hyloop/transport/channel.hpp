@@ -51,9 +51,6 @@ struct ChannelSecurity {
 
 struct ChannelConfig {
   std::string endpoint;  ///< "inproc://x", "ipc:///tmp/x.sock", "tcp://127.0.0.1:5555"
-  /// Where the endpoint came from, for messages ("endpoints.rig_to_sensor"): a bind or connect
-  /// that libzmq refuses is std::invalid_argument "FIELD = 'ENDPOINT': cannot bind: REASON".
-  std::string field;
   Pattern pattern = Pattern::kPair;
   Role role = Role::kBind;
   int send_hwm = 16;               ///< messages queued for sending before drops (ZMQ_SNDHWM)
@@ -70,6 +67,10 @@ struct ChannelConfig {
   int heartbeat_ivl_ms = 0;
   int heartbeat_timeout_ms = 0;
   ChannelSecurity security{};
+  /// Where the endpoint came from, for messages
+  /// ("endpoints.rig_to_sensor"): a bind or connect that libzmq refuses is std::invalid_argument
+  /// "FIELD = 'ENDPOINT': cannot bind: REASON".
+  std::string field{};
 };
 
 /// Parses "pair"/"push"/"pull" and "bind"/"connect"; throws std::invalid_argument otherwise.
