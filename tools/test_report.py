@@ -318,6 +318,73 @@ class ReportTest(unittest.TestCase):
         self.assertBadInput(run_script(d), "no plottable columns")
 
 
+class RunFilesTest(unittest.TestCase):
+    """Issue 27 finding 6: report opens only regular files inside the run directory (no link,
+    FIFO or device; size limits) and writes only into a real plots/ inside it."""
+
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory(prefix="hyloop_report_files_")
+        self.root = self.tmp.name
+        self.run = write_run(os.path.join(self.root, "run"), seconds=2.0)
+        self.secret = os.path.join(self.root, "secret.txt")
+        with open(self.secret, "w") as f:
+            f.write("time[s],v[m/s]\n0,1\n")
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def assertRefused(self, proc, *fragments):
+        self.assertNotEqual(proc.returncode, 0, proc.stderr)
+        for frag in fragments:
+            self.assertIn(frag, proc.stderr)
+
+    def test_symlinked_plots_is_refused_and_nothing_written_outside(self):
+        outside = os.path.join(self.root, "outside")
+        os.mkdir(outside)
+        os.symlink(outside, os.path.join(self.run, "plots"))
+        p = run_script(self.run)
+        self.assertRefused(p, "plots", "a symbolic link", "refused")
+        self.assertEqual(os.listdir(outside), [])
+
+    def test_a_planted_link_in_plots_is_not_written_through(self):
+        os.mkdir(os.path.join(self.run, "plots"))
+        os.symlink(self.secret, os.path.join(self.run, "plots", "velocity.png"))
+        p = run_script(self.run)
+        self.assertNotEqual(p.returncode, 0, p.stderr)
+        with open(self.secret) as f:
+            self.assertEqual(f.read(), "time[s],v[m/s]\n0,1\n")
+
+    def test_symlinked_samples_and_summary_are_refused(self):
+        for name in ("samples.csv", "summary.json", "cycles.csv"):
+            with self.subTest(name=name):
+                run = write_run(os.path.join(self.root, "link_" + name), seconds=1.0)
+                os.remove(os.path.join(run, name))
+                os.symlink(self.secret, os.path.join(run, name))
+                p = run_script(run)
+                self.assertEqual(p.returncode, 2, p.stderr)
+                self.assertIn(f"{name}: a symbolic link: refused", p.stderr)
+
+    def test_fifo_samples_is_refused_at_once(self):
+        os.remove(os.path.join(self.run, "samples.csv"))
+        os.mkfifo(os.path.join(self.run, "samples.csv"))
+        p = subprocess.run([PY, SCRIPT, self.run], capture_output=True, text=True, timeout=60)
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertIn("samples.csv: a FIFO: refused", p.stderr)
+
+    def test_oversized_files_are_refused_naming_the_limit(self):
+        with open(os.path.join(self.run, "summary.json"), "r+b") as f:
+            f.truncate((16 << 20) + 1)  # sparse
+        p = run_script(self.run)
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertIn("summary.json: 16777217 bytes, larger than the limit of 16 MiB", p.stderr)
+        os.remove(os.path.join(self.run, "summary.json"))
+        with open(os.path.join(self.run, "cycles.csv"), "r+b") as f:
+            f.truncate((64 << 30) + 1)  # sparse: no disk used
+        p = run_script(self.run)
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertIn("cycles.csv: 68719476737 bytes, larger than the limit of 64 GiB", p.stderr)
+
+
 class FigureLayoutTest(unittest.TestCase):
     """Issue 15 plots: v and v_i stay apart where they coincide; ε_h cannot hide K_h; the metric
     window follows the summary. Figures are taken from report_one before they are saved."""

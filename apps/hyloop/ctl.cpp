@@ -80,6 +80,7 @@ runtime::ClientSecurity security(const CtlOptions& o) {
         "(a development stack without TLS)");
   }
   if (!o.security_dir.empty()) {
+    runtime::check_security_dir(o.security_dir);
     return runtime::load_client_security(o.security_dir, runtime::parse_role(o.role));
   }
   if (pair) {

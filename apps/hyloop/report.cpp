@@ -2,12 +2,12 @@
 
 #include <CLI/CLI.hpp>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <vector>
 
 #include "hyloop/experiment/run_directory.hpp"
+#include "hyloop/experiment/run_file.hpp"
 #include "report_script.hpp"
 
 namespace hyloop::app {
@@ -26,17 +26,16 @@ bool prepare_report(const fs::path& dir) {
     std::cerr << "hyloop report: recovered " << r.cycles << " cycles (" << r.reason << ")\n";
     return true;
   }
-  std::ifstream f(dir / "summary.json");
-  if (f) {
+  if (ex::has_run_entry(dir, "summary.json")) {
     try {
-      const nlohmann::json s = nlohmann::json::parse(f);
+      const nlohmann::json s = nlohmann::json::parse(ex::read_run_file(dir, "summary.json"));
       if (s.value("incomplete", false)) {
         std::cerr << "hyloop report: " << dir.string() << " holds an incomplete run ("
                   << s.value("incomplete_reason", std::string("no reason recorded"))
                   << "): " << s.value("cycles_recovered", 0) << " cycles recovered\n";
       }
-    } catch (const nlohmann::json::exception&) {
-      // report.py says what is wrong with summary.json.
+    } catch (const std::exception&) {
+      // report.py says what is wrong with summary.json (or that it refuses it).
     }
   }
   return true;

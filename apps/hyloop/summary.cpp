@@ -2,10 +2,10 @@
 
 #include <CLI/CLI.hpp>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 
 #include "hyloop/experiment/run_directory.hpp"
+#include "hyloop/experiment/run_file.hpp"
 
 namespace hyloop::app {
 namespace {
@@ -38,12 +38,12 @@ int run_summary(const SummaryOptions& options) {
               << dir.string() << "` rebuilds it from its journal\n";
     return 1;
   }
-  std::ifstream f(dir / "summary.json");
-  if (!f) {
-    std::cerr << "hyloop summary: " << (dir / "summary.json").string() << ": cannot be read\n";
+  try {
+    std::cout << experiment::read_run_file(dir, "summary.json");
+  } catch (const experiment::RunDirectoryError& e) {
+    std::cerr << "hyloop summary: " << e.what() << "\n";
     return 1;
   }
-  std::cout << f.rdbuf();
   return 0;
 }
 

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <array>
 #include <atomic>
 #include <cerrno>
 #include <chrono>
@@ -213,11 +214,47 @@ class LocalSecurityDir {
     certs.out = root_ / "security";
     certs.days = 30;
     runtime::create_security_dir(certs);
+    // Every certificate of this stack is made now: the CA key is not needed again and does not
+    // stay in a temporary directory that a power cut would leave behind.
+    if (::unlink((certs.out / "ca.key").c_str()) != 0) {
+      throw std::runtime_error("cannot remove " + (certs.out / "ca.key").string() + ": " +
+                               std::strerror(errno));
+    }
+    runtime::check_security_dir(certs.out);
   }
   [[nodiscard]] fs::path dir() const { return root_ / "security"; }
 
-  // The directories of earlier `up`s that were killed (SIGKILL leaves them): ours, not a
-  // symlink, and their pid gone.
+  // Whether process `pid` is the `up` that made a directory last modified at `made`: it runs
+  // and started before then (after a power cut the pid may belong to another process).
+  static bool made_by_live_process(pid_t pid, const struct stat& made) {
+    if (kill(pid, 0) != 0 && errno == ESRCH) return false;
+    const long started = process_start_time(pid);
+    return started < 0 || started <= made.st_mtim.tv_sec + 1;
+  }
+
+  // When `pid` started (seconds since the epoch, from /proc/PID/stat's starttime and
+  // /proc/stat's btime), or -1 when unknown.
+  static long process_start_time(pid_t pid) {
+    std::ifstream stat_file("/proc/" + std::to_string(pid) + "/stat");
+    std::string text((std::istreambuf_iterator<char>(stat_file)), {});
+    const auto paren = text.rfind(')');
+    if (paren == std::string::npos) return -1;
+    std::istringstream fields(text.substr(paren + 1));
+    std::string field;
+    for (int i = 3; i <= 22 && fields >> field; ++i) {
+    }
+    std::ifstream boot_file("/proc/stat");
+    long boot = -1;
+    for (std::string key; boot_file >> key;) {
+      if (key == "btime" && boot_file >> boot) break;
+    }
+    const long ticks = sysconf(_SC_CLK_TCK);
+    if (boot < 0 || ticks <= 0 || field.empty() || !fields) return -1;
+    return boot + std::stol(field) / ticks;
+  }
+
+  // The directories of earlier `up`s that were killed (SIGKILL, a power cut leaves them): ours,
+  // not a symlink, and their process gone.
   static void remove_stale(const fs::path& base) {
     std::error_code ec;
     for (const auto& entry : fs::directory_iterator(base, ec)) {
@@ -234,7 +271,7 @@ class LocalSecurityDir {
       if (lstat(entry.path().c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != geteuid()) {
         continue;
       }
-      if (kill(static_cast<pid_t>(std::stol(pid_text)), 0) == 0 || errno != ESRCH) continue;
+      if (made_by_live_process(static_cast<pid_t>(std::stol(pid_text)), st)) continue;
       fs::remove_all(entry.path(), ec);
     }
   }
@@ -255,22 +292,77 @@ struct Runner {
   std::function<std::string()> lost = [] { return std::string(); };
 };
 
+// "CALL failed: MESSAGE", or the status code when the coordinator sent no message (gRPC's own
+// failures: a request or reply that could not be serialized has none).
+std::string rpc_failure(const char* call, const grpc::Status& st) {
+  static constexpr std::array<const char*, 17> kCodes{"OK",
+                                                      "CANCELLED",
+                                                      "UNKNOWN",
+                                                      "INVALID_ARGUMENT",
+                                                      "DEADLINE_EXCEEDED",
+                                                      "NOT_FOUND",
+                                                      "ALREADY_EXISTS",
+                                                      "PERMISSION_DENIED",
+                                                      "RESOURCE_EXHAUSTED",
+                                                      "FAILED_PRECONDITION",
+                                                      "ABORTED",
+                                                      "OUT_OF_RANGE",
+                                                      "UNIMPLEMENTED",
+                                                      "INTERNAL",
+                                                      "UNAVAILABLE",
+                                                      "DATA_LOSS",
+                                                      "UNAUTHENTICATED"};
+  if (!st.error_message().empty()) return st.error_message();
+  const auto code = static_cast<std::size_t>(st.error_code());
+  return std::string(call) + " failed with status " +
+         (code < kCodes.size() ? kCodes[code] : std::to_string(code)) +
+         " and no message from the coordinator";
+}
+
+// Every text of a request must be UTF-8 (protobuf strings): one that is not would reach the
+// coordinator as a request it cannot parse. @throws ScenarioError naming it and the byte.
+void require_utf8_request(const v1::LoadScenarioRequest& load) {
+  const auto check = [](const std::string& text, const std::string& what) {
+    const std::size_t at = experiment::invalid_utf8_at(text);
+    if (at != std::string::npos) {
+      throw experiment::ScenarioError(what + ": not valid UTF-8 (byte " + std::to_string(at) +
+                                      "); text in a scenario must be UTF-8");
+    }
+  };
+  check(load.source_name(), "the scenario's file name");
+  check(load.scenario_yaml(), load.source_name());
+  for (const std::string& o : load.overrides()) check(o, "--set " + o.substr(0, o.find('=')));
+}
+
 bool terminal(v1::RunState s) {
   return s == v1::RUN_STATE_FINISHED || s == v1::RUN_STATE_STOPPED || s == v1::RUN_STATE_ESTOPPED ||
          s == v1::RUN_STATE_FAILED;
 }
 
-int drive(const Runner& r, const UpOptions& o) {
+// LoadScenario of the scenario file with the --set overrides: 0, or the exit code after saying
+// why not.
+int load_scenario(const Runner& r, const UpOptions& o) {
   v1::LoadScenarioRequest load;
   load.set_scenario_yaml(experiment::read_scenario_text(o.scenario));
   load.set_source_name(o.scenario);
   for (const std::string& s : o.overrides) load.add_overrides(s);
+  try {
+    require_utf8_request(load);
+  } catch (const experiment::ScenarioError& e) {
+    std::cerr << "hyloop up: " << e.what() << "\n";
+    return 2;
+  }
   v1::LoadScenarioReply loaded;
-  grpc::Status st = r.load(load, &loaded);
+  const grpc::Status st = r.load(load, &loaded);
   if (!st.ok()) {
-    std::cerr << "hyloop up: " << st.error_message() << "\n";
+    std::cerr << "hyloop up: " << rpc_failure("LoadScenario", st) << "\n";
     return 1;
   }
+  return 0;
+}
+
+int drive(const Runner& r, const UpOptions& o) {
+  if (const int rc = load_scenario(r, o); rc != 0) return rc;
   if (o.force) {
     // Only now that the scenario loaded: a refused scenario leaves the old run in place.
     try {
@@ -285,9 +377,9 @@ int drive(const Runner& r, const UpOptions& o) {
   start.set_out_dir(fs::path(o.out).filename().string());
   start.set_mode(o.mode == kModeRealTime ? v1::CLOCK_MODE_REAL_TIME : v1::CLOCK_MODE_LOCKSTEP);
   v1::RunStatus status;
-  st = r.start(start, &status);
+  const grpc::Status st = r.start(start, &status);
   if (!st.ok()) {
-    std::cerr << "hyloop up: " << st.error_message() << "\n";
+    std::cerr << "hyloop up: " << rpc_failure("Start", st) << "\n";
     return 1;
   }
   std::cerr << "hyloop up: run " << status.run_id() << " (" << o.mode << ")\n";
@@ -323,7 +415,11 @@ int drive(const Runner& r, const UpOptions& o) {
   v1::RunSummaryReply summary;
   const bool have_summary = r.summary(&summary).ok();
   if (have_summary) std::cout << summary.summary_json();
-  std::cerr << "hyloop up: " << status.message() << "\n";
+  std::cerr << "hyloop up: "
+            << (status.message().empty()
+                    ? "the run ended in state " + v1::RunState_Name(status.state())
+                    : status.message())
+            << "\n";
   if (have_summary) {
     warn_about_outcome(nlohmann::json::parse(summary.summary_json(), nullptr, false), std::cerr);
   }

@@ -652,6 +652,7 @@ ServiceHandle* Coordinator::find_service(const std::string& name) const {
 std::unique_ptr<tp::Channel> Coordinator::bind_telemetry(const v1::LoopEndpoints& endpoints) {
   tp::ChannelConfig tc;
   tc.endpoint = endpoints.telemetry();
+  tc.field = "endpoints.telemetry";
   tc.security = tp::loop_channel_security(loop_plane(), "telemetry", "coordinator", tp::Role::kBind,
                                           endpoints.telemetry());
   tc.pattern = tp::Pattern::kPull;

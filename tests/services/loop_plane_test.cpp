@@ -261,6 +261,24 @@ TEST(LoopPlane, PlainTcpIsRefusedWithoutKeysUnlessInsecure) {
   rig.shutdown();
 }
 
+// Issue 27: an endpoint libzmq refuses (a port that is not a number) is named by its field.
+TEST(LoopPlane, AnEndpointLibzmqRefusesIsNamedByItsField) {
+  zmq::context_t context;
+  services::RigEmulatorComponent rig;
+  rig.set_context(&context);
+  rig.set_loop_plane({.insecure = true});
+  v1::ConfigureRequest c = rig_request();
+  c.mutable_endpoints()->set_rig_to_sensor("tcp://127.0.0.1:not-a-port");
+  c.mutable_endpoints()->set_actuator_to_rig("inproc://rig");
+  const v1::LifecycleReply r = rig.configure(c);
+  EXPECT_NE(r.state(), v1::LIFECYCLE_STATE_INACTIVE);
+  EXPECT_NE(r.message().find("endpoints.rig_to_sensor = 'tcp://127.0.0.1:not-a-port': cannot "
+                             "bind: "),
+            std::string::npos)
+      << r.message();
+  rig.shutdown();
+}
+
 // The coordinator derives ipc endpoints in a private run directory of the ipc directory; the
 // sockets live only there, the directory is 0700, and nothing is left after the run.
 TEST(LoopPlane, IpcRunDirectoryIsPrivateAndGoneAfterTheRun) {

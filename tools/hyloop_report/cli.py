@@ -8,7 +8,7 @@ import numpy as np
 
 from . import figures, montecarlo
 from .compare import compare
-from .io import PROG, InputError, Run
+from .io import PROG, InputError, Run, output_dir
 
 
 def main(argv=None, report_one=None):
@@ -35,14 +35,16 @@ def main(argv=None, report_one=None):
     try:
         mc = not args.compare and montecarlo.is_montecarlo_dir(args.dirs[0])
         runs = [] if mc else [Run(d) for d in args.dirs]
+        # The default RUN_DIR/plots must be a directory inside the run (not a link out of it).
+        out = output_dir(args.out, create=False) if args.out else output_dir(
+            os.path.join(args.dirs[0], "plots"), run_dir=args.dirs[0], create=False)
         try:
             if mc:
-                written = montecarlo.report(args.dirs[0], args.out or os.path.join(
-                    args.dirs[0], "plots"), save=figures.save_png)
+                written = montecarlo.report(args.dirs[0], out, save=figures.save_png)
             elif args.compare:
-                written = compare(runs, args.out)
+                written = compare(runs, out)
             else:
-                written = report_one(runs[0], args.out or os.path.join(args.dirs[0], "plots"))
+                written = report_one(runs[0], out)
         except OSError as e:
             print(f"{PROG}: error: cannot write output: {e}", file=sys.stderr)
             return 1

@@ -5,7 +5,7 @@ import os
 import numpy as np
 
 from .figures import recovery_figure
-from .io import note
+from .io import note, open_output, output_dir
 from .metrics import metrics_markdown, window_text
 from .plotting import OUTSIDE, envelope, figure, missing_msg, scaled_unit
 from .plotting import save as save_png
@@ -82,7 +82,7 @@ def _compare_error_fig(runs, labels, a, b, sym, unit_of, what, fname, out, writt
 
 
 def compare(runs, out):
-    os.makedirs(out, exist_ok=True)
+    output_dir(out)
     written = []
     labels = _unique_labels(runs)
 
@@ -112,7 +112,7 @@ def compare(runs, out):
     _compare_velocity(runs, labels, out, written)
 
     path = os.path.join(out, "metrics.md")
-    with open(path, "w", encoding="utf-8") as f:
+    with open_output(path, binary=False) as f:
         f.write(metrics_markdown(runs, labels, [os.path.basename(p) for p in written]))
     written.append(path)
     return written

@@ -3,6 +3,7 @@
 import json
 import os
 import re
+import stat
 import sys
 import warnings
 
@@ -13,8 +14,98 @@ METRIC_WINDOW_S = 5.0      # DESIGN.md §7: peaks over the final 5 s (summary me
                            # when the run says otherwise: a shorter run uses all of it)
 
 
+# The limits of the files read from a run directory (the C++ side's kMaxRunTextBytes and
+# kMaxRunTableBytes, libs/experiment/.../run_file.hpp; docs/security.md, "Run directories").
+MAX_TEXT_BYTES = 16 << 20    # summary.json, montecarlo.json
+MAX_TABLE_BYTES = 64 << 30   # samples.csv, cycles.csv, runs.csv
+
+_KINDS = ((stat.S_ISLNK, "a symbolic link"), (stat.S_ISFIFO, "a FIFO"),
+          (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+          (stat.S_ISSOCK, "a socket"), (stat.S_ISDIR, "a directory"))
+
+
 class InputError(Exception):
     """Bad input: reported as one line and exit code 2."""
+
+
+def _kind(mode):
+    return next((what for test, what in _KINDS if test(mode)), "not a regular file")
+
+
+def _refused(path, mode):
+    return InputError(f"{path}: {_kind(mode)}: refused (a run directory's files are read and "
+                      "written only as regular files inside it, never through a link)")
+
+
+def _limit_text(n):
+    return f"{n >> 30} GiB" if n % (1 << 30) == 0 else f"{n >> 20} MiB"
+
+
+def open_run_file(directory, name, max_bytes):
+    """The one way report and compare open a file of a run directory: `name` directly in
+    `directory`, a regular file (a symlink, FIFO, device or socket is refused: lstat before
+    opening, O_NOFOLLOW, fstat after), at most `max_bytes`. A text file object (UTF-8)."""
+    path = os.path.join(directory, name)
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        raise InputError(f"{path}: missing file")
+    except OSError as e:
+        raise InputError(f"{path}: cannot read: {e.strerror}")
+    if not stat.S_ISREG(st.st_mode):
+        raise _refused(path, st.st_mode)
+    if st.st_size > max_bytes:
+        raise InputError(f"{path}: {st.st_size} bytes, larger than the limit of "
+                         f"{_limit_text(max_bytes)} for this file of a run directory")
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY
+                     | os.O_CLOEXEC)
+    except OSError as e:
+        raise InputError(f"{path}: cannot read: {e.strerror}")
+    after = os.fstat(fd)
+    if not stat.S_ISREG(after.st_mode) or (after.st_dev, after.st_ino) != (st.st_dev, st.st_ino):
+        os.close(fd)
+        raise InputError(f"{path}: changed while it was being opened: refused")
+    return os.fdopen(fd, "r", encoding="utf-8")
+
+
+def is_run_file(directory, name):
+    """Whether `directory` has an entry `name` of any kind (a symlink too: opening it refuses)."""
+    return os.path.lexists(os.path.join(directory, name))
+
+
+def output_dir(out, run_dir=None, create=True):
+    """The output directory `out`, created unless `create` is false (then only an existing one
+    is checked); refuses one that is a symlink and, for the default RUN_DIR/plots (`run_dir`
+    given), one whose real path is not inside the run directory."""
+    if create:
+        try:
+            os.makedirs(out, exist_ok=True)
+        except OSError as e:
+            raise InputError(f"{out}: cannot create the output directory: {e.strerror}")
+    elif not os.path.lexists(out):
+        return out
+    st = os.lstat(out)
+    if not stat.S_ISDIR(st.st_mode):
+        raise InputError(f"{out}: {_kind(st.st_mode)}: refused as the output directory (the "
+                         "plots are written only into a real directory, never through a link)")
+    if run_dir is not None:
+        root = os.path.realpath(run_dir)
+        if os.path.commonpath([root, os.path.realpath(out)]) != root:
+            raise InputError(f"{out}: leads outside the run directory {run_dir}: refused")
+    return out
+
+
+def open_output(path, binary=True):
+    """A file written by report/compare: created or truncated, never through a symlink or into
+    a FIFO or device (O_NOFOLLOW, fstat)."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_NONBLOCK
+                 | os.O_NOCTTY | os.O_CLOEXEC, 0o644)
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        mode = os.fstat(fd).st_mode
+        os.close(fd)
+        raise _refused(path, mode)
+    return os.fdopen(fd, "wb") if binary else os.fdopen(fd, "w", encoding="utf-8")
 
 
 def note(msg):
@@ -24,12 +115,11 @@ def note(msg):
 _HEADER_RE = re.compile(r"^\s*([^\[\]]*?)\s*\[(.*)\]\s*$")
 
 
-def _parse_header(path):
+def _parse_header(path, f):
     try:
-        with open(path, "r", encoding="utf-8") as f:
-            line = f.readline()
-    except OSError as e:
-        raise InputError(f"{path}: cannot read: {e.strerror}")
+        line = f.readline()
+    except (OSError, UnicodeDecodeError) as e:
+        raise InputError(f"{path}: cannot read: {getattr(e, 'strerror', None) or e}")
     line = line.rstrip("\r\n")
     if not line.strip():
         raise InputError(f"{path}: empty file (expected a header of name[unit] columns)")
@@ -50,21 +140,21 @@ def _parse_header(path):
 
 
 def read_table(path, required=(), allow_empty=False):
-    """Read a `name[unit]` CSV. Returns (cols: name -> 1-D array, units: name -> unit)."""
-    if not os.path.isfile(path):
-        raise InputError(f"{path}: missing file")
-    names, units, usecols = _parse_header(path)
-    for r in required:
-        if r not in names:
-            raise InputError(f"{path}: missing column '{r}' (header has: {', '.join(names)})")
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # empty-file warning; handled below
-            data = np.loadtxt(path, delimiter=",", skiprows=1, usecols=usecols,
-                              ndmin=2, dtype=np.float64, comments=None)
-    except (ValueError, IndexError) as e:
-        msg = " ".join(str(e).split())
-        raise InputError(f"{path}: malformed data: {msg}")
+    """Read a `name[unit]` CSV of a run directory (open_run_file). Returns (cols: name -> 1-D
+    array, units: name -> unit)."""
+    with open_run_file(os.path.dirname(path), os.path.basename(path), MAX_TABLE_BYTES) as f:
+        names, units, usecols = _parse_header(path, f)
+        for r in required:
+            if r not in names:
+                raise InputError(f"{path}: missing column '{r}' (header has: {', '.join(names)})")
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # empty-file warning; handled below
+                data = np.loadtxt(f, delimiter=",", usecols=usecols, ndmin=2, dtype=np.float64,
+                                  comments=None)
+        except (ValueError, IndexError) as e:
+            msg = " ".join(str(e).split())
+            raise InputError(f"{path}: malformed data: {msg}")
     if data.shape[0] == 0 and not allow_empty:
         raise InputError(f"{path}: no data rows")
     if data.shape[0] == 0:
@@ -74,9 +164,10 @@ def read_table(path, required=(), allow_empty=False):
 
 
 def read_json_object(path):
-    """A JSON file holding an object, as a dict; InputError naming the file otherwise."""
+    """A JSON file of a run directory (open_run_file) holding an object, as a dict; InputError
+    naming the file otherwise."""
     try:
-        with open(path, "r", encoding="utf-8") as f:
+        with open_run_file(os.path.dirname(path), os.path.basename(path), MAX_TEXT_BYTES) as f:
             doc = json.load(f)
     except (OSError, ValueError) as e:
         raise InputError(f"{path}: malformed JSON: {' '.join(str(e).split())}")
@@ -88,7 +179,7 @@ def read_json_object(path):
 def read_summary(path):
     """summary.json as a dict ({} with a note when it is missing)."""
     spath = os.path.join(path, "summary.json")
-    if not os.path.isfile(spath):
+    if not is_run_file(path, "summary.json"):
         note(f"{spath}: missing; titles use the directory name, no metrics")
         return {}
     return read_json_object(spath)
@@ -107,7 +198,7 @@ class Run:
         self.t = self.cols["time"]
         self.cycles, self.cycle_units = None, {}
         cpath = os.path.join(path, "cycles.csv")
-        if os.path.isfile(cpath):
+        if is_run_file(path, "cycles.csv"):
             self.cycles, self.cycle_units = read_table(cpath, allow_empty=True)
         else:
             note(f"{cpath}: missing; no per-cycle plots for this run")

@@ -12,7 +12,7 @@ import os
 
 import numpy as np
 
-from .io import InputError, read_json_object
+from .io import MAX_TABLE_BYTES, InputError, is_run_file, open_run_file, read_json_object
 from .plotting import figure
 
 # Unit of a metric from its name's suffix (the summary's naming: J2_percent, peak_..._force_n).
@@ -21,8 +21,7 @@ _SUFFIX_UNITS = (("_percent", "%"), ("_ms", "ms"), ("_s", "s"), ("_mm", "mm"), (
 
 
 def is_montecarlo_dir(path):
-    return (os.path.isfile(os.path.join(path, "montecarlo.json"))
-            and not os.path.isfile(os.path.join(path, "samples.csv")))
+    return is_run_file(path, "montecarlo.json") and not is_run_file(path, "samples.csv")
 
 
 def unit_of(metric):
@@ -65,9 +64,9 @@ class MonteCarlo:
     def _ordered(self, names):
         """The metrics in runs.csv's column order (the kind's order), else as listed."""
         try:
-            with open(os.path.join(self.path, "runs.csv"), encoding="utf-8") as fh:
+            with open_run_file(self.path, "runs.csv", MAX_TABLE_BYTES) as fh:
                 header = fh.readline().strip().split(",")
-        except OSError:
+        except (OSError, InputError, ValueError):
             return names
         ordered = [h for h in header if h in names]
         return ordered + [n for n in names if n not in ordered]

@@ -10,6 +10,8 @@ import matplotlib
 matplotlib.use("Agg")
 from matplotlib.figure import Figure  # noqa: E402  (after selecting the backend)
 
+from .io import open_output, output_dir  # noqa: E402
+
 DPI = 150
 MAX_POINTS = 4000          # points per plotted line after min/max envelope decimation
 BAND = (0.995, 1.005)      # ±0.5 % band for e_R and the amplitude ratio
@@ -152,6 +154,7 @@ def figure(nrows, ncols, w, h, sharex=False):
 
 
 def save(fig, path, written):
-    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
-    fig.savefig(path, dpi=DPI)
+    output_dir(os.path.dirname(path) or ".")
+    with open_output(path) as f:
+        fig.savefig(f, dpi=DPI, format="png")
     written.append(path)

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "hyloop/experiment/run_export.hpp"
+#include "hyloop/experiment/run_file.hpp"
 
 namespace hyloop::experiment {
 namespace fs = std::filesystem;
@@ -150,13 +151,13 @@ int lock_marker(const fs::path& marker) {
   return fd;
 }
 
-std::string first_lines(const fs::path& file, std::size_t max_chars) {
+// The marker's text (INCOMPLETE, read as any file of a run directory is), newlines as ';'.
+std::string marker_text(const fs::path& dir, std::size_t max_chars) {
   std::string text;
-  if (FILE* f = std::fopen(file.c_str(), "r")) {
-    std::array<char, 512> buf{};
-    const std::size_t n = std::fread(buf.data(), 1, std::min(buf.size(), max_chars), f);
-    text.assign(buf.data(), n);
-    std::fclose(f);
+  try {
+    text = read_run_file(dir, kIncompleteMarker).substr(0, max_chars);
+  } catch (const RunDirectoryError&) {
+    return text;
   }
   for (char& c : text) {
     if (c == '\n') c = ';';
@@ -247,7 +248,9 @@ void check_run_name(const std::string& name, const std::string& field) {
   if (name.front() == '.' || name.front() == '-') bad("must not start with '.' or '-'");
   for (const char c : name) {
     const auto u = static_cast<unsigned char>(c);
-    if (!(std::isalnum(u) != 0 || std::strchr("._-+=@,", c) != nullptr) || u >= 0x80) {
+    // (strchr finds the terminator: a NUL byte would pass it)
+    if (!(std::isalnum(u) != 0 || (c != '\0' && std::strchr("._-+=@,", c) != nullptr)) ||
+        u >= 0x80) {
       bad("only letters, digits and ._-+=@, are allowed");
     }
   }
@@ -280,7 +283,7 @@ void remove_output_directory(const fs::path& out) {
     const int fd = lock_marker(marker);
     if (fd < 0) {
       throw RunDirectoryError("--out " + out.string() + ": a run is still being recorded there (" +
-                                  first_lines(marker, 300) + "); not removed",
+                                  marker_text(out, 300) + "); not removed",
                               EBUSY);
     }
     ::close(fd);
@@ -364,24 +367,53 @@ RunRecording::RunRecording(const fs::path& dir, JournalHeader header, bool creat
 }
 
 RunRecording::~RunRecording() {
+  if (marker_fd_ >= 0 && journal_ && !journal_->error().empty()) note_failure(journal_->error());
   hdf5_.reset();
   journal_.reset();
   if (marker_fd_ >= 0) ::close(marker_fd_);
 }
 
+void RunRecording::note_failure(const std::string& why) noexcept {
+  // Written over the marker's first bytes, never beyond its size: on a full disk this needs no
+  // new block. Recovery reads it back (kRecordingFailed).
+  struct stat st {};
+  if (marker_fd_ < 0 || ::fstat(marker_fd_, &st) != 0 || st.st_size < 2) return;
+  try {
+    const auto size = static_cast<std::size_t>(st.st_size);
+    std::string old(size, '\0');
+    if (::pread(marker_fd_, old.data(), size, 0) != static_cast<ssize_t>(size)) return;
+    std::string line = std::string(kRecordingFailed) + why;
+    for (char& c : line) {
+      if (c == '\n') c = ' ';
+    }
+    line = line.substr(0, size - 1) + "\n";
+    const std::string text = (line + old).substr(0, size);
+    if (::pwrite(marker_fd_, text.data(), text.size(), 0) == static_cast<ssize_t>(text.size())) {
+      (void)::fdatasync(marker_fd_);
+    }
+  } catch (const std::exception&) {
+    // (no memory): recovery then says the recorder ended without completing
+  }
+}
+
 nlohmann::json RunRecording::complete(const Experiment& experiment, const nlohmann::json& extra) {
   if (marker_fd_ < 0) throw RunDirectoryError(dir_.string() + ": completed already", 0);
   try {
-    journal_->close();
-  } catch (const JournalError& e) {
-    throw RunDirectoryError(std::string("recording the journal failed: ") + e.what(), 0);
+    try {
+      journal_->close();
+    } catch (const JournalError& e) {
+      throw RunDirectoryError(std::string("recording the journal failed: ") + e.what(), 0);
+    }
+    nlohmann::json summary = write_files(experiment, dir_, extra);
+    if (hdf5_) finish_hdf5(*hdf5_, dir_);
+    remove_marker(dir_);
+    ::close(marker_fd_);
+    marker_fd_ = -1;
+    return summary;
+  } catch (const RunDirectoryError& e) {
+    note_failure(e.what());
+    throw;
   }
-  nlohmann::json summary = write_files(experiment, dir_, extra);
-  if (hdf5_) finish_hdf5(*hdf5_, dir_);
-  remove_marker(dir_);
-  ::close(marker_fd_);
-  marker_fd_ = -1;
-  return summary;
 }
 
 void write_run_directory(const Experiment& experiment, const fs::path& out, bool overwrite,
@@ -410,15 +442,17 @@ int lock_for_recovery(const fs::path& dir) {
     throw RunDirectoryError(dir.string() + ": complete (no INCOMPLETE marker): nothing to recover",
                             0);
   }
-  if (!fs::exists(journal_file, ec)) {
+  refuse_special_entries(dir);  // recovery writes files into it by name
+  if (!has_run_entry(dir, kJournalFile)) {
     throw RunDirectoryError(dir.string() + ": no " + kJournalFile +
                                 ": nothing was recorded (the recorder was killed while creating "
                                 "the directory); remove it, or replace it with --force",
                             0);
   }
+  check_run_file(dir, kJournalFile, kMaxRunTableBytes);
   const int fd = lock_marker(marker);
   if (fd < 0) {
-    throw RunDirectoryError(dir.string() + ": still being recorded (" + first_lines(marker, 300) +
+    throw RunDirectoryError(dir.string() + ": still being recorded (" + marker_text(dir, 300) +
                                 "): recover it only after its recorder has ended",
                             EBUSY);
   }
@@ -472,6 +506,34 @@ nlohmann::json recovery_summary(const JournalContents& journal, const RecoveryRe
   return extra;
 }
 
+// Why the directory was left incomplete: the write error its recorder noted in INCOMPLETE (a
+// full disk said so), the end of the run it journalled, or neither (it was killed).
+std::string recovery_reason(const fs::path& dir, const std::string& writer, const std::string& end,
+                            std::size_t rows) {
+  const std::string held = "; the journal holds " + std::to_string(rows) + " cycles";
+  std::string marker;
+  try {
+    marker = read_run_file(dir, kIncompleteMarker);
+  } catch (const RunDirectoryError&) {
+  }
+  std::string failure;
+  if (marker.rfind(kRecordingFailed, 0) == 0) {
+    const std::string why = marker.substr(std::strlen(kRecordingFailed),
+                                          marker.find('\n') - std::strlen(kRecordingFailed));
+    const bool full = why.find(std::strerror(ENOSPC)) != std::string::npos ||
+                      why.find("disk is full") != std::string::npos ||
+                      why.find(std::strerror(EDQUOT)) != std::string::npos;
+    failure = std::string(full ? "the disk was full: " : "a write failed: ") + writer +
+              " could not write the run directory (" + why + ")";
+  }
+  if (!end.empty()) {
+    return "the run ended (" + end + ") but writing its run directory did not complete" +
+           (failure.empty() ? "" : ": " + failure);
+  }
+  if (!failure.empty()) return failure + held;
+  return "recorder killed: " + writer + " ended without completing the run directory" + held;
+}
+
 }  // namespace
 
 RecoveryResult recover_run_directory(const fs::path& dir) {
@@ -516,10 +578,7 @@ RecoveryResult recover_run_directory(const fs::path& dir) {
   experiment->set_row_observer(nullptr);
   RecoveryResult result;
   result.cycles = replayed;
-  result.reason =
-      end.empty() ? "recorder killed: " + h.writer + " ended without completing the run " +
-                        "directory; the journal holds " + std::to_string(journal.rows) + " cycles"
-                  : "the run ended (" + end + ") but writing its run directory did not complete";
+  result.reason = recovery_reason(dir, h.writer, end, journal.rows);
   result.summary = write_files(*experiment, dir, recovery_summary(journal, result));
   if (hdf5) finish_hdf5(*hdf5, dir);
   remove_marker(dir);

@@ -4,17 +4,17 @@
 #include <matio.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <charconv>
 #include <cstring>
-#include <fstream>
 #include <set>
-#include <sstream>
 #include <stdexcept>
 
 #include "hdf5_io.hpp"
 #include "hyloop/experiment/run_directory.hpp"
+#include "hyloop/experiment/run_file.hpp"
 #include "hyloop/experiment/scenario_error.hpp"
 #include "hyloop/experiment/yaml_fields.hpp"
 
@@ -22,14 +22,6 @@ namespace hyloop::experiment {
 namespace fs = std::filesystem;
 
 namespace {
-
-std::string read_text(const fs::path& path) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) throw std::runtime_error(path.string() + ": cannot be read");
-  std::ostringstream s;
-  s << f.rdbuf();
-  return s.str();
-}
 
 std::vector<std::string> split(const std::string& line) {
   std::vector<std::string> cells;
@@ -46,20 +38,17 @@ std::vector<std::string> split(const std::string& line) {
 }  // namespace
 
 RunTable read_run_table(const fs::path& path) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) throw std::runtime_error(path.string() + ": cannot be read");
+  RunFile f(path.parent_path(), path.filename().string(), kMaxRunTableBytes);
   RunTable t;
   std::string line;
-  if (!std::getline(f, line) || line.empty()) {
+  if (!f.getline(line) || line.empty()) {
     throw std::runtime_error(path.string() + ": empty (expected a header of name[unit] columns)");
   }
-  if (line.back() == '\r') line.pop_back();
   t.headers = split(line);
   const std::size_t columns = t.headers.size();
   std::size_t line_no = 1;
-  while (std::getline(f, line)) {
+  while (f.getline(line)) {
     ++line_no;
-    if (!line.empty() && line.back() == '\r') line.pop_back();
     if (line.empty()) continue;
     const char* p = line.data();
     const char* end = p + line.size();
@@ -252,25 +241,25 @@ RunData read_run_data(const fs::path& dir) {
   }
   RunData d = read_run_metadata(dir);
   d.samples = read_run_table(dir / "samples.csv");
-  if (d.samples.rows == 0 && fs::exists(dir / kRunHdf5File, ec)) {
+  if (d.samples.rows == 0 && has_run_entry(dir, kRunHdf5File)) {
     d.samples = read_hdf5_table(dir / kRunHdf5File, "samples");
   }
   return d;
 }
 
 RunTable read_hdf5_table(const fs::path& file, const std::string& group) {
+  check_run_file(file.parent_path(), file.filename().string(), kMaxRunTableBytes);
   RunTable t;
   h5::read_table(file, group, t.headers, t.rows, t.values);
   return t;
 }
 
 RunData read_run_metadata(const fs::path& dir) {
-  std::error_code ec;
   RunData d;
   d.dir = dir;
-  if (fs::exists(dir / "cycles.csv", ec)) d.cycles = read_run_table(dir / "cycles.csv");
-  d.summary_json = read_text(dir / "summary.json");
-  d.scenario_yaml = read_text(dir / "scenario.yaml");
+  if (has_run_entry(dir, "cycles.csv")) d.cycles = read_run_table(dir / "cycles.csv");
+  d.summary_json = read_run_file(dir, "summary.json");
+  d.scenario_yaml = read_run_file(dir, "scenario.yaml");
   return d;
 }
 

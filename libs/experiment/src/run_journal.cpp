@@ -449,10 +449,14 @@ void read_journal_events(sqlite3* db, const fs::path& file, JournalContents& c) 
 }  // namespace
 
 JournalContents read_journal(const fs::path& file) {
-  if (!fs::is_regular_file(file)) throw JournalError(file.string() + ": no such journal");
+  std::error_code ec;
+  if (!fs::is_regular_file(fs::symlink_status(file, ec))) {
+    throw JournalError(file.string() + ": no such journal (a regular file, not a link)");
+  }
   sqlite3* db = nullptr;
   // Read-write: opening a journal whose writer was killed replays its WAL.
-  const int rc = sqlite3_open_v2(file.c_str(), &db, SQLITE_OPEN_READWRITE, nullptr);
+  const int rc =
+      sqlite3_open_v2(file.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOFOLLOW, nullptr);
   struct Closer {
     sqlite3* db;
     ~Closer() { sqlite3_close(db); }

@@ -1,5 +1,7 @@
 #include "hyloop/experiment/yaml_fields.hpp"
 
+#include <algorithm>
+#include <cstdio>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -28,7 +30,70 @@ std::string too_long_string(std::string_view text) {
   return message;
 }
 
+std::size_t invalid_utf8_at(std::string_view text) noexcept {
+  const auto byte = [&](std::size_t i) { return static_cast<unsigned char>(text[i]); };
+  const auto continuation = [&](std::size_t i) {
+    return i < text.size() && (byte(i) & 0xC0) == 0x80;
+  };
+  std::size_t i = 0;
+  while (i < text.size()) {
+    const unsigned char c = byte(i);
+    std::size_t n = 0;
+    if (c < 0x80) {
+      n = 1;
+    } else if (c >= 0xC2 && c <= 0xDF) {
+      n = 2;
+    } else if (c >= 0xE0 && c <= 0xEF) {
+      n = 3;
+    } else if (c >= 0xF0 && c <= 0xF4) {
+      n = 4;
+    } else {
+      return i;  // a continuation byte first, an overlong lead (C0, C1) or above U+10FFFF
+    }
+    for (std::size_t k = 1; k < n; ++k) {
+      if (!continuation(i + k)) return i;
+    }
+    // Overlong 3- and 4-byte forms, UTF-16 surrogates, code points above U+10FFFF.
+    if ((c == 0xE0 && byte(i + 1) < 0xA0) || (c == 0xED && byte(i + 1) > 0x9F) ||
+        (c == 0xF0 && byte(i + 1) < 0x90) || (c == 0xF4 && byte(i + 1) > 0x8F)) {
+      return i;
+    }
+    i += n;
+  }
+  return std::string_view::npos;
+}
+
 namespace {
+
+// "ORIGIN: FIELD: not valid UTF-8 (byte N of the WHAT is 0xHH)" unless `text` is UTF-8.
+void require_utf8(std::string_view text, const std::string& origin, const std::string& field,
+                  const char* what) {
+  const std::size_t at = invalid_utf8_at(text);
+  if (at == std::string_view::npos) return;
+  char hex[8];
+  std::snprintf(hex, sizeof hex, "0x%02X",
+                static_cast<unsigned>(static_cast<unsigned char>(text[at])));
+  throw ScenarioError(origin + ": " + (field.empty() ? "" : field + ": ") +
+                      "not valid UTF-8 (byte " + std::to_string(at) + " of the " + what + " is " +
+                      hex + "); text in a scenario must be UTF-8");
+}
+
+// A key for messages: one that is not UTF-8 with its bytes above 0x7F as \xHH.
+std::string printable(std::string_view key) {
+  if (invalid_utf8_at(key) == std::string_view::npos) return excerpt(key);
+  std::string out;
+  for (const char c : excerpt(key)) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u < 0x80) {
+      out += c;
+    } else {
+      char hex[8];
+      std::snprintf(hex, sizeof hex, "\\x%02X", static_cast<unsigned>(u));
+      out += hex;
+    }
+  }
+  return out;
+}
 
 // Depth-first over the document; `budget` counts nodes visited (an alias is visited again, so
 // a document of nested aliases cannot make the walk exponential).
@@ -49,6 +114,7 @@ void check_keys_of(const YAML::Node& node, const std::string& path, const std::s
                             "): a key must be a name, not a list or mapping");
       }
       const std::string& key = kv.first.Scalar();
+      require_utf8(key, origin, at(printable(key)), "key");
       const int line = kv.first.Mark().line + 1;
       const auto [it, inserted] = lines.emplace(key, line);
       if (!inserted) {
@@ -62,6 +128,8 @@ void check_keys_of(const YAML::Node& node, const std::string& path, const std::s
     for (std::size_t i = 0; i < node.size(); ++i) {
       check_keys_of(node[i], path + "[" + std::to_string(i) + "]", origin, budget);
     }
+  } else if (node.IsScalar()) {
+    require_utf8(node.Scalar(), origin, path, "value");
   }
 }
 
@@ -81,6 +149,7 @@ void apply_override(YAML::Node& root, const std::string& assignment, const std::
     throw ScenarioError(origin + ": --set " + excerpt(assignment) + ": longer than " +
                         std::to_string(kMaxOverrideBytes) + " characters");
   }
+  require_utf8(assignment, origin, "--set " + printable(assignment.substr(0, eq)), "override");
   const std::string path = assignment.substr(0, eq);
   YAML::Node value;
   try {
@@ -168,6 +237,14 @@ YAML::Node load_yaml(const std::string& text, const std::string& origin,
   }
   if (!root || root.IsNull()) root = YAML::Node(YAML::NodeType::Map);
   check_unique_keys(root, origin);
+  // Outside keys and values (comments): the text goes to the journal and run directory as is.
+  if (const std::size_t at = invalid_utf8_at(text); at != std::string_view::npos) {
+    const std::size_t line =
+        1 + static_cast<std::size_t>(
+                std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(at), '\n'));
+    throw ScenarioError(origin + ": line " + std::to_string(line) + ": not valid UTF-8 (byte " +
+                        std::to_string(at) + " of the text); a scenario must be UTF-8");
+  }
   for (const std::string& o : overrides) apply_override(root, o, origin);
   return root;
 }

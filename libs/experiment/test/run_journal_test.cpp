@@ -224,6 +224,10 @@ TEST(RunName, OnlyASingleNameUnderTheRunsDirectoryIsAccepted) {
   EXPECT_NE(name_error("a\nb").find("\"a\\x0ab\": only letters"), std::string::npos)
       << name_error("a\nb");
   EXPECT_NE(name_error("a b").find("only letters"), std::string::npos);
+  // Issue 27: a NUL byte passed (strchr finds the terminator).
+  EXPECT_NE(name_error(std::string("run\0x", 5)).find("\"run\\x00x\": only letters"),
+            std::string::npos)
+      << name_error(std::string("run\0x", 5));
   const std::string huge(100000, 'x');
   const std::string e = name_error(huge);
   EXPECT_NE(e.find("longer than 255 bytes"), std::string::npos);
@@ -356,6 +360,12 @@ TEST(Recording, AFailedWriteIsAClearErrorAndTheDirectoryStaysIncomplete) {
   const RecoveryResult r = recover_run_directory(dir / "run");
   EXPECT_EQ(r.cycles, 2000U);
   EXPECT_NE(r.reason.find("the run ended"), std::string::npos) << r.reason;
+  // Issue 27: and why it did not complete.
+  EXPECT_NE(r.reason.find("a write failed: test could not write the run directory (writing " +
+                          (dir / "run" / "samples.csv").string() +
+                          " failed: " + std::strerror(EFBIG) + ")"),
+            std::string::npos)
+      << r.reason;
   fs::remove_all(dir);
 }
 

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "hyloop/experiment/data_source.hpp"
+#include "hyloop/experiment/yaml_fields.hpp"
 #include "hyloop/kinds/fcu/fcu_experiment.hpp"
 #include "hyloop/kinds/rht/rht_experiment.hpp"
 #include "hyloop/kinds/sits/sits_scenario.hpp"
@@ -183,6 +184,57 @@ TEST(ScenarioFields, MarkdownReferenceNamesEveryField) {
       }
     }
   }
+}
+
+// Issue 27 finding 7: text that is not UTF-8 is found at its first bad byte.
+TEST(ScenarioFields, InvalidUtf8IsFoundAtItsFirstBadByte) {
+  const std::string npos_text =
+      "name \xC3\xA9\xE2\x82\xAC\xF0\x9F\x98\x80 U+10FFFF \xF4\x8F\xBF\xBF";
+  EXPECT_EQ(invalid_utf8_at(npos_text), std::string::npos);
+  EXPECT_EQ(invalid_utf8_at("ab\xFF"
+                            "c"),
+            2U);
+  EXPECT_EQ(invalid_utf8_at("ab\xC0\xAF"), 2U);         // overlong '/'
+  EXPECT_EQ(invalid_utf8_at("a\xE0\x80\xAF"), 1U);      // overlong, 3 bytes
+  EXPECT_EQ(invalid_utf8_at("a\xED\xA0\x80"), 1U);      // a UTF-16 surrogate
+  EXPECT_EQ(invalid_utf8_at("a\xF4\x90\x80\x80"), 1U);  // above U+10FFFF
+  EXPECT_EQ(invalid_utf8_at("abc\xE2\x82"), 3U);        // cut short
+  EXPECT_EQ(invalid_utf8_at("\x80"), 0U);               // a continuation byte first
+}
+
+// Every key and value of a scenario, and an override, is checked where the text is loaded.
+TEST(ScenarioFields, NonUtf8TextIsRefusedNamingTheFieldAndTheByte) {
+  const auto error = [](const std::string& text, const std::vector<std::string>& overrides) {
+    try {
+      (void)load_yaml(text, "s.yaml", overrides);
+    } catch (const ScenarioError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  EXPECT_EQ(error("name: ab\xFF"
+                  "c\n",
+                  {}),
+            "s.yaml: name: not valid UTF-8 (byte 2 of the value is 0xFF); text in a scenario "
+            "must be UTF-8");
+  EXPECT_NE(error("outputs:\n  format: h\xC0\n", {})
+                .find("s.yaml: outputs.format: not valid "
+                      "UTF-8 (byte 1 of the value"),
+            std::string::npos);
+  EXPECT_NE(error("na\xFEme: x\n", {})
+                .find("s.yaml: na\\xFEme: not valid UTF-8 (byte 2 of the "
+                      "key is 0xFE)"),
+            std::string::npos)
+      << error("na\xFEme: x\n", {});
+  EXPECT_NE(error("name: x # caf\xE9\n", {}).find("s.yaml: line 1: not valid UTF-8 (byte 13"),
+            std::string::npos)
+      << error("name: x # caf\xE9\n", {});
+  EXPECT_NE(error("name: x\n", {"name=ab\xFF"})
+                .find("s.yaml: --set name: not valid UTF-8 (byte 7 "
+                      "of the override is 0xFF)"),
+            std::string::npos)
+      << error("name: x\n", {"name=ab\xFF"});
+  EXPECT_EQ(error("name: caf\xC3\xA9\n", {}), "");
 }
 
 }  // namespace

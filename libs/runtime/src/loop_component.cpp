@@ -164,6 +164,7 @@ transport::ChannelConfig LoopComponent::channel(const std::string& endpoint, con
   c.security = transport::loop_channel_security(plane, field, name(), role, endpoint,
                                                 endpoints_.command_source());
   c.endpoint = endpoint;
+  c.field = std::string("endpoints.") + field;
   c.pattern = pattern;
   c.role = role;
   // A peer that is not there yet (connect before bind) or restarts is retried every 10–50 ms,

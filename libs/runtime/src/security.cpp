@@ -15,6 +15,7 @@
 #include <zmq.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -229,6 +230,54 @@ void validate(const CertsOptions& o) {
   }
 }
 
+std::string mode_text(mode_t mode) {
+  char text[8];
+  std::snprintf(text, sizeof text, "%04o", static_cast<unsigned>(mode & 07777));
+  return text;
+}
+
+// The owner and write permissions of one entry of a security directory; the read permissions
+// of a secret.
+void check_security_entry(const fs::path& path, const struct stat& st, bool secret) {
+  if (st.st_uid != ::geteuid() && st.st_uid != 0) {
+    throw std::invalid_argument(path.string() + " is owned by uid " + std::to_string(st.st_uid) +
+                                ", not by this user (uid " + std::to_string(::geteuid()) +
+                                ") or root: refused (chown it)");
+  }
+  if ((st.st_mode & 022) != 0) {
+    throw std::invalid_argument(path.string() + " has mode " + mode_text(st.st_mode) +
+                                ": group or others may write it (chmod go-w)");
+  }
+  if (secret && (st.st_mode & 077) != 0) {
+    throw std::invalid_argument(path.string() + " has mode " + mode_text(st.st_mode) +
+                                ": a secret must not be readable by group or others (chmod 600)");
+  }
+}
+
+bool is_secret_file(const fs::path& path, bool in_tokens) {
+  const std::string ext = path.extension().string();
+  return in_tokens || ext == ".key" || ext == ".secret";
+}
+
+// A directory of the security directory and the files in it (not its subdirectories).
+void check_security_level(const fs::path& dir, bool in_tokens) {
+  struct stat st {};
+  if (::stat(dir.c_str(), &st) != 0) {
+    throw std::invalid_argument("security dir " + dir.string() + ": " + std::strerror(errno));
+  }
+  if (!S_ISDIR(st.st_mode)) {
+    throw std::invalid_argument("security dir " + dir.string() + ": not a directory");
+  }
+  check_security_entry(dir, st, false);
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(dir, ec)) {
+    struct stat f {};
+    if (::stat(e.path().c_str(), &f) != 0 || S_ISDIR(f.st_mode)) continue;
+    check_security_entry(e.path(), f, is_secret_file(e.path(), in_tokens));
+  }
+  if (ec) throw std::invalid_argument("security dir " + dir.string() + ": " + ec.message());
+}
+
 std::string trim_line(std::string s) {
   while (!s.empty() && (s.back() == '\n' || s.back() == '\r')) s.pop_back();
   return s;
@@ -307,6 +356,14 @@ fs::path rotate_token(const fs::path& dir, Role role) {
   return path;
 }
 
+void check_security_dir(const fs::path& dir) {
+  check_security_level(dir, false);
+  for (const char* sub : {"tokens", "curve"}) {
+    std::error_code ec;
+    if (fs::exists(dir / sub, ec)) check_security_level(dir / sub, std::string(sub) == "tokens");
+  }
+}
+
 fs::path token_path(const fs::path& dir, Role role) {
   return dir / "tokens" / std::string(to_string(role));
 }
@@ -318,9 +375,7 @@ std::string read_security_file(const fs::path& path, bool secret) {
   }
   if (!S_ISREG(st.st_mode)) throw std::invalid_argument(path.string() + ": not a regular file");
   if (secret && (st.st_mode & 077) != 0) {
-    char mode[8];
-    std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(st.st_mode & 07777));
-    throw std::invalid_argument(path.string() + " has mode " + mode +
+    throw std::invalid_argument(path.string() + " has mode " + mode_text(st.st_mode) +
                                 ": a secret must not be readable by group or others (chmod 600)");
   }
   constexpr off_t kMaxSize = 1 << 20;

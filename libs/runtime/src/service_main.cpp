@@ -253,6 +253,7 @@ int run_service_main(int argc, char** argv, const std::string& service_name,
   try {
     config = resolved_config(args, service_name);
     if (!config.security_dir.empty()) {
+      check_security_dir(config.security_dir);
       security = load_server_security(config.security_dir, service_name);
     }
     init_logging(config.name, config.log_level);

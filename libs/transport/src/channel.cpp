@@ -139,6 +139,12 @@ Channel::Channel(zmq::context_t& context, ChannelConfig config)
       socket_.connect(config_.endpoint);
       endpoint_ = config_.endpoint;
     }
+  } catch (const zmq::error_t& e) {
+    if (zap_) zap_->remove_domain(zap_domain_);
+    throw std::invalid_argument((config_.field.empty() ? "" : config_.field + " = ") + "'" +
+                                config_.endpoint.substr(0, 200) + "': cannot " +
+                                (config_.role == Role::kBind ? "bind" : "connect") + ": " +
+                                e.what());
   } catch (...) {
     if (zap_) zap_->remove_domain(zap_domain_);
     throw;

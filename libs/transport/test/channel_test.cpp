@@ -6,6 +6,7 @@
 #include <array>
 #include <chrono>
 #include <cstring>
+#include <stdexcept>
 #include <string>
 #include <thread>
 
@@ -205,7 +206,18 @@ TEST(Channel, ParsesPatternAndRole) {
   EXPECT_EQ(parse_role("connect"), Role::kConnect);
   EXPECT_THROW((void)parse_pattern("pub"), std::invalid_argument);
   zmq::context_t ctx;
-  EXPECT_THROW(Channel(ctx, {.endpoint = "nonsense://x"}), zmq::error_t);
+  // libzmq's refusal is std::invalid_argument naming the endpoint and, when given, its field.
+  EXPECT_THROW(Channel(ctx, {.endpoint = "nonsense://x"}), std::invalid_argument);
+  ChannelConfig config{.endpoint = "nonsense://x"};
+  config.field = "endpoints.telemetry";
+  try {
+    Channel channel(ctx, config);
+    FAIL() << "no error";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_EQ(std::string(e.what()).rfind("endpoints.telemetry = 'nonsense://x': cannot bind: ", 0),
+              0U)
+        << e.what();
+  }
 }
 
 }  // namespace

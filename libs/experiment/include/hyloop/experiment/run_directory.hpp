@@ -30,6 +30,9 @@ namespace hyloop::experiment {
 
 inline constexpr const char* kIncompleteMarker = "INCOMPLETE";
 inline constexpr const char* kJournalFile = "journal.sqlite";
+/// The first line of INCOMPLETE after a write of the run directory failed (a full disk):
+/// "recording failed: REASON", read back by recovery.
+inline constexpr const char* kRecordingFailed = "recording failed: ";
 
 /// A run directory cannot be created, written or recovered. `error_number()` is the errno behind
 /// it (ENOSPC for a full disk), 0 when there is none.
@@ -95,6 +98,9 @@ class RunRecording {
                           const nlohmann::json& extra = nlohmann::json::object());
 
  private:
+  /// Writes kRecordingFailed + why over INCOMPLETE's first bytes (never growing it).
+  void note_failure(const std::string& why) noexcept;
+
   std::filesystem::path dir_;
   int marker_fd_ = -1;
   std::unique_ptr<RunJournal> journal_;

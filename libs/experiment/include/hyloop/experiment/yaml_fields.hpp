@@ -12,6 +12,8 @@
 //     finite, normal or exactly zero (no subnormals), and |v| <= kMaxNumberMagnitude unless the
 //     field documents a narrower range; true/false are plain scalars too;
 //   - a string field holds at most kMaxStringChars characters;
+//   - the text, every key and every value is valid UTF-8 (no overlong forms, surrogates or
+//     code points above U+10FFFF): the error names the field and the byte offset;
 //   - a message quotes at most kMaxQuotedChars characters of any value (excerpt()).
 
 #include <yaml-cpp/yaml.h>
@@ -45,8 +47,13 @@ std::string excerpt(std::string_view text, std::size_t max = kMaxQuotedChars);
 /// -Wrestrict when this concatenation is inlined into a caller, GCC bug 105329).
 std::string too_long_string(std::string_view text);
 
+/// The offset of the first byte of `text` that is not part of valid UTF-8, or npos.
+std::size_t invalid_utf8_at(std::string_view text) noexcept;
+
 /// @throws ScenarioError "ORIGIN: key.path: duplicate key (lines A and B)" for the first key
-/// that appears twice in one mapping, or when the document has more than kMaxYamlNodes nodes.
+/// that appears twice in one mapping, "ORIGIN: key.path: not valid UTF-8 (byte N of the value
+/// is 0xHH)" for the first key or scalar that is not UTF-8, or when the document has more than
+/// kMaxYamlNodes nodes.
 void check_unique_keys(const YAML::Node& root, const std::string& origin);
 
 /// The text of a scenario file. @throws ScenarioError if it cannot be read.

@@ -66,6 +66,14 @@ std::filesystem::path rotate_token(const std::filesystem::path& dir, Role role);
 /// Throws std::invalid_argument naming the file and what is wrong.
 [[nodiscard]] std::string read_token_file(const std::filesystem::path& path);
 
+/// Checks a security directory as a service or `hyloop up`/`ctl` starts (docs/security.md,
+/// "Start-up checks"): DIR, tokens/ and curve/ are directories that group and others cannot
+/// write; every file in them is owned by this user or root and not writable by group or
+/// others; a secret (*.key, curve/*.secret, tokens/*) is not readable by group or others.
+/// Symbolic links are checked at their target. Throws std::invalid_argument naming the path,
+/// its mode or owner, and the fix.
+void check_security_dir(const std::filesystem::path& dir);
+
 /// Reads a whole text file (std::invalid_argument if it cannot be read). With `secret`, refuses
 /// a file group or others can read.
 [[nodiscard]] std::string read_security_file(const std::filesystem::path& path,

@@ -67,6 +67,10 @@ struct ChannelConfig {
   int heartbeat_ivl_ms = 0;
   int heartbeat_timeout_ms = 0;
   ChannelSecurity security{};
+  /// Where the endpoint came from, for messages
+  /// ("endpoints.rig_to_sensor"): a bind or connect that libzmq refuses is std::invalid_argument
+  /// "FIELD = 'ENDPOINT': cannot bind: REASON".
+  std::string field{};
 };
 
 /// Parses "pair"/"push"/"pull" and "bind"/"connect"; throws std::invalid_argument otherwise.
