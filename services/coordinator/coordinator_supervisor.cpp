@@ -97,6 +97,13 @@ void Coordinator::run(std::string out_dir) noexcept {
     if (!ctx.ok && ctx.final_state == v1::RUN_STATE_FINISHED) {
       ctx.final_state = v1::RUN_STATE_FAILED;
     }
+    if (const std::string late =
+            sr::late_commands_fault(late_commands_, static_cast<std::uint64_t>(recorder_->cycle()));
+        ctx.final_state == v1::RUN_STATE_FINISHED && mode_ == v1::CLOCK_MODE_REAL_TIME &&
+        !late.empty()) {
+      ctx.final_state = v1::RUN_STATE_FAILED;
+      ctx.message = late + " [" + ctx.message + "]";
+    }
     const double wall_time_s = std::chrono::duration<double>(Clock::now() - loop_start).count();
     bare.stop();
     deactivate_loop(ctx.unreachable);
