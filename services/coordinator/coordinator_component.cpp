@@ -332,22 +332,9 @@ grpc::Status Coordinator::start(const v1::StartRequest& request, v1::RunStatus* 
     return {grpc::StatusCode::CANCELLED,
             "Start: the caller gave up (deadline passed or cancelled): nothing was started"};
   }
-  try {
-    recording_ = std::make_unique<ex::RunRecording>(
-        out_dir,
-        ex::journal_header(*recorder_, run_id, "hyloop-coordinator",
-                           mode_ == v1::CLOCK_MODE_REAL_TIME ? "real_time" : "lockstep"),
-        false);
-    recorder_->set_row_observer(&recording_->observer());
-    recording_failed_ = false;
-  } catch (const ex::RunDirectoryError& e) {
-    const int err = e.error_number();
-    return {err == EEXIST                    ? grpc::StatusCode::ALREADY_EXISTS
-            : err == ENOSPC || err == EDQUOT ? grpc::StatusCode::RESOURCE_EXHAUSTED
-                                             : grpc::StatusCode::INTERNAL,
-            "out_dir = \"" + request.out_dir() + "\": " + e.what()};
-  } catch (const std::exception& e) {
-    return {grpc::StatusCode::INTERNAL, "out_dir = \"" + request.out_dir() + "\": " + e.what()};
+  if (grpc::Status opened = open_recording_locked(request.out_dir(), run_id, out_dir);
+      !opened.ok()) {
+    return opened;
   }
   status_.Clear();
   set_state_locked(v1::RUN_STATE_RUNNING);
@@ -365,6 +352,29 @@ grpc::Status Coordinator::start(const v1::StartRequest& request, v1::RunStatus* 
   start_request_id_ = request.request_id();
   *reply = status_;
   run_thread_ = std::thread([this, out = out_dir.string()] { run(out); });
+  return grpc::Status::OK;
+}
+
+grpc::Status Coordinator::open_recording_locked(const std::string& out_name,
+                                                const std::string& run_id,
+                                                const std::filesystem::path& out_dir) {
+  try {
+    recording_ = std::make_unique<ex::RunRecording>(
+        out_dir,
+        ex::journal_header(*recorder_, run_id, "hyloop-coordinator",
+                           mode_ == v1::CLOCK_MODE_REAL_TIME ? "real_time" : "lockstep"),
+        false);
+    recorder_->set_row_observer(&recording_->observer());
+    recording_failed_ = false;
+  } catch (const ex::RunDirectoryError& e) {
+    const int err = e.error_number();
+    return {err == EEXIST                    ? grpc::StatusCode::ALREADY_EXISTS
+            : err == ENOSPC || err == EDQUOT ? grpc::StatusCode::RESOURCE_EXHAUSTED
+                                             : grpc::StatusCode::INTERNAL,
+            "out_dir = \"" + out_name + "\": " + e.what()};
+  } catch (const std::exception& e) {
+    return {grpc::StatusCode::INTERNAL, "out_dir = \"" + out_name + "\": " + e.what()};
+  }
   return grpc::Status::OK;
 }
 

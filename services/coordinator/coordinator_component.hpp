@@ -142,6 +142,10 @@ class Coordinator {
   /// Records a row and counts it (run thread).
   void record_row(const std::vector<double>& row);
 
+  /// Creates the run directory `out_dir` (Start.out_dir `out_name`) and its journal for
+  /// `run_id` (holding mutex_); the status names out_dir on failure.
+  grpc::Status open_recording_locked(const std::string& out_name, const std::string& run_id,
+                                     const std::filesystem::path& out_dir);
   /// Resets the recording state of the run about to start (holding mutex_).
   void reset_run_state_locked();
 

@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "coordinator/coordinator_component.hpp"
+#include "hyloop/runtime/logging.hpp"
 #include "hyloop/transport/clock.hpp"
 
 namespace hyloop::services {
@@ -242,6 +243,7 @@ void Coordinator::fail(RunContext& ctx, const std::string& why) {
   ctx.final_state = v1::RUN_STATE_FAILED;
   ctx.message = why;
   ctx.ok = false;
+  runtime::logger()->error("run {} failed: {}", ctx.run_id, why);
   for (const char* name : {"actuator", "dynamics", "sensor", "rig-emulator"}) {
     if (ServiceHandle* s = find_service(name); s != nullptr && ctx.unreachable != name) {
       (void)s->emergency_stop("run failed: " + why);
