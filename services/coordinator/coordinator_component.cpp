@@ -854,8 +854,16 @@ std::string Coordinator::collect_sweep(const std::string& run_id, tp::Channel& t
   std::vector<std::byte> buffer(1 << 16);
   v2::Telemetry t;
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(5);
+  auto renew_at = std::chrono::steady_clock::now();
   for (;;) {
-    if (std::chrono::steady_clock::now() > deadline) return "identification run timed out";
+    const auto now = std::chrono::steady_clock::now();
+    if (now > deadline) return "identification run timed out";
+    if (now >= renew_at) {  // the loop services' leases, as the run's health check renews them
+      renew_at = now + options_.health_period;
+      for (const char* name : {"rig-emulator", "actuator", "sensor"}) {
+        if (ServiceHandle* s = find_service(name)) (void)s->state();
+      }
+    }
     const auto got = telemetry.receive(buffer, std::chrono::milliseconds(200));
     if (!got) {
       const auto st = ident.state();
