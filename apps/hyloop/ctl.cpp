@@ -2,6 +2,7 @@
 
 #include <grpcpp/grpcpp.h>
 #include <hyloop/v1/control.grpc.pb.h>
+#include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
@@ -11,6 +12,7 @@
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <random>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -122,6 +124,17 @@ class Ctl {
   }
 
  private:
+  // A fresh id per request (LoadScenarioRequest/StartRequest.request_id): "ctl-PID-RANDOM-N".
+  std::string request_id() {
+    static const std::string base = [] {
+      std::random_device random;
+      std::ostringstream b;
+      b << "ctl-" << getpid() << "-" << std::hex << random() << random();
+      return b.str();
+    }();
+    return base + "-" + std::to_string(++requests_);
+  }
+
   void set_unary_deadline(grpc::ClientContext& ctx) const {
     const double seconds = o_.timeout_s > 0 ? o_.timeout_s : 10.0;
     ctx.set_deadline(std::chrono::system_clock::now() +
@@ -152,6 +165,7 @@ class Ctl {
     request.set_scenario_yaml(text.str());
     for (const std::string& s : o_.overrides) request.add_overrides(s);
     request.set_source_name(o_.scenario);
+    request.set_request_id(request_id());
     grpc::ClientContext ctx;
     set_unary_deadline(ctx);
     v1::LoadScenarioReply reply;
@@ -180,6 +194,7 @@ class Ctl {
     // A name in the coordinator's --runs-dir (it refuses paths: shared_contracts, Run directories).
     request.set_out_dir(o_.out);
     request.set_mode(o_.mode == kModeRealTime ? v1::CLOCK_MODE_REAL_TIME : v1::CLOCK_MODE_LOCKSTEP);
+    request.set_request_id(request_id());
     grpc::ClientContext ctx;
     set_unary_deadline(ctx);
     v1::RunStatus reply;
@@ -379,6 +394,7 @@ class Ctl {
   }
 
   const CtlOptions& o_;
+  unsigned requests_ = 0;
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<v1::Experiment::Stub> stub_;
 };

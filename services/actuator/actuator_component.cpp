@@ -227,7 +227,7 @@ void ActuatorComponent::run_loop() noexcept {
     if (!lockstep()) {
       // Wait up to 1.5·T for the command, looking for an e-stop request every kEstopPoll.
       const auto until = std::chrono::steady_clock::now() + rt_wait;
-      while (!stop_pending()) {
+      while (!stop_pending() && !stop_requested()) {
         cmd = receive_input(*commands_, input_, kEstopPoll);
         if (cmd != nullptr || std::chrono::steady_clock::now() >= until) break;
       }

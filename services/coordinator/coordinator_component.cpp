@@ -9,12 +9,14 @@
 #include <fstream>
 #include <future>
 #include <limits>
+#include <random>
 #include <sstream>
 
 #include "hyloop/experiment/loop_parts.hpp"
 #include "hyloop/experiment/run_directory.hpp"
 #include "hyloop/kinds/sits/sits_jobs.hpp"
 #include "hyloop/kinds/sits/sits_scenario.hpp"
+#include "hyloop/runtime/guard_rpc.hpp"
 #include "hyloop/runtime/logging.hpp"
 #include "hyloop/runtime/service_main.hpp"
 #include "hyloop/transport/channel.hpp"
@@ -72,11 +74,26 @@ const char* state_name(v1::RunState s) {
   }
 }
 
+/// "coordinator-HOST-PID-RANDOM": unique per coordinator process and instance.
+std::string make_coordinator_id() {
+  std::array<char, 256> host{};
+  if (gethostname(host.data(), host.size() - 1) != 0) host[0] = '\0';
+  std::random_device random;
+  std::ostringstream id;
+  id << "coordinator-" << (host[0] != '\0' ? host.data() : "localhost") << "-" << getpid() << "-"
+     << std::hex << random();
+  return id.str();
+}
+
 }  // namespace
 
 Coordinator::Coordinator(std::vector<std::unique_ptr<ServiceHandle>> services,
                          zmq::context_t& context, CoordinatorOptions options)
-    : services_(std::move(services)), context_(context), options_(std::move(options)) {
+    : id_(make_coordinator_id()),
+      services_(std::move(services)),
+      context_(context),
+      options_(std::move(options)) {
+  for (const auto& s : services_) s->set_caller(id_);
   {
     std::error_code ec;
     runs_dir_ = options_.runs_dir.empty() ? std::filesystem::current_path() : options_.runs_dir;
@@ -211,7 +228,16 @@ bool Coordinator::accept_telemetry(const tp::Received& got, const std::string& r
 }
 
 grpc::Status Coordinator::load_scenario(const v1::LoadScenarioRequest& request,
-                                        v1::LoadScenarioReply* reply) {
+                                        v1::LoadScenarioReply* reply, const CallerGone& gone) {
+  std::uint64_t ticket = 0;
+  {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    if (!request.request_id().empty() && request.request_id() == load_request_id_) {
+      *reply = load_reply_;  // a retry of the load that landed: its reply, loaded once
+      return grpc::Status::OK;
+    }
+    ticket = ++load_tickets_;
+  }
   std::unique_ptr<ex::Experiment> e;
   const std::string origin = request.source_name().empty() ? "scenario" : request.source_name();
   try {
@@ -227,6 +253,19 @@ grpc::Status Coordinator::load_scenario(const v1::LoadScenarioRequest& request,
     return {grpc::StatusCode::FAILED_PRECONDITION, origin + ": " + err.what()};
   }
   const std::lock_guard<std::mutex> lock(mutex_);
+  // It lands only for a caller still waiting, and only if no newer load arrived meanwhile.
+  if (gone && gone()) {
+    runtime::logger()->warn("LoadScenario of {} dropped: its caller gave up (deadline or cancel)",
+                            e->name());
+    return {grpc::StatusCode::CANCELLED,
+            "LoadScenario: the caller gave up (deadline passed or cancelled) before " + origin +
+                " was read: nothing was loaded"};
+  }
+  if (ticket != load_tickets_) {
+    return {grpc::StatusCode::ABORTED, "LoadScenario of " + origin +
+                                           ": superseded by a newer LoadScenario that arrived "
+                                           "while this one was read: nothing was loaded"};
+  }
   if (status_.state() == v1::RUN_STATE_RUNNING) {
     return {grpc::StatusCode::FAILED_PRECONDITION, "a run is in progress: stop it first"};
   }
@@ -237,6 +276,8 @@ grpc::Status Coordinator::load_scenario(const v1::LoadScenarioRequest& request,
   reply->set_resolved_yaml(scenario_text_);
   reply->set_total_cycles(static_cast<std::uint64_t>(e->total_steps()));
   reply->set_step_s(e->step_size());
+  load_request_id_ = request.request_id();
+  load_reply_ = *reply;
   set_state_locked(v1::RUN_STATE_LOADED);
   status_.set_scenario(scenario_name_);
   status_.set_total_cycles(static_cast<std::uint64_t>(e->total_steps()));
@@ -245,7 +286,19 @@ grpc::Status Coordinator::load_scenario(const v1::LoadScenarioRequest& request,
   return grpc::Status::OK;
 }
 
-grpc::Status Coordinator::start(const v1::StartRequest& request, v1::RunStatus* reply) {
+grpc::Status Coordinator::start(const v1::StartRequest& request, v1::RunStatus* reply,
+                                const CallerGone& gone) {
+  if (grpc::Status bad = runtime::check_enum(*v1::ClockMode_descriptor(), request.mode(), "mode");
+      !bad.ok()) {
+    return bad;
+  }
+  {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    if (!request.request_id().empty() && request.request_id() == start_request_id_) {
+      *reply = status_;  // a retry of the Start that began this run: its status, started once
+      return grpc::Status::OK;
+    }
+  }
   if (grpc::Status latched = check_not_latched(); !latched.ok()) return latched;
   std::unique_lock<std::mutex> lock(mutex_);
   if (scenario_text_.empty()) {
@@ -275,22 +328,13 @@ grpc::Status Coordinator::start(const v1::StartRequest& request, v1::RunStatus* 
   }
   const std::string run_id = ex::make_run_id(scenario_name_);
   const std::filesystem::path out_dir = runs_dir_ / request.out_dir();
-  try {
-    recording_ = std::make_unique<ex::RunRecording>(
-        out_dir,
-        ex::journal_header(*recorder_, run_id, "hyloop-coordinator",
-                           mode_ == v1::CLOCK_MODE_REAL_TIME ? "real_time" : "lockstep"),
-        false);
-    recorder_->set_row_observer(&recording_->observer());
-    recording_failed_ = false;
-  } catch (const ex::RunDirectoryError& e) {
-    const int err = e.error_number();
-    return {err == EEXIST                    ? grpc::StatusCode::ALREADY_EXISTS
-            : err == ENOSPC || err == EDQUOT ? grpc::StatusCode::RESOURCE_EXHAUSTED
-                                             : grpc::StatusCode::INTERNAL,
-            "out_dir = \"" + request.out_dir() + "\": " + e.what()};
-  } catch (const std::exception& e) {
-    return {grpc::StatusCode::INTERNAL, "out_dir = \"" + request.out_dir() + "\": " + e.what()};
+  if (gone && gone()) {
+    return {grpc::StatusCode::CANCELLED,
+            "Start: the caller gave up (deadline passed or cancelled): nothing was started"};
+  }
+  if (grpc::Status opened = open_recording_locked(request.out_dir(), run_id, out_dir);
+      !opened.ok()) {
+    return opened;
   }
   status_.Clear();
   set_state_locked(v1::RUN_STATE_RUNNING);
@@ -305,8 +349,32 @@ grpc::Status Coordinator::start(const v1::StartRequest& request, v1::RunStatus* 
   runs_.back().set_scenario(scenario_name_);
   runs_.back().set_out_dir(out_dir.string());
   runs_.back().set_state(v1::RUN_STATE_RUNNING);
+  start_request_id_ = request.request_id();
   *reply = status_;
   run_thread_ = std::thread([this, out = out_dir.string()] { run(out); });
+  return grpc::Status::OK;
+}
+
+grpc::Status Coordinator::open_recording_locked(const std::string& out_name,
+                                                const std::string& run_id,
+                                                const std::filesystem::path& out_dir) {
+  try {
+    recording_ = std::make_unique<ex::RunRecording>(
+        out_dir,
+        ex::journal_header(*recorder_, run_id, "hyloop-coordinator",
+                           mode_ == v1::CLOCK_MODE_REAL_TIME ? "real_time" : "lockstep"),
+        false);
+    recorder_->set_row_observer(&recording_->observer());
+    recording_failed_ = false;
+  } catch (const ex::RunDirectoryError& e) {
+    const int err = e.error_number();
+    return {err == EEXIST                    ? grpc::StatusCode::ALREADY_EXISTS
+            : err == ENOSPC || err == EDQUOT ? grpc::StatusCode::RESOURCE_EXHAUSTED
+                                             : grpc::StatusCode::INTERNAL,
+            "out_dir = \"" + out_name + "\": " + e.what()};
+  } catch (const std::exception& e) {
+    return {grpc::StatusCode::INTERNAL, "out_dir = \"" + out_name + "\": " + e.what()};
+  }
   return grpc::Status::OK;
 }
 
@@ -406,12 +474,8 @@ grpc::Status Coordinator::check_not_latched() {
     resets = reset_counts_;
   }
   for (std::size_t i = 0; latched.empty() && i < services_.size(); ++i) {
-    ServiceHandle& s = *services_[i];
-    const auto st = s.state();
-    if (!st || st->emergency_stop().empty()) continue;
-    const auto it = resets.find(s.name());
-    if (it != resets.end() && it->second == st->emergency_stop_count()) continue;
-    latched = "at the " + s.name() + ": " + st->emergency_stop();
+    latched = service_latch(*services_[i], services_[i]->state(), resets);
+    if (latched.empty()) continue;
     const std::lock_guard<std::mutex> lock(mutex_);
     if (estop_latched_.empty()) estop_latched_ = latched;
   }
@@ -419,6 +483,15 @@ grpc::Status Coordinator::check_not_latched() {
   return {grpc::StatusCode::FAILED_PRECONDITION,
           "emergency stop latched (" + latched +
               "): an operator must reset it first (Experiment.Reset: `hyloop ctl ADDRESS reset`)"};
+}
+
+std::string Coordinator::service_latch(const ServiceHandle& s,
+                                       const std::optional<v1::LifecycleReply>& st,
+                                       const std::map<std::string, std::uint64_t>& resets) {
+  if (!st || st->emergency_stop().empty()) return {};
+  const auto it = resets.find(s.name());
+  if (it != resets.end() && it->second == st->emergency_stop_count()) return {};
+  return "at the " + s.name() + ": " + st->emergency_stop();
 }
 
 v1::ServiceStatus Coordinator::service_status(const ServiceHandle& s,
@@ -448,8 +521,18 @@ void Coordinator::status(v1::RunStatus* reply) {
   for (auto& s : services_) {
     states.push_back(std::async(std::launch::async, [&s] { return s->state(); }));
   }
+  std::map<std::string, std::uint64_t> resets;
+  {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    resets = reset_counts_;
+  }
   for (std::size_t i = 0; i < services_.size(); ++i) {
-    *reply->add_services() = service_status(*services_[i], states[i].get());
+    const std::optional<v1::LifecycleReply> st = states[i].get();
+    *reply->add_services() = service_status(*services_[i], st);
+    // The same latch Start refuses on (check_not_latched): a service's own stop counts too.
+    if (reply->emergency_stop().empty()) {
+      reply->set_emergency_stop(service_latch(*services_[i], st, resets));
+    }
   }
 }
 
@@ -666,6 +749,7 @@ std::string Coordinator::start_loop(const std::string& run_id, const std::string
                                     const char* command_source) {
   v1::ConfigureRequest request;
   request.set_run_id(run_id);
+  request.set_coordinator_id(id_);  // the lease (docs/reliability.md)
   request.set_scenario_yaml(scenario_yaml);
   *request.mutable_endpoints() = endpoints;
   request.set_mode(mode);
@@ -771,8 +855,16 @@ std::string Coordinator::collect_sweep(const std::string& run_id, tp::Channel& t
   std::vector<std::byte> buffer(1 << 16);
   v2::Telemetry t;
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(5);
+  auto renew_at = std::chrono::steady_clock::now();
   for (;;) {
-    if (std::chrono::steady_clock::now() > deadline) return "identification run timed out";
+    const auto now = std::chrono::steady_clock::now();
+    if (now > deadline) return "identification run timed out";
+    if (now >= renew_at) {  // the loop services' leases, as the run's health check renews them
+      renew_at = now + options_.health_period;
+      for (const char* name : {"rig-emulator", "actuator", "sensor"}) {
+        if (ServiceHandle* s = find_service(name)) (void)s->state();
+      }
+    }
     const auto got = telemetry.receive(buffer, std::chrono::milliseconds(200));
     if (!got) {
       const auto st = ident.state();

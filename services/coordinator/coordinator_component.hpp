@@ -26,6 +26,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <limits>
 #include <map>
 #include <memory>
@@ -85,9 +86,19 @@ class Coordinator {
   Coordinator(const Coordinator&) = delete;
   Coordinator& operator=(const Coordinator&) = delete;
 
-  /// Experiment API. Each returns a gRPC status; errors name the field.
-  grpc::Status load_scenario(const v1::LoadScenarioRequest& request, v1::LoadScenarioReply* reply);
-  grpc::Status start(const v1::StartRequest& request, v1::RunStatus* reply);
+  /// Whether the caller of a request has gone (its deadline passed or it cancelled): a request
+  /// whose caller is gone changes nothing (ServerContext::IsCancelled and deadline()).
+  using CallerGone = std::function<bool()>;
+
+  /// Experiment API. Each returns a gRPC status; errors name the field. LoadScenario and Start
+  /// honour LoadScenarioRequest/StartRequest.request_id (a retry answers the request it names)
+  /// and `gone`; a load lands only if no newer LoadScenario arrived while it was being read.
+  grpc::Status load_scenario(const v1::LoadScenarioRequest& request, v1::LoadScenarioReply* reply,
+                             const CallerGone& gone = {});
+  grpc::Status start(const v1::StartRequest& request, v1::RunStatus* reply,
+                     const CallerGone& gone = {});
+  /// This coordinator's id: it holds its services' leases under it (docs/reliability.md).
+  [[nodiscard]] const std::string& id() const noexcept { return id_; }
   grpc::Status stop(v1::RunStatus* reply);
   /// Latches the emergency stop (also while idle) and fans it out, the actuator first.
   grpc::Status emergency_stop(const std::string& reason, v1::RunStatus* reply);
@@ -131,6 +142,10 @@ class Coordinator {
   /// Records a row and counts it (run thread).
   void record_row(const std::vector<double>& row);
 
+  /// Creates the run directory `out_dir` (Start.out_dir `out_name`) and its journal for
+  /// `run_id` (holding mutex_); the status names out_dir on failure.
+  grpc::Status open_recording_locked(const std::string& out_name, const std::string& run_id,
+                                     const std::filesystem::path& out_dir);
   /// Resets the recording state of the run about to start (holding mutex_).
   void reset_run_state_locked();
 
@@ -210,6 +225,13 @@ class Coordinator {
   bool accept_telemetry(const transport::Received& got, const std::string& run_id,
                         v2::Telemetry& t) noexcept;
 
+  /// The latched emergency stop of `s` as GetStatus and Start see it: "" when none or when an
+  /// operator's reset (`resets`) covers it.
+  static std::string service_latch(const ServiceHandle& s,
+                                   const std::optional<v1::LifecycleReply>& st,
+                                   const std::map<std::string, std::uint64_t>& resets);
+
+  std::string id_;  // "coordinator-HOST-PID-RANDOM"
   std::vector<std::unique_ptr<ServiceHandle>> services_;
   zmq::context_t& context_;
   CoordinatorOptions options_;
@@ -226,6 +248,11 @@ class Coordinator {
   std::condition_variable changed_;
   std::string scenario_text_;
   std::string scenario_name_;
+  // LoadScenario in flight: each takes the next ticket; only the newest may land (under mutex_).
+  std::uint64_t load_tickets_ = 0;
+  std::string load_request_id_;  // the request id of the load that landed, and its reply
+  v1::LoadScenarioReply load_reply_;
+  std::string start_request_id_;  // the request id of the latest Start that began a run
   std::unique_ptr<experiment::Experiment> recorder_;
   // The run directory being recorded (INCOMPLETE and the journal until the run's end).
   std::filesystem::path runs_dir_;

@@ -41,8 +41,8 @@ void Coordinator::record(const v2::Telemetry& t) {
   if (sender == kRigSender) {
     rig_last_cycle_ = std::max(rig_last_cycle_, t.header().cycle());
   }
-  if (sender == kRigSender || sender == kDynamicsSender) {
-    merge_row_part(sender, t);
+  if ((sender == kRigSender || sender == kDynamicsSender) && t.values_size() > 0) {
+    merge_row_part(sender, t);  // a message without values carries only its event
   } else if (sender == kActuatorSender) {
     note_actuator(t);
   }

@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "coordinator/coordinator_component.hpp"
+#include "hyloop/runtime/logging.hpp"
 #include "hyloop/transport/clock.hpp"
 
 namespace hyloop::services {
@@ -96,6 +97,13 @@ void Coordinator::run(std::string out_dir) noexcept {
     supervise(ctx);
     if (!ctx.ok && ctx.final_state == v1::RUN_STATE_FINISHED) {
       ctx.final_state = v1::RUN_STATE_FAILED;
+    }
+    if (const std::string late =
+            sr::late_commands_fault(late_commands_, static_cast<std::uint64_t>(recorder_->cycle()));
+        ctx.final_state == v1::RUN_STATE_FINISHED && mode_ == v1::CLOCK_MODE_REAL_TIME &&
+        !late.empty()) {
+      ctx.final_state = v1::RUN_STATE_FAILED;
+      ctx.message = late + " [" + ctx.message + "]";
     }
     const double wall_time_s = std::chrono::duration<double>(Clock::now() - loop_start).count();
     bare.stop();
@@ -235,6 +243,7 @@ void Coordinator::fail(RunContext& ctx, const std::string& why) {
   ctx.final_state = v1::RUN_STATE_FAILED;
   ctx.message = why;
   ctx.ok = false;
+  runtime::logger()->error("run {} failed: {}", ctx.run_id, why);
   for (const char* name : {"actuator", "dynamics", "sensor", "rig-emulator"}) {
     if (ServiceHandle* s = find_service(name); s != nullptr && ctx.unreachable != name) {
       (void)s->emergency_stop("run failed: " + why);

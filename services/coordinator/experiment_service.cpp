@@ -7,17 +7,24 @@
 namespace hyloop::services {
 namespace {
 
+/// The caller of `ctx` gave up: it cancelled, or its deadline (sent with the call) passed.
+Coordinator::CallerGone caller_gone(grpc::ServerContext* ctx) {
+  return
+      [ctx] { return ctx->IsCancelled() || std::chrono::system_clock::now() >= ctx->deadline(); };
+}
+
 class ExperimentService final : public v1::Experiment::Service {
  public:
   explicit ExperimentService(Coordinator& c) : c_(c) {}
 
-  grpc::Status LoadScenario(grpc::ServerContext* /*ctx*/, const v1::LoadScenarioRequest* request,
+  grpc::Status LoadScenario(grpc::ServerContext* ctx, const v1::LoadScenarioRequest* request,
                             v1::LoadScenarioReply* reply) override {
-    return runtime::guard_rpc("LoadScenario", [&] { return c_.load_scenario(*request, reply); });
+    return runtime::guard_rpc("LoadScenario",
+                              [&] { return c_.load_scenario(*request, reply, caller_gone(ctx)); });
   }
-  grpc::Status Start(grpc::ServerContext* /*ctx*/, const v1::StartRequest* request,
+  grpc::Status Start(grpc::ServerContext* ctx, const v1::StartRequest* request,
                      v1::RunStatus* reply) override {
-    return runtime::guard_rpc("Start", [&] { return c_.start(*request, reply); });
+    return runtime::guard_rpc("Start", [&] { return c_.start(*request, reply, caller_gone(ctx)); });
   }
   grpc::Status Stop(grpc::ServerContext* /*ctx*/, const v1::StopRequest* /*request*/,
                     v1::RunStatus* reply) override {

@@ -44,7 +44,7 @@ class GrpcHandle final : public ServiceHandle {
     grpc::ClientContext ctx;
     ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::milliseconds(1000));
     v1::LifecycleReply reply;
-    if (!stub_->GetState(&ctx, v1::LifecycleRequest{}, &reply).ok()) {
+    if (!stub_->GetState(&ctx, request(), &reply).ok()) {
       return std::nullopt;
     }
     return reply;
@@ -55,7 +55,12 @@ class GrpcHandle final : public ServiceHandle {
     grpc::ClientContext ctx;
     ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
     v1::LifecycleReply reply;
-    return check(((*stub_).*method)(&ctx, v1::LifecycleRequest{}, &reply), reply);
+    return check(((*stub_).*method)(&ctx, request(), &reply), reply);
+  }
+  [[nodiscard]] v1::LifecycleRequest request() const {
+    v1::LifecycleRequest r;
+    r.set_coordinator_id(caller_);
+    return r;
   }
   v1::LifecycleReply check(const grpc::Status& status, v1::LifecycleReply& reply) const {
     if (!status.ok()) {
@@ -76,15 +81,20 @@ class LocalHandle final : public ServiceHandle {
   explicit LocalHandle(runtime::Component& c) : c_(c) {}
   const std::string& name() const override { return c_.name(); }
   std::string address() const override { return "inproc"; }
-  v1::LifecycleReply configure(const v1::ConfigureRequest& r) override { return c_.configure(r); }
-  v1::LifecycleReply activate() override { return c_.activate(); }
-  v1::LifecycleReply deactivate() override { return c_.deactivate(); }
-  v1::LifecycleReply shutdown() override { return c_.shutdown(); }
-  v1::LifecycleReply cleanup() override { return c_.cleanup(); }
+  v1::LifecycleReply configure(const v1::ConfigureRequest& r) override {
+    return c_.configure(r, r.coordinator_id());
+  }
+  v1::LifecycleReply activate() override { return c_.activate(caller_); }
+  v1::LifecycleReply deactivate() override { return c_.deactivate(caller_); }
+  v1::LifecycleReply shutdown() override { return c_.shutdown(caller_); }
+  v1::LifecycleReply cleanup() override { return c_.cleanup(caller_); }
   v1::LifecycleReply emergency_stop(const std::string& reason) override {
     return c_.emergency_stop(reason);
   }
-  std::optional<v1::LifecycleReply> state() override { return c_.state_reply(); }
+  std::optional<v1::LifecycleReply> state() override {
+    c_.renew_lease(caller_);
+    return c_.state_reply();
+  }
 
  private:
   runtime::Component& c_;

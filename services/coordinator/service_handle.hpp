@@ -32,8 +32,15 @@ class ServiceHandle {
   /// run.
   virtual v1::LifecycleReply cleanup() = 0;
   virtual v1::LifecycleReply emergency_stop(const std::string& reason) = 0;
-  /// std::nullopt when the service does not answer (dead or unreachable).
+  /// std::nullopt when the service does not answer (dead or unreachable). Renews the lease
+  /// when this handle's caller holds it.
   virtual std::optional<v1::LifecycleReply> state() = 0;
+  /// The coordinator id sent with every call (the service's lease: docs/reliability.md).
+  void set_caller(std::string id) { caller_ = std::move(id); }
+  [[nodiscard]] const std::string& caller() const noexcept { return caller_; }
+
+ protected:
+  std::string caller_;
 };
 
 /// A service in another process: the Lifecycle gRPC API at `address` (host:port or unix:path),

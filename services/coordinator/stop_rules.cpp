@@ -41,6 +41,17 @@ bool keep_reading(const LoopView& v) {
          !health_due(v);
 }
 
+std::string late_commands_fault(std::uint64_t late, std::uint64_t cycles) {
+  if (cycles == 0 || static_cast<double>(late) <= kLateCommandLimit * static_cast<double>(cycles)) {
+    return {};
+  }
+  return std::to_string(late) + " of " + std::to_string(cycles) +
+         " cycles ran on a late command (more than " +
+         std::to_string(static_cast<int>(kLateCommandLimit * 100)) +
+         " %): the commands did not reach the rig in time (a loop channel that never connected, "
+         "e.g. CURVE keys that do not match?)";
+}
+
 std::string describe(v2::LoopEvent event, std::string_view detail) {
   switch (event) {
     case v2::LOOP_EVENT_STOP:

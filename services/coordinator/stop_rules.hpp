@@ -24,6 +24,11 @@ inline constexpr std::chrono::milliseconds kStopRowGrace{500};
 /// How long an emergency stop waits for the actuator's AT_REST "estop" before ending the run.
 inline constexpr std::chrono::seconds kEstopRestTimeout{3};
 
+/// Real time: a run in which more than this share of the cycles ran on a late command (the rig
+/// held the previous one) did not run the scenario: it fails instead of finishing. Healthy runs
+/// here stay below 1 % (docs/performance.md); commands that never arrive give ~100 %.
+inline constexpr double kLateCommandLimit = 0.5;
+
 /// What the supervisor sees of a run at one instant.
 struct LoopView {
   std::uint64_t total_cycles = 0;     // cycles the scenario runs
@@ -69,6 +74,10 @@ struct LoopView {
 [[nodiscard]] bool health_due(const LoopView& v);
 /// Nothing can have ended the run since the last evaluation: keep reading telemetry.
 [[nodiscard]] bool keep_reading(const LoopView& v);
+
+/// Real time, at the end of a run that finished: why it fails instead ("N of M cycles ran on a
+/// late command ..."), or "" when at most kLateCommandLimit of its `cycles` did.
+[[nodiscard]] std::string late_commands_fault(std::uint64_t late, std::uint64_t cycles);
 
 /// A loop event as the summary's distributed.loop_event shows it: "stop:REASON", "fault:WHY",
 /// "estop:at_rest", "watchdog:at_rest", "identified"; "" for none.

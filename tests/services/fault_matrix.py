@@ -12,6 +12,8 @@ of a real-time run, REPS times each. For every case it checks:
   - the rig stopped safely: the actuator's log line (first stopping command after the request,
     at rest after ...) or the rig's hold on a silent actuator;
   - every sample up to the fault on disk (within the recorder's flush period).
+Then the coordination and key faults of issue 27 (coordination_faults.py: a load that timed
+out, a second coordinator, a CURVE key mismatch), each once (--coordination).
 The measured times go to a JSON file (--json) and a table on stdout (docs/reliability.md).
 Exit status 0 when every check of every case passed.
 """
@@ -29,6 +31,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+import coordination_faults
 
 SERVICES = ["rig-emulator", "sensor", "dynamics", "actuator", "identification", "coordinator"]
 TARGETS = SERVICES + ["up"]
@@ -312,13 +316,16 @@ def main() -> int:
     p.add_argument("--json", help="write every case's measurements here")
     p.add_argument("--recover", action="store_true", default=True)
     p.add_argument("--keep", action="store_true", help="keep each case's directory")
+    p.add_argument("--coordination", default=",".join(coordination_faults.CASES),
+                   help="coordination_faults.py cases to run after the signals ('' for none)")
+    coordination_faults.add_arguments(p)
     args = p.parse_args()
     seed = args.seed if args.seed is not None else int(time.time())
     rng = random.Random(seed)
     print(f"fault matrix: seed {seed}, {args.reps} repetitions, {args.duration} s runs", flush=True)
     results = []
     failed = 0
-    for target in args.targets.split(","):
+    for target in [t for t in args.targets.split(",") if t]:
         for sig_name in args.signals.split(","):
             for rep in range(args.reps):
                 r = run_case(args, target, sig_name, rep, rng)
@@ -338,10 +345,16 @@ def main() -> int:
                           "\n  sockets:", r.get("sockets_left", []),
                           "\n  orphans:", r.get("orphans", []),
                           "\n  log:", r.get("log_tail", "")[-800:], flush=True)
+    names = [n for n in args.coordination.split(",") if n]
+    coordination = coordination_faults.run_cases(args, names)
+    failed += sum(1 for r in coordination if "error" in r or not all(r["checks"].values()))
     if args.json:
-        Path(args.json).write_text(json.dumps({"seed": seed, "cases": results}, indent=2))
-    print(markdown(results), flush=True)
-    print(f"fault matrix: {len(results) - failed} of {len(results)} cases passed", flush=True)
+        Path(args.json).write_text(json.dumps(
+            {"seed": seed, "cases": results, "coordination": coordination}, indent=2))
+    if results:
+        print(markdown(results), flush=True)
+    total = len(results) + len(coordination)
+    print(f"fault matrix: {total - failed} of {total} cases passed", flush=True)
     return 0 if failed == 0 else 1
 
 

@@ -152,8 +152,9 @@ class Stack {
   Stack(const Stack&) = delete;
   Stack& operator=(const Stack&) = delete;
 
-  // Loads the scenario and starts a lockstep run into `out`; the run id.
-  std::string start(const fs::path& out) {
+  // Loads the scenario and starts a run (lockstep unless `mode` says otherwise) into `out`; the
+  // run id.
+  std::string start(const fs::path& out, v1::ClockMode mode = v1::CLOCK_MODE_LOCKSTEP) {
     v1::LoadScenarioRequest load;
     load.set_scenario_yaml(experiment::read_scenario_text((kSource / kScenario).string()));
     for (const std::string& o : kOverrides) load.add_overrides(o);
@@ -162,6 +163,7 @@ class Stack {
     EXPECT_TRUE(ls.ok()) << ls.error_message();
     v1::StartRequest start;
     start.set_out_dir(kHasRunsDir ? out.filename().string() : out.string());
+    start.set_mode(mode);
     v1::RunStatus status;
     const grpc::Status st = coordinator_->start(start, &status);
     EXPECT_TRUE(st.ok()) << st.error_message();
@@ -175,6 +177,7 @@ class Stack {
   }
   services::Coordinator& coordinator() { return *coordinator_; }
   zmq::context_t& context() { return context_; }
+  runtime::LoopComponent& actuator() { return *actuator_; }
 
  private:
   zmq::context_t context_;
@@ -455,6 +458,47 @@ TEST(LoopPlane, RoguePullOnTheCommandPortGetsNothingAndMovesNothing) {
   EXPECT_EQ(taken, 0U);
   EXPECT_EQ(status.state(), v1::RUN_STATE_FINISHED) << status.message();
   EXPECT_EQ(slurp(dir / "run" / "samples.csv"), reference_samples());
+  fs::remove_all(dir);
+}
+
+// Issue 27, finding 5: the actuator given another lab's dynamics key ran a real-time run to
+// FINISHED with 2 999 of 3 000 commands late, x_cmd stuck at 0 and no CURVE error logged. Now its
+// failed handshake fails the run, naming the channel and its endpoint, and is counted.
+TEST(LoopPlane, ACurveKeyMismatchFailsTheRunNamingTheChannelAndIsCounted) {
+  const fs::path dir = temp_dir("mismatch");
+  const fs::path keys = make_keys(dir);
+  // The actuator's security directory: the same keys, but another lab's dynamics key.
+  const fs::path other = dir / "other-lab";
+  fs::create_directories(other / "curve");
+  fs::permissions(other / "curve", fs::perms::owner_all, fs::perm_options::replace);
+  for (const auto& f : fs::directory_iterator(keys / "curve")) {
+    if (f.path().stem() != "dynamics")
+      fs::copy_file(f.path(), other / "curve" / f.path().filename());
+  }
+  tp::write_curve_key_pair(other.string(), "dynamics", tp::make_curve_key_pair());
+  const services::CoordinatorOptions options = tcp_options();
+  const std::string commands = options.endpoints.dynamics_to_actuator();
+  Stack stack(options, {.ipc_dir = (dir / "ipc").string(), .security_dir = keys.string()}, dir);
+  stack.actuator().set_loop_plane(
+      {.ipc_dir = (dir / "ipc").string(), .security_dir = other.string()});
+  const auto t0 = std::chrono::steady_clock::now();
+  stack.start(dir / "run", v1::CLOCK_MODE_REAL_TIME);
+  const v1::RunStatus status = stack.wait();
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_EQ(status.state(), v1::RUN_STATE_FAILED) << status.message();
+  EXPECT_NE(status.message().find("CURVE handshake"), std::string::npos) << status.message();
+  EXPECT_NE(status.message().find("endpoints.dynamics_to_actuator"), std::string::npos)
+      << status.message();
+  EXPECT_NE(status.message().find(commands), std::string::npos) << status.message();
+  EXPECT_LT(seconds, 5.0) << "the 10 s run went on";
+  std::cout << "CURVE mismatch: run failed after " << seconds << " s, " << status.cycle()
+            << " cycles recorded: " << status.message() << "\n";
+  const std::string metrics = stack.actuator().metrics().text();
+  EXPECT_NE(metrics.find("hyloop_curve_handshake_failures_total{channel=\"dynamics_to_actuator\","
+                         "service=\"actuator\"}"),
+            std::string::npos)
+      << metrics.substr(0, 2000);
   fs::remove_all(dir);
 }
 

@@ -197,3 +197,13 @@ TEST(StopRules, ServiceFaultNamesUnreachableErrorAndLeftTheRun) {
   st.set_state(v1::LIFECYCLE_STATE_ACTIVE);
   EXPECT_EQ(sr::service_fault("actuator", st, true), "");
 }
+
+// Issue 27, finding 5: a real-time run whose commands nearly all came late (2 999 of 3 000: a
+// CURVE key mismatch) ended FINISHED. More than half late: the run fails, saying why.
+TEST(StopRules, MostCommandsLateIsAFaultHalfIsNot) {
+  EXPECT_EQ(sr::late_commands_fault(0, 0), "");
+  EXPECT_EQ(sr::late_commands_fault(1500, 3000), "");
+  const std::string fault = sr::late_commands_fault(2999, 3000);
+  EXPECT_EQ(fault.rfind("2999 of 3000 cycles ran on a late command (more than 50 %)", 0), 0U)
+      << fault;
+}

@@ -25,6 +25,7 @@
 #include "coordinator/coordinator_component.hpp"
 #include "dynamics/dynamics_component.hpp"
 #include "hyloop/experiment/yaml_fields.hpp"
+#include "hyloop/runtime/component.hpp"
 #include "hyloop/runtime/loop_component.hpp"
 #include "hyloop/runtime/peer_watch.hpp"
 #include "hyloop/testing/scratch_dir.hpp"
@@ -127,13 +128,19 @@ TEST(EmergencyStopLatch, AServiceStoppedDirectlyRefusesStartAndANewerStopSurvive
   stack.load(6.0);
   // Straight to the actuator (Lifecycle.EmergencyStop), not through the coordinator.
   (void)stack.actuator.emergency_stop("hardware button");
+  // Issue 27 (low): GetStatus showed no latch while Start was refused as latched.
+  v1::RunStatus status;
+  stack.coordinator->status(&status);  // before any Start saw it
+  EXPECT_NE(status.emergency_stop().find("hardware button"), std::string::npos)
+      << "GetStatus.emergency_stop = \"" << status.emergency_stop() << "\"";
   grpc::Status refused = stack.start("run");
   EXPECT_EQ(refused.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
   EXPECT_NE(refused.error_message().find("actuator"), std::string::npos) << refused.error_message();
   EXPECT_NE(refused.error_message().find("hardware button"), std::string::npos)
       << refused.error_message();
-  v1::RunStatus status;
   ASSERT_TRUE(stack.coordinator->reset("operator", &status).ok());
+  stack.coordinator->status(&status);
+  EXPECT_EQ(status.emergency_stop(), "");
   // A stop after the reset is not covered by it.
   (void)stack.actuator.emergency_stop("pressed again");
   refused = stack.start("run");
@@ -618,6 +625,221 @@ TEST(UpSupervision, SigintStopsUpAndEveryServiceWithinTwoSeconds) {
     kill_all(services);
     fs::remove_all(dir);
   }
+}
+
+// ---- issue 27, finding 2: control requests honour their caller's deadline ---------------------
+
+// The Experiment service of `stack`'s coordinator on a loopback port (plaintext: the test's).
+struct ServedInProcess {
+  std::unique_ptr<grpc::Service> service;
+  std::unique_ptr<grpc::Server> server;
+  std::unique_ptr<v1::Experiment::Stub> stub;
+  explicit ServedInProcess(services::Coordinator& coordinator)
+      : service(services::make_experiment_service(coordinator)) {
+    int port = 0;
+    grpc::ServerBuilder builder;
+    builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
+    builder.RegisterService(service.get());
+    server = builder.BuildAndStart();
+    stub = v1::Experiment::NewStub(grpc::CreateChannel("127.0.0.1:" + std::to_string(port),
+                                                       grpc::InsecureChannelCredentials()));
+  }
+  grpc::Status load(const std::vector<std::string>& overrides, double timeout_s) {
+    v1::LoadScenarioRequest request;
+    request.set_scenario_yaml(experiment::read_scenario_text((kSource / kScenario).string()));
+    for (const std::string& o : overrides) request.add_overrides(o);
+    grpc::ClientContext ctx;
+    ctx.set_deadline(std::chrono::system_clock::now() +
+                     std::chrono::duration_cast<std::chrono::system_clock::duration>(
+                         std::chrono::duration<double>(timeout_s)));
+    v1::LoadScenarioReply reply;
+    return stub->LoadScenario(&ctx, request, &reply);
+  }
+};
+
+// As seen: `ctl load … name=A_long --timeout 1` (DEADLINE_EXCEEDED), then `ctl load … name=B_short`
+// (OK); seconds later the coordinator held A_long and Start ran it.
+TEST(ControlRequests, ALoadWhoseCallerTimedOutNeverLandsAfterANewerOne) {
+  const fs::path dir = temp_dir("timedout");
+  CoLocated stack("timedout", dir);
+  ServedInProcess served(*stack.coordinator);
+  // 5000 s of SITS: ~1.5 s to read here (its per-step arrays: issue 27, finding 3), far beyond
+  // the 0.3 s deadline. Should reading become independent of the length, A needs another way
+  // to be slow.
+  const grpc::Status a = served.load({"timing.duration_s=5000", "name=A_long"}, 0.3);
+  EXPECT_EQ(a.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED) << a.error_message();
+  const grpc::Status b = served.load({"timing.duration_s=3", "name=B_short"}, 30.0);
+  ASSERT_TRUE(b.ok()) << b.error_message();
+  served.server->Shutdown();  // returns once every handler has returned: A's load is over
+  v1::RunStatus status;
+  stack.coordinator->status(&status);
+  EXPECT_EQ(status.scenario(), "B_short");
+  EXPECT_EQ(status.total_cycles(), 1500U);
+  ASSERT_TRUE(stack.start("run").ok());
+  status = stack.finish();
+  EXPECT_EQ(status.state(), v1::RUN_STATE_FINISHED) << status.message();
+  EXPECT_EQ(status.total_cycles(), 1500U);
+  fs::remove_all(dir);
+}
+
+// A newer load supersedes one still being read, also when its caller has no deadline.
+TEST(ControlRequests, ANewerLoadSupersedesOneInFlight) {
+  const fs::path dir = temp_dir("supersede");
+  CoLocated stack("supersede", dir);
+  grpc::Status a;
+  std::thread slow([&] {
+    a = stack.load_text(experiment::read_scenario_text((kSource / kScenario).string()),
+                        {"timing.duration_s=5000", "name=A_long"});
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));  // A is being read (~1.3 s)
+  const grpc::Status b =
+      stack.load_text(experiment::read_scenario_text((kSource / kScenario).string()),
+                      {"timing.duration_s=3", "name=B_short"});
+  ASSERT_TRUE(b.ok()) << b.error_message();
+  slow.join();
+  EXPECT_EQ(a.error_code(), grpc::StatusCode::ABORTED) << a.error_message();
+  EXPECT_NE(a.error_message().find("superseded"), std::string::npos) << a.error_message();
+  v1::RunStatus status;
+  stack.coordinator->status(&status);
+  EXPECT_EQ(status.scenario(), "B_short");
+  fs::remove_all(dir);
+}
+
+// A retry (the same request id) answers the first request: loaded once, started once.
+TEST(ControlRequests, ARetriedLoadOrStartWithTheSameRequestIdTakesEffectOnce) {
+  const fs::path dir = temp_dir("retry");
+  CoLocated stack("retry", dir);
+  v1::LoadScenarioRequest load;
+  load.set_scenario_yaml(experiment::read_scenario_text((kSource / kScenario).string()));
+  load.add_overrides("timing.duration_s=4");
+  load.set_request_id("load-1");
+  v1::LoadScenarioReply first;
+  v1::LoadScenarioReply again;
+  ASSERT_TRUE(stack.coordinator->load_scenario(load, &first).ok());
+  ASSERT_TRUE(stack.coordinator->load_scenario(load, &again).ok());
+  EXPECT_EQ(first.SerializeAsString(), again.SerializeAsString());
+  v1::StartRequest start;
+  start.set_out_dir("run");
+  start.set_request_id("start-1");
+  v1::RunStatus started;
+  v1::RunStatus retried;
+  ASSERT_TRUE(stack.coordinator->start(start, &started).ok());
+  const grpc::Status retry = stack.coordinator->start(start, &retried);
+  EXPECT_TRUE(retry.ok()) << retry.error_message();  // not "a run is in progress"
+  EXPECT_EQ(retried.run_id(), started.run_id());
+  EXPECT_EQ(stack.finish().state(), v1::RUN_STATE_FINISHED);
+  v1::ListRunsReply runs;
+  stack.coordinator->list_runs(&runs);
+  EXPECT_EQ(runs.runs_size(), 1);
+  fs::remove_all(dir);
+}
+
+// ---- issue 27, low: enums refused by name ----------------------------------------------------
+
+TEST(ControlRequests, StartRefusesAnUnknownClockModeNamingTheFieldAndTheAllowedValues) {
+  const fs::path dir = temp_dir("mode99");
+  CoLocated stack("mode99", dir);
+  stack.load(4.0);
+  const grpc::Status refused = stack.start("run", static_cast<v1::ClockMode>(99));
+  EXPECT_EQ(refused.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << refused.error_message();
+  EXPECT_NE(refused.error_message().find("mode = 99"), std::string::npos)
+      << refused.error_message();
+  EXPECT_NE(refused.error_message().find("CLOCK_MODE_REAL_TIME = 2"), std::string::npos)
+      << refused.error_message();
+  EXPECT_FALSE(fs::exists(dir / "run"));
+  v1::RunStatus status;
+  stack.coordinator->status(&status);
+  EXPECT_NE(status.state(), v1::RUN_STATE_RUNNING);
+  fs::remove_all(dir);
+}
+
+// ---- issue 27, finding 4: one coordinator at a time (the lease) --------------------------------
+
+// As seen: a second coordinator's failed Start deactivated the services of the first one's run
+// ("rig-emulator left the run" at cycle 1031).
+TEST(Lease, ASecondCoordinatorIsRefusedByNameAndTheFirstRunFinishes) {
+  const fs::path dir = temp_dir("second");
+  CoLocated stack("second", dir);
+  services::CoordinatorOptions options;
+  options.endpoint_prefix = "inproc://second-b";
+  options.runs_dir = dir;
+  services::Coordinator second(
+      services::make_local_service_handles(
+          {&stack.rig, &stack.actuator, &stack.dynamics, &stack.sensor}, stack.context),
+      stack.context, options);
+  stack.load(5.0);
+  ASSERT_TRUE(stack.start("first", v1::CLOCK_MODE_REAL_TIME).ok());
+  std::this_thread::sleep_for(std::chrono::seconds(1));
+  v1::LoadScenarioRequest load;
+  load.set_scenario_yaml(experiment::read_scenario_text((kSource / kScenario).string()));
+  load.add_overrides("timing.duration_s=2");
+  v1::LoadScenarioReply loaded;
+  ASSERT_TRUE(second.load_scenario(load, &loaded).ok());
+  v1::StartRequest start;
+  start.set_out_dir("second");
+  v1::RunStatus b;
+  if (second.start(start, &b).ok()) {
+    ASSERT_TRUE(second.wait(std::chrono::seconds(60)));
+    second.status(&b);
+  }
+  EXPECT_EQ(b.state(), v1::RUN_STATE_FAILED) << b.message();
+  EXPECT_NE(b.message().find("leased to coordinator " + stack.coordinator->id()), std::string::npos)
+      << b.message();
+  const v1::RunStatus a = stack.finish();
+  EXPECT_EQ(a.state(), v1::RUN_STATE_FINISHED) << a.message();
+  EXPECT_EQ(a.cycle(), a.total_cycles());
+  fs::remove_all(dir);
+}
+
+// A lease whose owner stops calling lapses after Component::kLeaseTtl; until then every
+// transition of another caller is refused naming the owner, an e-stop never is.
+struct Bare final : runtime::Component {
+  Bare() : Component("bare") {}
+  void on_configure(const v1::ConfigureRequest& /*request*/) override {}
+  void on_activate() override {}
+  void on_deactivate() override {}
+  void on_shutdown() override {}
+  void on_emergency_stop(std::string_view /*reason*/) noexcept override {}
+};
+
+TEST(Lease, ItLapsesAfterTheTtlWithoutItsOwnerAndNeverBlocksAnEstop) {
+  Bare bare;
+  v1::ConfigureRequest c;
+  c.set_run_id("lease-test");
+  v1::LifecycleReply r = bare.configure(c, "coordinator-A");
+  ASSERT_EQ(r.state(), v1::LIFECYCLE_STATE_INACTIVE) << r.message();
+  EXPECT_EQ(r.lease_owner(), "coordinator-A");
+  const auto taken = Clock::now();
+  for (const v1::LifecycleReply& refused :
+       {bare.configure(c, "coordinator-B"), bare.activate("coordinator-B"),
+        bare.cleanup("coordinator-B"), bare.shutdown("coordinator-B")}) {
+    EXPECT_NE(refused.message().find("leased to coordinator coordinator-A"), std::string::npos)
+        << refused.message();
+    EXPECT_EQ(refused.state(), v1::LIFECYCLE_STATE_INACTIVE);
+  }
+  // Renewed by its owner's GetState: still A's after more than one TTL.
+  auto silent = Clock::now();
+  while (Clock::now() - taken < runtime::Component::kLeaseTtl + std::chrono::milliseconds(500)) {
+    silent = Clock::now();
+    bare.renew_lease("coordinator-A");
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+  EXPECT_EQ(bare.state_reply().lease_owner(), "coordinator-A");
+  // A goes silent (its last call at `silent`): B is refused until the TTL has passed.
+  while (bare.cleanup("coordinator-B").state() != v1::LIFECYCLE_STATE_UNCONFIGURED) {
+    ASSERT_LT(Clock::now() - silent, std::chrono::seconds(10));
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  const double lapsed = std::chrono::duration<double>(Clock::now() - silent).count();
+  const double ttl = std::chrono::duration<double>(runtime::Component::kLeaseTtl).count();
+  EXPECT_GE(lapsed, 0.95 * ttl);
+  EXPECT_LT(lapsed, ttl + 0.5);
+  std::cout << "lease lapsed " << lapsed << " s after its owner's last call\n";
+  r = bare.configure(c, "coordinator-B");
+  EXPECT_EQ(r.lease_owner(), "coordinator-B") << r.message();
+  EXPECT_FALSE(bare.emergency_stop("anyone").emergency_stop().empty());  // never refused
+  EXPECT_NE(bare.deactivate("coordinator-A").message().find("leased to coordinator coordinator-B"),
+            std::string::npos);
 }
 
 }  // namespace

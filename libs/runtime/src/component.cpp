@@ -46,7 +46,50 @@ LifecycleReply Component::reply_locked() const {
   reply.set_message(message_);
   if (estop_latched_) reply.set_emergency_stop(estop_reason_);
   reply.set_emergency_stop_count(estop_count_);
+  if (LeaseClock::now() < lease_until_) reply.set_lease_owner(lease_owner_);
   return reply;
+}
+
+std::string Component::lease_refusal_locked(std::string_view caller, const char* transition) const {
+  const auto now = LeaseClock::now();
+  if (caller == kHost || lease_owner_.empty() || lease_owner_ == caller || now >= lease_until_) {
+    return {};
+  }
+  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(lease_until_ - now);
+  return std::string(transition) + ": refused: " + name_ + " is leased to coordinator " +
+         lease_owner_ + " (the lease lapses in " + std::to_string(left.count()) + " ms, " +
+         std::to_string(kLeaseTtl.count()) +
+         " ms after that coordinator's last call; it renews it while it drives a run), not to " +
+         std::string(caller);
+}
+
+void Component::hold_lease_locked(std::string_view caller, bool hold) {
+  if (caller == kHost) return;
+  if (hold) {
+    lease_owner_ = std::string(caller);
+    lease_until_ = LeaseClock::now() + kLeaseTtl;
+  } else if (lease_owner_ == caller) {
+    lease_owner_.clear();
+    lease_until_ = {};
+  }
+}
+
+std::optional<LifecycleReply> Component::leased_elsewhere(std::string_view caller,
+                                                          const char* transition) {
+  std::lock_guard lock(message_mutex_);
+  std::string why = lease_refusal_locked(caller, transition);
+  if (why.empty()) return std::nullopt;
+  logger()->warn("{}: {}", name_, why);
+  LifecycleReply reply = reply_locked();
+  reply.set_message(std::move(why));
+  return reply;
+}
+
+void Component::renew_lease(std::string_view caller) {
+  std::lock_guard lock(message_mutex_);
+  if (caller != kHost && caller == lease_owner_ && LeaseClock::now() < lease_until_) {
+    hold_lease_locked(caller, true);
+  }
 }
 
 std::string Component::latched_emergency_stop() const {
@@ -79,8 +122,10 @@ namespace {
 
 // The reply of a refused transition: current state, stored message untouched.
 LifecycleReply refused(LifecycleReply reply, const char* transition, const char* allowed) {
+  const bool error = reply.state() == v1::LIFECYCLE_STATE_ERROR;
   reply.set_message(std::string(transition) + ": not allowed in state " +
-                    state_name(reply.state()) + " (allowed from " + allowed + ")");
+                    state_name(reply.state()) + " (allowed from " + allowed + ")" +
+                    (error ? ": " + reply.message() : std::string()));
   return reply;
 }
 
@@ -95,8 +140,9 @@ LifecycleReply refused_latched(LifecycleReply reply, const char* transition) {
 
 }  // namespace
 
-LifecycleReply Component::configure(const v1::ConfigureRequest& request) {
+LifecycleReply Component::configure(const v1::ConfigureRequest& request, std::string_view caller) {
   std::lock_guard transition(mutex_);
+  if (auto leased = leased_elsewhere(caller, "configure")) return *leased;
   const LifecycleState from = state_.load();
   if (from != v1::LIFECYCLE_STATE_UNCONFIGURED && from != v1::LIFECYCLE_STATE_INACTIVE &&
       from != v1::LIFECYCLE_STATE_ERROR) {
@@ -123,12 +169,14 @@ LifecycleReply Component::configure(const v1::ConfigureRequest& request) {
   LifecycleState expected = from;
   if (state_.compare_exchange_strong(expected, v1::LIFECYCLE_STATE_INACTIVE)) {
     message_ = "configured for run " + request.run_id();
+    hold_lease_locked(caller, true);
   }
   return reply_locked();
 }
 
-LifecycleReply Component::activate() {
+LifecycleReply Component::activate(std::string_view caller) {
   std::lock_guard transition(mutex_);
+  if (auto leased = leased_elsewhere(caller, "activate")) return *leased;
   if (state_.load() != v1::LIFECYCLE_STATE_INACTIVE) {
     return refused(state_reply(), "activate", "INACTIVE");
   }
@@ -145,11 +193,13 @@ LifecycleReply Component::activate() {
   // A loop that failed at once has already moved to ERROR: keep it.
   LifecycleState expected = v1::LIFECYCLE_STATE_INACTIVE;
   if (state_.compare_exchange_strong(expected, v1::LIFECYCLE_STATE_ACTIVE)) message_ = "active";
+  hold_lease_locked(caller, true);
   return reply_locked();
 }
 
-LifecycleReply Component::deactivate() {
+LifecycleReply Component::deactivate(std::string_view caller) {
   std::lock_guard transition(mutex_);
+  if (auto leased = leased_elsewhere(caller, "deactivate")) return *leased;
   if (state_.load() != v1::LIFECYCLE_STATE_ACTIVE) {
     return refused(state_reply(), "deactivate", "ACTIVE");
   }
@@ -165,11 +215,13 @@ LifecycleReply Component::deactivate() {
   if (state_.compare_exchange_strong(expected, v1::LIFECYCLE_STATE_INACTIVE)) {
     message_ = "inactive";
   }
+  hold_lease_locked(caller, false);  // the run is over: the owner lets go
   return reply_locked();
 }
 
-LifecycleReply Component::cleanup() {
+LifecycleReply Component::cleanup(std::string_view caller) {
   std::lock_guard transition(mutex_);
+  if (auto leased = leased_elsewhere(caller, "cleanup")) return *leased;
   const LifecycleState from = state_.load();
   if (from != v1::LIFECYCLE_STATE_UNCONFIGURED && from != v1::LIFECYCLE_STATE_INACTIVE &&
       from != v1::LIFECYCLE_STATE_ERROR) {
@@ -182,11 +234,13 @@ LifecycleReply Component::cleanup() {
   if (state_.compare_exchange_strong(expected, v1::LIFECYCLE_STATE_UNCONFIGURED)) {
     message_ = "unconfigured (released" + (message_.empty() ? "" : " after: " + message_) + ")";
   }
+  hold_lease_locked(caller, false);
   return reply_locked();
 }
 
-LifecycleReply Component::shutdown() {
+LifecycleReply Component::shutdown(std::string_view caller) {
   std::lock_guard transition(mutex_);
+  if (auto leased = leased_elsewhere(caller, "shutdown")) return *leased;
   const LifecycleState from = state_.load();
   if (from == v1::LIFECYCLE_STATE_FINALIZED) return state_reply();
   // Shutdown always ends in FINALIZED (the process exits); a failure is kept in the message.
@@ -207,6 +261,7 @@ LifecycleReply Component::shutdown() {
   std::lock_guard lock(message_mutex_);
   state_.store(v1::LIFECYCLE_STATE_FINALIZED);
   message_ = error.empty() ? "finalized" : "finalized after an error: " + error;
+  hold_lease_locked(caller, false);
   return reply_locked();
 }
 

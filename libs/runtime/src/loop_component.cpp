@@ -145,7 +145,7 @@ void LoopComponent::observe_lateness(std::int64_t lateness_ns) noexcept {
 
 transport::ChannelConfig LoopComponent::channel(const std::string& endpoint, const char* field,
                                                 transport::Pattern pattern, transport::Role role,
-                                                int hwm) const {
+                                                int hwm) {
   if (endpoint.empty()) {
     throw std::invalid_argument(std::string("endpoints.") + field +
                                 ": missing (a ZeroMQ address such as tcp://127.0.0.1:5601, or "
@@ -173,7 +173,53 @@ transport::ChannelConfig LoopComponent::channel(const std::string& endpoint, con
   c.reconnect_ivl_max_ms = 50;
   c.send_hwm = hwm;
   c.recv_hwm = hwm;
+  if (!c.security.curve.empty() && std::string_view(field) != "telemetry") {
+    c.on_handshake_failed = [this, f = std::string(field), role](const std::string& what) {
+      handshake_failed(f, role, what);
+    };
+  }
   return c;
+}
+
+void LoopComponent::handshake_failed(const std::string& field, transport::Role role,
+                                     const std::string& what) {
+  metrics()
+      .counter("hyloop_curve_handshake_failures_total",
+               "ZMTP (CURVE) handshakes that failed on a loop channel's socket.",
+               {{"service", name()}, {"channel", field}})
+      .add();
+  const bool binder = role == transport::Role::kBind;
+  const std::string message = "CURVE " + what + " (endpoints." + field + ", " +
+                              (binder ? "bound" : "connected") + " by " + name() + ")";
+  if (binder) {
+    // Each retry of a peer fails again: the 1st, 2nd, 4th, 8th, ... are logged.
+    const std::uint64_t n = binder_refusals_.fetch_add(1) + 1;
+    if ((n & (n - 1)) == 0) {
+      logger()->warn("{}: {}: a peer that is not this channel's was refused ({} so far)", name(),
+                     message, n);
+    }
+    return;
+  }
+  report_fault(message + ": check the security directories (`hyloop certs`) of both ends");
+}
+
+void LoopComponent::report_fault(std::string message) {
+  {
+    const std::lock_guard lock(fault_mutex_);
+    if (fault_.load()) return;
+    fault_message_ = std::move(message);
+    fault_.store(true, std::memory_order_release);
+  }
+  logger()->error("{}: {}", name(), fault_message_);
+  // Not running yet: Activate is refused naming the fault. Running: the loop stops as on a
+  // Deactivate (the actuator ramps the rig to rest) and its next telemetry carries the fault
+  // (the actuator's first ramp cycle; the others' last message); the coordinator fails the run.
+  // The component moves to ERROR when its loop has ended.
+  if (!running_.load()) {
+    fail(fault_message_);
+  } else {
+    stop_.store(true);
+  }
 }
 
 transport::ValidatorConfig LoopComponent::validator_config(std::size_t frame_length) const {
@@ -193,7 +239,8 @@ transport::EncoderConfig LoopComponent::encoder_config() const {
 
 void LoopComponent::on_configure(const v1::ConfigureRequest& request) {
   if (thread_.joinable()) {
-    throw std::logic_error("configure: the loop thread is still running");
+    if (!done_.load()) throw std::logic_error("configure: the loop thread is still running");
+    thread_.join();  // a loop that ended on a fault (ERROR): nothing to deactivate
   }
   if (request.run_id().empty()) {
     throw std::invalid_argument("run_id: missing (every loop message is stamped with it)");
@@ -218,6 +265,12 @@ void LoopComponent::open_channels(const v1::ConfigureRequest& request) {
   endpoints_ = request.endpoints();
   scenario_yaml_ = request.scenario_yaml();
   names_sent_ = false;
+  {
+    const std::lock_guard lock(fault_mutex_);
+    fault_.store(false);
+    fault_message_.clear();
+    fault_sent_ = false;
+  }
   deadline_misses_ = 0;
   rejected_ = 0;
   transport::ChannelConfig telemetry =
@@ -228,8 +281,12 @@ void LoopComponent::open_channels(const v1::ConfigureRequest& request) {
   telemetry_ =
       std::make_unique<transport::LoopOutput>(context(), std::move(telemetry), encoder_config());
   coordinator_watch_ = std::make_unique<PeerWatch>(
-      context(), telemetry_->channel().socket(), [this](const std::string& what) {
+      context(), telemetry_->channel().socket(),
+      [this](const std::string& what) {
         if (running_.load() && !done_.load()) (void)emergency_stop("coordinator lost: " + what);
+      },
+      [this](const std::string& what) {
+        handshake_failed("telemetry", transport::Role::kConnect, what);
       });
   channels_open_ = true;
   configure_loop(request);
@@ -257,6 +314,11 @@ void LoopComponent::on_activate() {
       (void)apply_rt_setup(rt);
     }
     run_loop();
+    if (fault_.load(std::memory_order_acquire)) {
+      // Event only (no values): the coordinator records no row part from it.
+      if (!fault_sent_) send_telemetry(last_cycle_, last_time_s_, {}, v2::LOOP_EVENT_FAULT);
+      fail(fault_message_);
+    }
     done_.store(true);
   });
 }
@@ -288,6 +350,13 @@ void LoopComponent::send_telemetry(std::uint64_t cycle, double virtual_time_s,
                                    std::string_view detail) noexcept {
   if (!telemetry_) {
     return;
+  }
+  last_cycle_ = cycle;
+  last_time_s_ = virtual_time_s;
+  if (fault_.load(std::memory_order_acquire) && !fault_sent_) {
+    fault_sent_ = true;  // this message carries the fault found off the loop thread
+    event = v2::LOOP_EVENT_FAULT;
+    detail = fault_message_;
   }
   try {
     v2::Telemetry& m = telemetry_msg_;

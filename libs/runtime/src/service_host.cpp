@@ -49,33 +49,35 @@ class ServiceHost::LifecycleService final : public v1::Lifecycle::Service {
 
   grpc::Status Configure(grpc::ServerContext*, const v1::ConfigureRequest* request,
                          v1::LifecycleReply* reply) override {
-    *reply = host_.component_.configure(*request);
+    *reply = host_.component_.configure(*request, caller(request->coordinator_id()));
     return done(*reply, "configure");
   }
-  grpc::Status Activate(grpc::ServerContext*, const v1::LifecycleRequest*,
+  grpc::Status Activate(grpc::ServerContext*, const v1::LifecycleRequest* request,
                         v1::LifecycleReply* reply) override {
-    *reply = host_.component_.activate();
+    *reply = host_.component_.activate(caller(request->coordinator_id()));
     return done(*reply, "activate");
   }
-  grpc::Status Deactivate(grpc::ServerContext*, const v1::LifecycleRequest*,
+  grpc::Status Deactivate(grpc::ServerContext*, const v1::LifecycleRequest* request,
                           v1::LifecycleReply* reply) override {
-    *reply = host_.component_.deactivate();
+    *reply = host_.component_.deactivate(caller(request->coordinator_id()));
     return done(*reply, "deactivate");
   }
-  grpc::Status Cleanup(grpc::ServerContext*, const v1::LifecycleRequest*,
+  grpc::Status Cleanup(grpc::ServerContext*, const v1::LifecycleRequest* request,
                        v1::LifecycleReply* reply) override {
-    *reply = host_.component_.cleanup();
+    *reply = host_.component_.cleanup(caller(request->coordinator_id()));
     return done(*reply, "cleanup");
   }
-  grpc::Status Shutdown(grpc::ServerContext*, const v1::LifecycleRequest*,
+  grpc::Status Shutdown(grpc::ServerContext*, const v1::LifecycleRequest* request,
                         v1::LifecycleReply* reply) override {
-    *reply = host_.component_.shutdown();
-    // The server stops after this reply has gone out (wait() does the stopping).
-    host_.shutdown();
+    *reply = host_.component_.shutdown(caller(request->coordinator_id()));
+    // The server stops after this reply has gone out (wait() does the stopping); a shutdown
+    // refused by another coordinator's lease stops nothing.
+    if (reply->state() == v1::LIFECYCLE_STATE_FINALIZED) host_.shutdown();
     return done(*reply, "shutdown");
   }
-  grpc::Status GetState(grpc::ServerContext*, const v1::LifecycleRequest*,
+  grpc::Status GetState(grpc::ServerContext*, const v1::LifecycleRequest* request,
                         v1::LifecycleReply* reply) override {
+    host_.component_.renew_lease(request->coordinator_id());
     *reply = host_.component_.state_reply();
     return grpc::Status::OK;
   }
@@ -92,6 +94,11 @@ class ServiceHost::LifecycleService final : public v1::Lifecycle::Service {
     host_.update_health();
     logger()->info("{} -> {} ({})", what, v1::LifecycleState_Name(reply.state()), reply.message());
     return grpc::Status::OK;
+  }
+
+  // A remote caller is never the hosting process: one without an id is "an unnamed client".
+  static std::string_view caller(const std::string& coordinator_id) {
+    return coordinator_id.empty() ? std::string_view("an unnamed client") : coordinator_id;
   }
 
   ServiceHost& host_;

@@ -110,6 +110,15 @@ Channel::Channel(zmq::context_t& context, ChannelConfig config)
   }
   try {
     apply_security(context);
+    if (config_.on_handshake_failed) {
+      monitor_ = std::make_unique<SocketMonitor>(
+          context, socket_, handshake_failed_events(),
+          [this](int event, std::uint32_t value, const std::string& endpoint) {
+            handshake_failures_.fetch_add(1, std::memory_order_relaxed);
+            config_.on_handshake_failed("handshake on " + endpoint +
+                                        " failed: " + describe_handshake_failure(event, value));
+          });
+    }
     if (config_.role == Role::kBind) {
       const std::string address = bind_address(config_.endpoint);
       if (address.find('[') != std::string::npos) socket_.set(zmq::sockopt::ipv6, 1);
@@ -146,6 +155,7 @@ Channel::Channel(zmq::context_t& context, ChannelConfig config)
                                 (config_.role == Role::kBind ? "bind" : "connect") + ": " +
                                 e.what());
   } catch (...) {
+    monitor_.reset();
     if (zap_) zap_->remove_domain(zap_domain_);
     throw;
   }
@@ -188,6 +198,7 @@ void Channel::apply_security(zmq::context_t& context) {
 }
 
 Channel::~Channel() {
+  monitor_.reset();  // the monitor goes before the socket it watches
   try {
     socket_.close();
   } catch (...) {  // close never fails on a valid socket; nothing to do if it did

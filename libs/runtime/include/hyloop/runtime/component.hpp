@@ -14,12 +14,22 @@
 // carries reset_emergency_stop_count equal to the latch's count (the coordinator sends it after
 // an operator's Experiment.Reset). While latched, Configure and Activate are refused (state
 // unchanged, the message names the stop) and every reply carries the reason.
+//
+// Lease (one coordinator at a time, docs/reliability.md): a Configure by coordinator C makes C
+// the owner for kLeaseTtl; every call of C's (GetState included) renews it, C's Deactivate,
+// Cleanup or Shutdown releases it. While it is live, another caller's Configure, Activate,
+// Deactivate, Cleanup and Shutdown are refused (state unchanged, the message names the owner).
+// An owner that dies stops renewing: the lease lapses after kLeaseTtl and anyone may take over.
+// EmergencyStop is never refused. `caller` empty (kHost): the process hosting the component
+// (in-process hosts, tests), which is never refused.
 
 #include <hyloop/v1/control.pb.h>
 
 #include <atomic>
+#include <chrono>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -33,6 +43,13 @@ using LifecycleState = v1::LifecycleState;
 
 class Component {
  public:
+  /// How long a lease lives without a call from its owner (docs/reliability.md): 10 of the
+  /// coordinator's 200 ms health polls, and twice the 1 s after which a service takes a silent
+  /// coordinator for lost (kSupervisionTimeout) and stops the loop itself.
+  static constexpr std::chrono::milliseconds kLeaseTtl{2000};
+  /// The caller id of the hosting process (never refused by a lease).
+  static constexpr std::string_view kHost{};
+
   /// `metrics`: the registry the component declares its metrics in (shared with whoever else
   /// exports into it, e.g. the coordinator); nullptr: a registry of its own.
   explicit Component(std::string name, std::shared_ptr<MetricsRegistry> metrics = nullptr)
@@ -59,14 +76,18 @@ class Component {
   /// Latches the emergency stop. Called from any thread; must not block or throw.
   virtual void on_emergency_stop(std::string_view reason) noexcept = 0;
 
-  /// Transitions, serialised. Each returns the state after the call and a message.
-  v1::LifecycleReply configure(const v1::ConfigureRequest& request);
-  v1::LifecycleReply activate();
-  v1::LifecycleReply deactivate();
-  v1::LifecycleReply shutdown();
-  v1::LifecycleReply cleanup();
+  /// Transitions, serialised. Each returns the state after the call and a message. `caller`:
+  /// the coordinator's id (the lease), kHost for the hosting process.
+  v1::LifecycleReply configure(const v1::ConfigureRequest& request,
+                               std::string_view caller = kHost);
+  v1::LifecycleReply activate(std::string_view caller = kHost);
+  v1::LifecycleReply deactivate(std::string_view caller = kHost);
+  v1::LifecycleReply shutdown(std::string_view caller = kHost);
+  v1::LifecycleReply cleanup(std::string_view caller = kHost);
   v1::LifecycleReply emergency_stop(std::string_view reason);
   [[nodiscard]] v1::LifecycleReply state_reply() const;
+  /// GetState from `caller`: renews the lease when `caller` holds it.
+  void renew_lease(std::string_view caller);
   [[nodiscard]] LifecycleState state() const noexcept { return state_.load(); }
   /// The latched emergency stop's reason; empty when none is latched.
   [[nodiscard]] std::string latched_emergency_stop() const;
@@ -89,6 +110,15 @@ class Component {
 
  private:
   v1::LifecycleReply reply_locked() const;
+  using LeaseClock = std::chrono::steady_clock;
+  /// Holding message_mutex_: "" when `caller` may make a transition now, else the refusal.
+  [[nodiscard]] std::string lease_refusal_locked(std::string_view caller,
+                                                 const char* transition) const;
+  /// Holding message_mutex_: `caller` (not kHost) takes or renews the lease, or releases it.
+  void hold_lease_locked(std::string_view caller, bool hold);
+  /// Takes message_mutex_: the refused reply of `transition` when the lease forbids `caller`.
+  [[nodiscard]] std::optional<v1::LifecycleReply> leased_elsewhere(std::string_view caller,
+                                                                   const char* transition);
 
   std::string name_;
   std::atomic<LifecycleState> state_{v1::LIFECYCLE_STATE_UNCONFIGURED};
@@ -101,6 +131,9 @@ class Component {
   bool estop_latched_ = false;
   std::string estop_reason_;
   std::uint64_t estop_count_ = 0;
+  // The lease (under message_mutex_): its owner ("" none) and until when it lives.
+  std::string lease_owner_;
+  LeaseClock::time_point lease_until_{};
   zmq::context_t* context_ = nullptr;
   std::unique_ptr<zmq::context_t> own_context_;
   std::shared_ptr<MetricsRegistry> metrics_;

@@ -26,6 +26,7 @@
 #include <atomic>
 #include <chrono>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <span>
 #include <string>
@@ -97,7 +98,7 @@ class LoopComponent : public Component {
   /// std::invalid_argument naming `endpoints.<field>` when the endpoint is missing or refused.
   transport::ChannelConfig channel(const std::string& endpoint, const char* field,
                                    transport::Pattern pattern, transport::Role role,
-                                   int hwm = 1000) const;
+                                   int hwm = 1000);
 
   /// Sends one telemetry message to the coordinator (names only on the first one). Lossless in
   /// lockstep, drop-if-full in real time (the loop never waits for the recorder).
@@ -181,6 +182,17 @@ class LoopComponent : public Component {
   std::vector<InputMetrics> inputs_;
   MetricsRegistry::CollectorId collector_ = 0;
 
+  /// A failed handshake on loop channel `field` (a monitor thread): counted in
+  /// hyloop_curve_handshake_failures_total{service, channel} and logged. This service's end
+  /// failing to reach its binder (kConnect: the keys do not match) fails the run (report_fault);
+  /// a binder only counts and logs (anyone may knock on its port: that must not stop a run).
+  void handshake_failed(const std::string& field, transport::Role role, const std::string& what);
+  /// A fault found off the loop thread, kept once: before Activate the component moves to
+  /// ERROR (Activate is refused naming it); while the loop runs, the loop stops as on a
+  /// Deactivate (the actuator ramps to rest), its next telemetry message goes out as
+  /// LOOP_EVENT_FAULT with it, and the component moves to ERROR when the loop has ended.
+  void report_fault(std::string message);
+
   /// Closes the telemetry and the subclass's channels (their ipc socket files go with them).
   void close_channels() noexcept;
   /// on_configure after the checks: the run's identity, telemetry, configure_loop().
@@ -193,6 +205,15 @@ class LoopComponent : public Component {
   /// latches an emergency stop ("coordinator lost: ..."): the actuator ramps the rig to rest.
   std::unique_ptr<PeerWatch> coordinator_watch_;
   std::atomic<bool> running_{false};  // between activate and deactivate
+  // report_fault: the message is written once, before fault_ is set (release); the loop thread
+  // reads it after seeing fault_ (acquire) and sends it once (fault_sent_, loop thread).
+  std::mutex fault_mutex_;
+  std::string fault_message_;
+  std::atomic<bool> fault_{false};
+  bool fault_sent_ = false;
+  std::uint64_t last_cycle_ = 0;  // of the last telemetry message (loop thread)
+  double last_time_s_ = 0.0;
+  std::atomic<std::uint64_t> binder_refusals_{0};  // handshakes refused at this service's binds
   v2::Telemetry telemetry_msg_;
   std::vector<std::string> telemetry_names_;
   bool names_sent_ = false;

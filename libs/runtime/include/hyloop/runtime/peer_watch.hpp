@@ -7,15 +7,20 @@
 // A loop service watches its telemetry socket this way: the coordinator's end
 // (docs/reliability.md).
 //
+// It also reports a failed handshake on that socket (a CURVE key that does not match) through
+// `on_handshake_failed`, if given (one monitor per socket: libzmq allows no second).
+//
 // Threads: construct and destroy on the thread that owns `socket` (zmq_socket_monitor must be
-// called there), before the socket is closed. `on_lost` runs on the watch thread; it must not
-// block for long (the destructor joins that thread).
+// called there), before the socket is closed. The callbacks run on the watch thread
+// (transport::SocketMonitor); they must not block for long (the destructor joins that thread).
 
 #include <atomic>
 #include <functional>
+#include <memory>
 #include <string>
-#include <thread>
 #include <zmq.hpp>
+
+#include "hyloop/transport/socket_monitor.hpp"
 
 namespace hyloop::runtime {
 
@@ -23,9 +28,11 @@ class PeerWatch {
  public:
   /// Starts watching `socket`. `on_lost(what)` is called at most once, `what` naming the event
   /// and the peer's address. Throws zmq::error_t when the monitor cannot be set up.
+  /// `on_handshake_failed(what)`: each failed handshake, `what` naming the endpoint and why.
   PeerWatch(zmq::context_t& context, zmq::socket_t& socket,
-            std::function<void(const std::string&)> on_lost);
-  ~PeerWatch();
+            std::function<void(const std::string&)> on_lost,
+            std::function<void(const std::string&)> on_handshake_failed = {});
+  ~PeerWatch() = default;
   PeerWatch(const PeerWatch&) = delete;
   PeerWatch& operator=(const PeerWatch&) = delete;
 
@@ -35,15 +42,13 @@ class PeerWatch {
   [[nodiscard]] bool lost() const noexcept { return lost_.load(); }
 
  private:
-  void run() noexcept;
+  void on_event(int event, std::uint32_t value, const std::string& peer);
 
-  zmq::socket_t& socket_;
-  zmq::socket_t events_;
   std::function<void(const std::string&)> on_lost_;
-  std::atomic<bool> stop_{false};
+  std::function<void(const std::string&)> on_handshake_failed_;
   std::atomic<bool> connected_{false};
   std::atomic<bool> lost_{false};
-  std::thread thread_;
+  std::unique_ptr<transport::SocketMonitor> monitor_;  // last: stopped first
 };
 
 }  // namespace hyloop::runtime

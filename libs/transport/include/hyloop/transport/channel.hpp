@@ -20,6 +20,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -27,6 +28,7 @@
 #include <zmq.hpp>
 
 #include "hyloop/transport/curve.hpp"
+#include "hyloop/transport/socket_monitor.hpp"
 
 namespace hyloop::transport {
 
@@ -71,6 +73,10 @@ struct ChannelConfig {
   /// ("endpoints.rig_to_sensor"): a bind or connect that libzmq refuses is std::invalid_argument
   /// "FIELD = 'ENDPOINT': cannot bind: REASON".
   std::string field{};
+  /// Called on a monitor thread (SocketMonitor) for each failed ZMTP handshake on this socket
+  /// (CURVE keys that do not match, a key the binder refuses), `what` naming the endpoint and
+  /// the failure; counted in Channel::handshake_failures(). Unset: not watched.
+  std::function<void(const std::string& what)> on_handshake_failed{};
 };
 
 /// Parses "pair"/"push"/"pull" and "bind"/"connect"; throws std::invalid_argument otherwise.
@@ -151,6 +157,10 @@ class Channel {
   [[nodiscard]] std::uint64_t errors() const noexcept {
     return errors_.load(std::memory_order_relaxed);
   }
+  /// Failed handshakes seen (only with ChannelConfig::on_handshake_failed set).
+  [[nodiscard]] std::uint64_t handshake_failures() const noexcept {
+    return handshake_failures_.load(std::memory_order_relaxed);
+  }
   /// CURVE server: peers whose handshake the ZAP handler accepted / refused (not RT: locks).
   [[nodiscard]] std::uint64_t peers_accepted() const;
   [[nodiscard]] std::uint64_t peers_denied() const;
@@ -178,6 +188,9 @@ class Channel {
   std::atomic<std::uint64_t> truncated_{0};
   std::atomic<std::uint64_t> superseded_{0};
   std::atomic<std::uint64_t> errors_{0};
+  std::atomic<std::uint64_t> handshake_failures_{0};
+  // Declared after socket_: stopped before the socket closes.
+  std::unique_ptr<SocketMonitor> monitor_;
 };
 
 }  // namespace hyloop::transport
