@@ -6,7 +6,7 @@
 # sanitizer report, leak, timeout or out-of-memory. One summary line per target.
 #
 #   scripts/fuzz.sh [TARGET...]          default: every target (codec scenario requests)
-#   HYLOOP_FUZZ_SECONDS=60               time per target (-max_total_time)
+#   HYLOOP_FUZZ_SECONDS=45               time per target (-max_total_time)
 #   HYLOOP_FUZZ_TIMEOUT=25               seconds one input may take (-timeout)
 #   HYLOOP_FUZZ_RSS_MB=2048              memory limit (-rss_limit_mb, also the malloc limit)
 #   HYLOOP_ASAN_BUILD_DIR=DIR            build directory (default build-asan)
@@ -21,10 +21,10 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 source "$root/scripts/lib/sanitizer_build.sh"
 build=$sanitizer_build
-seconds=${HYLOOP_FUZZ_SECONDS:-60}
+seconds=${HYLOOP_FUZZ_SECONDS:-45}
 timeout=${HYLOOP_FUZZ_TIMEOUT:-25}
 rss_mb=${HYLOOP_FUZZ_RSS_MB:-2048}
-all_targets=(codec scenario requests)
+all_targets=(codec scenario requests wire)
 targets=("$@")
 [[ ${#targets[@]} -eq 0 ]] && targets=("${all_targets[@]}")
 

@@ -3,7 +3,7 @@
 #include <cmath>
 #include <stdexcept>
 
-#include "hyloop/experiment/scenario.hpp"
+#include "hyloop/experiment/scenario_error.hpp"
 
 namespace hyloop::experiment {
 

@@ -5,7 +5,7 @@
 
 #include <string>
 
-#include "hyloop/experiment/scenario.hpp"
+#include "hyloop/experiment/scenario_error.hpp"
 
 namespace hyloop::experiment {
 namespace {
