@@ -117,10 +117,12 @@ TEST(HyloopTool, BadScenarioExitsNonZeroWithOneLineAndWritesNothing) {
   const fs::path tmp = fs::temp_directory_path() / ("hyloop_bad_" + std::to_string(::getpid()));
   fs::create_directories(tmp);
   const std::array<std::pair<std::string, std::string>, 4> cases{{
-      {"name: x\nmodel: {mass_kg: 500, colour: red}\n", "model.colour: unknown field"},
-      {"name: x\nmodel: {mass_kg: -1}\n", "model.mass_kg = -1"},
-      {"name: x\ntiming: {step_s: 0.003, control_period_s: 0.004}\n", "timing.control_period_s"},
-      {"name: x\nrig: {contact: {damping_ns_per_m: .nan}}\n", "rig.contact.damping_ns_per_m"},
+      {"kind: sits\nname: x\nmodel: {mass_kg: 500, colour: red}\n", "model.colour: unknown field"},
+      {"kind: sits\nname: x\nmodel: {mass_kg: -1}\n", "model.mass_kg = -1"},
+      {"kind: sits\nname: x\ntiming: {step_s: 0.003, control_period_s: 0.004}\n",
+       "timing.control_period_s"},
+      {"kind: sits\nname: x\nrig: {contact: {damping_ns_per_m: .nan}}\n",
+       "rig.contact.damping_ns_per_m"},
   }};
   for (const auto& [yaml, expected] : cases) {
     const fs::path file = tmp / "bad.yaml";

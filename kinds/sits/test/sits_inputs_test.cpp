@@ -202,7 +202,8 @@ TEST(DataDirOptions, AreTakenOutOfArgvAndMustBeDirectories) {
 
 std::string sits_error(const std::string& yaml, const std::vector<std::string>& overrides = {}) {
   try {
-    const std::string text = yaml.starts_with("kind:") ? yaml : "kind: sits\n" + yaml;
+    // `kind` last: the line numbers the messages quote stay the test's own.
+    const std::string text = yaml.starts_with("kind:") ? yaml : yaml + "\nkind: sits\n";
     (void)make_experiment_from_text(text, "dup.yaml", overrides);
   } catch (const ScenarioError& e) {
     return e.what();
