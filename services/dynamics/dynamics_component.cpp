@@ -5,6 +5,7 @@
 #include <cstring>
 #include <limits>
 
+#include "hyloop/experiment/run_export.hpp"
 #include "hyloop/transport/clock.hpp"
 #include "hyloop/transport/layout.hpp"
 
@@ -112,13 +113,8 @@ int DynamicsComponent::column(const std::string& name) const noexcept {
   return -1;
 }
 
-int DynamicsComponent::column_in(const std::string& role, std::string_view unit) const noexcept {
-  const std::size_t open = role.rfind('[');
-  if (open == std::string::npos || role.back() != ']' ||
-      std::string_view(role).substr(open + 1, role.size() - open - 2) != unit) {
-    return -1;
-  }
-  return column(role);
+int DynamicsComponent::column_in(const std::string& role, std::string_view unit) const {
+  return ex::parse_column_header(role).unit == unit ? column(role) : -1;
 }
 
 void DynamicsComponent::resolve_columns(const ex::Kind& kind) {

@@ -68,7 +68,7 @@ class DynamicsComponent final : public runtime::LoopComponent {
   /// The column of `name` in the part's values, or −1.
   [[nodiscard]] int column(const std::string& name) const noexcept;
   /// column(role) when the role's unit is `unit`, else −1.
-  [[nodiscard]] int column_in(const std::string& role, std::string_view unit) const noexcept;
+  [[nodiscard]] int column_in(const std::string& role, std::string_view unit) const;
   /// Points the gauges at the configured kind's columns.
   void resolve_columns(const experiment::Kind& kind);
   /// Sets the experiment gauges from the values of cycle k (loop thread).

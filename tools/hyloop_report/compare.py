@@ -55,21 +55,16 @@ def _overlay_errors(ax, runs, labels, ys, sym, unit, t_from=None):
     return True
 
 
-def _role_diff(run, a, b):
-    x, y = run.role_col(a), run.role_col(b)
-    return None if x is None or y is None else x - y
-
-
 def _compare_error_fig(runs, labels, a, b, sym, unit_of, what, fname, out, written):
     """Role a minus role b of each run (unit: role unit_of's)."""
-    ys = [_role_diff(r, a, b) for r in runs]
+    ys = [r.role_diff(a, b) for r in runs]
     for r, y in zip(runs, ys):
         if y is None:
             note(f"{fname}: {r.label}: {missing_msg(r, a, b)}")
     if all(y is None for y in ys):
         note(f"skipped {fname}: no run records both a {a} and a {b}")
         return
-    unit = next((r.unit(r.role(unit_of)) for r in runs if r.role(unit_of)), "")
+    unit = next((r.role_unit(unit_of) for r in runs if r.role(unit_of)), "")
     fig, ax = figure(2, 1, 11, 7.5)
     _overlay_errors(ax[0, 0], runs, labels, ys, sym, unit)
     ax[0, 0].set_title("whole run (peak over whole run in legend)", fontsize=10)
@@ -105,8 +100,8 @@ def compare(runs, out):
     else:
         note("skipped compare_recovery.png: no run has a cycles.csv")
 
-    _compare_error_fig(runs, labels, "force_ideal", "force_input", "e_F = E − F′", "force_ideal",
-                       "input force error e_F (cf. paper Figs. 11, 14)",
+    _compare_error_fig(runs, labels, "force_ideal", "force_input", "e_F = E − F′",
+                       "force_ideal", "input force error e_F (cf. paper Figs. 11, 14)",
                        "compare_force_error.png", out, written)
 
     _compare_velocity(runs, labels, out, written)
@@ -137,7 +132,7 @@ def _compare_velocity(runs, labels, out, written):
         note("skipped compare_velocity.png: no run records a velocity")
         return
     fig, ax = figure(2, 1, 11, 7.5)
-    unit = next(r.unit(r.role("velocity")) for r in runs if r.role("velocity"))
+    unit = next(r.role_unit("velocity") for r in runs if r.role("velocity"))
     allv = [c for r in runs for c in (r.role_col("velocity"), r.role_col("velocity_ideal"))
             if c is not None]
     k, u = scaled_unit(unit, allv)

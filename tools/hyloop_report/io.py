@@ -240,27 +240,18 @@ class Run:
         name = self.roles.get(role)
         return self.cols.get(name) if name else None
 
-    def has(self, *names):
-        return all(n in self.cols for n in names)
+    def role_unit(self, role, default=""):
+        """The unit of the column with `role`, else `default`."""
+        name = self.roles.get(role)
+        return self.unit(name, default) if name else default
+
+    def role_diff(self, a, b):
+        """Column of role a minus column of role b at full resolution, or None."""
+        x, y = self.role_col(a), self.role_col(b)
+        return None if x is None or y is None else x - y
 
     def unit(self, name, default=""):
         return self.units.get(name, default)
-
-    def signal(self, name, unit):
-        """Column `name` when it is recorded in `unit`; None (with a note) otherwise."""
-        if name not in self.cols:
-            return None
-        if self.unit(name) != unit:
-            note(f"{self.path}: column '{name}' is in [{self.unit(name)}], expected [{unit}]; "
-                 "not plotted as such")
-            return None
-        return self.cols[name]
-
-    def diff(self, a, b):
-        """a - b at full resolution, or None when a column is missing."""
-        if not self.has(a, b):
-            return None
-        return self.cols[a] - self.cols[b]
 
     def metric(self, key):
         m = self.summary.get("metrics")

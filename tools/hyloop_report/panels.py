@@ -16,22 +16,11 @@ def _twin_panel(ax, run, hybrid, twin, quantity, default_unit, color, title):
     ok = lines(ax, run.t, [
         (run.role_col(h), h_label, dict(HYBRID_STYLE, color=color)),
         (run.role_col(i), i_label, IDEAL_STYLE),
-    ], quantity, _unit(run, h, _unit(run, i, default_unit)))
+    ], quantity, run.role_unit(h, run.role_unit(i, default_unit)))
     if not ok:
         blank(ax, missing_msg(run, h, i))
     ax.set_title(title, fontsize=10)
     return ok
-
-
-def _unit(run, role, default):
-    name = run.role(role)
-    return run.unit(name, default) if name else default
-
-
-def _role_diff(run, a, b):
-    """Column of role a minus column of role b, or None."""
-    x, y = run.role_col(a), run.role_col(b)
-    return None if x is None or y is None else x - y
 
 
 def panel_velocity(ax, run):
@@ -61,8 +50,8 @@ def _error_panel(ax, run, y, sym, unit, metric_key, missing):
 
 
 def panel_ev(ax, run):
-    return _error_panel(ax, run, _role_diff(run, "velocity", "velocity_ideal"), "e_V = v − v_i",
-                        _unit(run, "velocity", "m/s"), "e_V_peak_mps",
+    return _error_panel(ax, run, run.role_diff("velocity", "velocity_ideal"), "e_V = v − v_i",
+                        run.role_unit("velocity", "m/s"), "e_V_peak_mps",
                         missing_msg(run, "velocity", "velocity_ideal"))
 
 
@@ -73,8 +62,8 @@ def panel_force(ax, run):
 
 
 def panel_ef(ax, run):
-    return _error_panel(ax, run, _role_diff(run, "force_ideal", "force_input"), "e_F = E − F′",
-                        _unit(run, "force_ideal", "N"), "e_F_peak_N",
+    return _error_panel(ax, run, run.role_diff("force_ideal", "force_input"), "e_F = E − F′",
+                        run.role_unit("force_ideal", "N"), "e_F_peak_N",
                         missing_msg(run, "force_ideal", "force_input"))
 
 
@@ -104,7 +93,7 @@ def _gain_like(ax, run, role, sym, desc, color):
         blank(ax, f"{sym} is zero throughout this run{extra}: panel skipped")
         ax.set_title(desc, fontsize=10)
         return False
-    lines(ax, run.t, [(y, None, {"color": color})], sym, _unit(run, role, ""))
+    lines(ax, run.t, [(y, None, {"color": color})], sym, run.role_unit(role, ""))
     ax.set_title(desc, fontsize=10)
     return True
 
@@ -114,7 +103,8 @@ def panel_kh(ax, run):
 
 
 def panel_eps(ax, run):
-    return _gain_like(ax, run, "observed_energy", "ε_h", "observed energy ε_h (cf. paper Fig. 15)", "C6")
+    return _gain_like(ax, run, "observed_energy", "ε_h",
+                      "observed energy ε_h (cf. paper Fig. 15)", "C6")
 
 
 def _cycle_axis(run):
