@@ -22,10 +22,10 @@
 #include <string>
 #include <vector>
 
-#include "hyloop/experiment/hdf5_recorder.hpp"
+#include "hyloop/recording/hdf5_recorder.hpp"
 
 namespace fs = std::filesystem;
-using hyloop::experiment::Hdf5Recorder;
+using hyloop::recording::Hdf5Recorder;
 
 namespace {
 

@@ -7,9 +7,9 @@
 #include <filesystem>
 #include <string>
 
-#include "hyloop/experiment/run_directory.hpp"
 #include "hyloop/kinds/sits/sits_runner.hpp"
 #include "hyloop/kinds/sits/sits_scenario.hpp"
+#include "hyloop/recording/run_directory.hpp"
 
 namespace {
 using namespace hyloop::experiment;
@@ -30,7 +30,7 @@ void run_loop(benchmark::State& state, bool samples, bool write) {
     while (runner.step()) {
     }
     steps += runner.cycle();
-    if (write) write_run_directory(runner, dir, true);
+    if (write) hyloop::recording::write_run_directory(runner, dir, true);
     benchmark::DoNotOptimize(runner.last_row());
   }
   std::filesystem::remove_all(dir);

@@ -12,12 +12,12 @@ set(HYLOOP_INSTALL_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/hyloop)
 set(HYLOOP_INSTALL_KINDS_DIR lib/hyloop/kinds)  # bin/../lib/hyloop/kinds: not multiarch
 set(HYLOOP_INSTALL_SHARE_DIR ${CMAKE_INSTALL_DATADIR}/hyloop)
 
-set(hyloop_installed_libraries hyloop_core hyloop_hal hyloop_hal_egm hyloop_experiment hyloop_proto
+set(hyloop_installed_libraries hyloop_core hyloop_hal hyloop_hal_egm hyloop_experiment hyloop_recording hyloop_jobs hyloop_proto
                                hyloop_transport hyloop_runtime hyloop_warnings)
 install(TARGETS ${hyloop_installed_libraries} EXPORT hyloopTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
         INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
-foreach(lib core hal experiment transport runtime)
+foreach(lib core hal experiment recording jobs transport runtime)
   install(DIRECTORY ${PROJECT_SOURCE_DIR}/libs/${lib}/include/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 endforeach()
 install(FILES ${PROJECT_BINARY_DIR}/include/hyloop/version.hpp

@@ -3,8 +3,8 @@
 #include <CLI/CLI.hpp>
 #include <iostream>
 
-#include "hyloop/kinds/sits/sits_jobs.hpp"
-#include "hyloop/kinds/sits/sits_scenario.hpp"
+#include "hyloop/experiment/kind.hpp"
+#include "hyloop/experiment/yaml_fields.hpp"
 #include "run_output.hpp"
 
 namespace hyloop::app {
@@ -32,13 +32,14 @@ CLI::App* add_analyze_subcommand(CLI::App& app, AnalyzeCliOptions& options) {
 }
 
 int run_analyze(const AnalyzeCliOptions& options) {
-  const ex::SitsScenario s = ex::load_scenario(options.scenario, options.overrides);
-  ex::AnalyzeOptions analyze;
+  const std::string scenario = ex::read_scenario_text(options.scenario);
+  ex::AnalyzeRequest analyze;
   if (options.k_h_option->count() > 0) analyze.k_h = options.k_h;
   if (options.k_x_option->count() > 0) analyze.k_x = options.k_x;
   analyze.identified = !options.true_robot;
   analyze.simulate = options.simulate;
-  const auto result = ex::analyze_loop(s, analyze);
+  const auto result = ex::kind_analysis(scenario, options.scenario)
+                          .analyze(scenario, options.scenario, options.overrides, analyze);
   const std::string text = result.dump(2);
   std::cout << text << "\n";
   if (!options.out.empty()) write_text_file(options.out, text + "\n");

@@ -3,7 +3,7 @@
 #include <CLI/CLI.hpp>
 #include <iostream>
 
-#include "hyloop/experiment/run_export.hpp"
+#include "hyloop/recording/run_export.hpp"
 
 namespace hyloop::app {
 
@@ -17,7 +17,7 @@ CLI::App* add_export_subcommand(CLI::App& app, ExportOptions& options) {
 }
 
 int run_export(const ExportOptions& options) {
-  experiment::export_run(options.dir, experiment::parse_export_format(options.format), options.out);
+  recording::export_run(options.dir, recording::parse_export_format(options.format), options.out);
   std::cerr << "hyloop export: " << options.out << " (" << options.format << ")\n";
   return 0;
 }

@@ -3,8 +3,8 @@
 #include <CLI/CLI.hpp>
 #include <iostream>
 
-#include "hyloop/kinds/sits/sits_jobs.hpp"
-#include "hyloop/kinds/sits/sits_scenario.hpp"
+#include "hyloop/experiment/kind.hpp"
+#include "hyloop/experiment/yaml_fields.hpp"
 #include "run_output.hpp"
 
 namespace hyloop::app {
@@ -23,12 +23,12 @@ CLI::App* add_identify_subcommand(CLI::App& app, IdentifyOptions& options) {
 }
 
 int run_identify(const IdentifyOptions& options) {
-  const ex::SitsScenario s = ex::load_scenario(options.scenario, options.overrides);
-  const auto result =
-      options.from_run.empty() ? ex::identify_robot(s) : ex::identify_from_run(s, options.from_run);
-  const std::string text = result.dump(2);
-  std::cout << text << "\n";
-  if (!options.out.empty()) write_text_file(options.out, text + "\n");
+  const std::string text = ex::read_scenario_text(options.scenario);
+  const auto result = ex::kind_identification(text, options.scenario)
+                          .identify(text, options.scenario, options.overrides, options.from_run);
+  const std::string report = result.dump(2);
+  std::cout << report << "\n";
+  if (!options.out.empty()) write_text_file(options.out, report + "\n");
   return 0;
 }
 

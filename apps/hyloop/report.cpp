@@ -6,8 +6,8 @@
 #include <nlohmann/json.hpp>
 #include <vector>
 
-#include "hyloop/experiment/run_directory.hpp"
-#include "hyloop/experiment/run_file.hpp"
+#include "hyloop/recording/run_directory.hpp"
+#include "hyloop/recording/run_file.hpp"
 #include "report_script.hpp"
 
 namespace hyloop::app {
@@ -15,20 +15,21 @@ namespace {
 
 namespace fs = std::filesystem;
 namespace ex = hyloop::experiment;
+namespace rec = hyloop::recording;
 
 // An incomplete directory: says so and recovers it first (a directory whose recorder is still
 // alive is refused); a recovered one: says what is missing.
 bool prepare_report(const fs::path& dir) {
-  if (ex::is_incomplete(dir)) {
+  if (rec::is_incomplete(dir)) {
     std::cerr << "hyloop report: " << dir.string()
               << " is incomplete (INCOMPLETE): recovering it from its journal first\n";
-    const ex::RecoveryResult r = ex::recover_run_directory(dir);
+    const rec::RecoveryResult r = rec::recover_run_directory(dir);
     std::cerr << "hyloop report: recovered " << r.cycles << " cycles (" << r.reason << ")\n";
     return true;
   }
-  if (ex::has_run_entry(dir, "summary.json")) {
+  if (rec::has_run_entry(dir, "summary.json")) {
     try {
-      const nlohmann::json s = nlohmann::json::parse(ex::read_run_file(dir, "summary.json"));
+      const nlohmann::json s = nlohmann::json::parse(rec::read_run_file(dir, "summary.json"));
       if (s.value("incomplete", false)) {
         std::cerr << "hyloop report: " << dir.string() << " holds an incomplete run ("
                   << s.value("incomplete_reason", std::string("no reason recorded"))

@@ -10,7 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "hyloop/experiment/experiment.hpp"
-#include "hyloop/experiment/run_directory.hpp"
+#include "hyloop/recording/run_directory.hpp"
 #include "run_output.hpp"
 
 namespace hyloop::app {
@@ -18,6 +18,7 @@ namespace {
 
 namespace fs = std::filesystem;
 namespace ex = hyloop::experiment;
+namespace rec = hyloop::recording;
 
 bool show_progress(const std::string& mode) {
   if (mode == "on") return true;
@@ -46,8 +47,8 @@ int run_in_process(const RunOptions& options) {
   print_scenario_notices(scenario_path, overrides, std::cerr);
   if (force) replace_out_directory(out);
   const std::string name = experiment->name();
-  auto recording = std::make_unique<ex::RunRecording>(
-      out, ex::journal_header(*experiment, ex::make_run_id(name), "hyloop run", "in_process"),
+  auto recording = std::make_unique<rec::RunRecording>(
+      out, rec::journal_header(*experiment, rec::make_run_id(name), "hyloop run", "in_process"),
       true);
   nlohmann::json summary;
   try {

@@ -12,8 +12,8 @@
 #include <string_view>
 
 #include "hyloop/experiment/experiment.hpp"
-#include "hyloop/experiment/run_directory.hpp"
 #include "hyloop/experiment/scenario_error.hpp"
+#include "hyloop/recording/run_directory.hpp"
 
 namespace hyloop::app {
 namespace {
@@ -26,8 +26,8 @@ constexpr std::array<std::string_view, 9> kRunFiles{"samples.csv",
                                                     "summary.json",
                                                     "scenario.yaml",
                                                     "log.txt",
-                                                    experiment::kIncompleteMarker,
-                                                    experiment::kJournalFile,
+                                                    recording::kIncompleteMarker,
+                                                    recording::kJournalFile,
                                                     "journal.sqlite-wal",
                                                     "journal.sqlite-shm"};
 constexpr std::string_view kPlotsDir = "plots";
@@ -80,8 +80,8 @@ std::string not_a_run_directory(const fs::path& dir) {
     struct stat est {};
     const bool ok = lstat_of(e.path(), est);
     if (ok && S_ISREG(est.st_mode) && is_run_file(name)) {
-      marked = marked || name == "summary.json" || name == experiment::kIncompleteMarker ||
-               name == experiment::kJournalFile;
+      marked = marked || name == "summary.json" || name == recording::kIncompleteMarker ||
+               name == recording::kJournalFile;
       continue;
     }
     if (ok && S_ISDIR(est.st_mode) && name == kPlotsDir) {
@@ -114,12 +114,12 @@ void check_out_directory(const fs::path& out, bool force) {
                              "): give another --out; --force replaces only a run directory");
   }
   // A run directory: the library says how to recover an incomplete one or to use --force.
-  experiment::check_output_directory(out, force);
+  recording::check_output_directory(out, force);
 }
 
 void replace_out_directory(const fs::path& out) {
   check_out_directory(out, true);
-  experiment::remove_output_directory(out);
+  recording::remove_output_directory(out);
 }
 
 void print_scenario_notices(const std::string& path, const std::vector<std::string>& overrides,

@@ -21,7 +21,7 @@ std::string not_a_run_directory(const std::filesystem::path& dir);
 void check_out_directory(const std::filesystem::path& out, bool force);
 
 /// --force: checks `out` again and removes it (a run directory whose recorder is alive is kept).
-/// @throws std::runtime_error (experiment::RunDirectoryError).
+/// @throws std::runtime_error (recording::RunDirectoryError).
 void replace_out_directory(const std::filesystem::path& out);
 
 /// "hyloop: warning: <notice>" for each notice of the scenario (a SITS scenario's gains all 0,

@@ -4,8 +4,8 @@
 #include <filesystem>
 #include <iostream>
 
-#include "hyloop/experiment/run_directory.hpp"
-#include "hyloop/experiment/run_file.hpp"
+#include "hyloop/recording/run_directory.hpp"
+#include "hyloop/recording/run_file.hpp"
 
 namespace hyloop::app {
 namespace {
@@ -25,13 +25,13 @@ CLI::App* add_summary_subcommand(CLI::App& app, SummaryOptions& options) {
 int run_summary(const SummaryOptions& options) {
   const fs::path dir = options.dir;
   if (options.recover) {
-    const experiment::RecoveryResult r = experiment::recover_run_directory(dir);
+    const recording::RecoveryResult r = recording::recover_run_directory(dir);
     std::cout << r.summary.dump(2) << "\n";
     std::cerr << "hyloop summary: recovered " << r.cycles << " cycles (" << r.reason
               << ")\nrun directory: " << dir.string() << "\n";
     return 0;
   }
-  if (experiment::is_incomplete(dir)) {
+  if (recording::is_incomplete(dir)) {
     std::cerr << "hyloop summary: " << dir.string()
               << " is incomplete (INCOMPLETE): its recorder is running or ended before "
                  "completing it; `hyloop summary --recover "
@@ -39,8 +39,8 @@ int run_summary(const SummaryOptions& options) {
     return 1;
   }
   try {
-    std::cout << experiment::read_run_file(dir, "summary.json");
-  } catch (const experiment::RunDirectoryError& e) {
+    std::cout << recording::read_run_file(dir, "summary.json");
+  } catch (const recording::RunDirectoryError& e) {
     std::cerr << "hyloop summary: " << e.what() << "\n";
     return 1;
   }

@@ -28,8 +28,8 @@
 #include "coordinator/coordinator_component.hpp"
 #include "ctl.hpp"
 #include "dynamics/dynamics_component.hpp"
-#include "hyloop/experiment/run_directory.hpp"
 #include "hyloop/experiment/yaml_fields.hpp"
+#include "hyloop/recording/run_directory.hpp"
 #include "hyloop/runtime/security.hpp"
 #include "hyloop/transport/ipc_dir.hpp"
 #include "rig_emulator/rig_emulator_component.hpp"
@@ -424,7 +424,7 @@ int drive(const Runner& r, const UpOptions& o) {
     warn_about_outcome(nlohmann::json::parse(summary.summary_json(), nullptr, false), std::cerr);
   }
   // "run directory" only for a complete one (the coordinator runs on this machine).
-  if (experiment::is_incomplete(o.out) || !fs::exists(fs::path(o.out) / "summary.json")) {
+  if (recording::is_incomplete(o.out) || !fs::exists(fs::path(o.out) / "summary.json")) {
     std::cerr << "hyloop up: the run directory " << o.out
               << " is incomplete; recover what was recorded with: hyloop summary --recover "
               << o.out << "\n";

@@ -12,10 +12,10 @@
 #include <random>
 #include <sstream>
 
+#include "hyloop/experiment/capabilities.hpp"
+#include "hyloop/experiment/kind.hpp"
 #include "hyloop/experiment/loop_parts.hpp"
-#include "hyloop/experiment/run_directory.hpp"
-#include "hyloop/kinds/sits/sits_jobs.hpp"
-#include "hyloop/kinds/sits/sits_scenario.hpp"
+#include "hyloop/recording/run_directory.hpp"
 #include "hyloop/runtime/guard_rpc.hpp"
 #include "hyloop/runtime/logging.hpp"
 #include "hyloop/runtime/service_main.hpp"
@@ -27,6 +27,7 @@ namespace hyloop::services {
 
 namespace tp = hyloop::transport;
 namespace ex = hyloop::experiment;
+namespace rec = hyloop::recording;
 
 namespace {
 
@@ -308,7 +309,7 @@ grpc::Status Coordinator::start(const v1::StartRequest& request, v1::RunStatus* 
     return {grpc::StatusCode::FAILED_PRECONDITION, "a run is in progress"};
   }
   try {
-    ex::check_run_name(request.out_dir(), "out_dir");
+    rec::check_run_name(request.out_dir(), "out_dir");
   } catch (const std::invalid_argument& e) {
     return {grpc::StatusCode::INVALID_ARGUMENT,
             std::string(e.what()) + " (runs directory " + runs_dir_.string() + ")"};
@@ -326,7 +327,7 @@ grpc::Status Coordinator::start(const v1::StartRequest& request, v1::RunStatus* 
   } catch (const std::exception& e) {
     return {grpc::StatusCode::INTERNAL, e.what()};
   }
-  const std::string run_id = ex::make_run_id(scenario_name_);
+  const std::string run_id = rec::make_run_id(scenario_name_);
   const std::filesystem::path out_dir = runs_dir_ / request.out_dir();
   if (gone && gone()) {
     return {grpc::StatusCode::CANCELLED,
@@ -359,14 +360,14 @@ grpc::Status Coordinator::open_recording_locked(const std::string& out_name,
                                                 const std::string& run_id,
                                                 const std::filesystem::path& out_dir) {
   try {
-    recording_ = std::make_unique<ex::RunRecording>(
+    recording_ = std::make_unique<rec::RunRecording>(
         out_dir,
-        ex::journal_header(*recorder_, run_id, "hyloop-coordinator",
-                           mode_ == v1::CLOCK_MODE_REAL_TIME ? "real_time" : "lockstep"),
+        rec::journal_header(*recorder_, run_id, "hyloop-coordinator",
+                            mode_ == v1::CLOCK_MODE_REAL_TIME ? "real_time" : "lockstep"),
         false);
     recorder_->set_row_observer(&recording_->observer());
     recording_failed_ = false;
-  } catch (const ex::RunDirectoryError& e) {
+  } catch (const rec::RunDirectoryError& e) {
     const int err = e.error_number();
     return {err == EEXIST                    ? grpc::StatusCode::ALREADY_EXISTS
             : err == ENOSPC || err == EDQUOT ? grpc::StatusCode::RESOURCE_EXHAUSTED
@@ -812,14 +813,16 @@ std::string Coordinator::start_loop(const std::string& run_id, const std::string
 
 namespace {
 
-/// The scenario of RunIdentification: the sweep as `hyloop identify` runs it (the actuator
-/// latches every step, identification.samples cycles).
+/// The scenario of RunIdentification: the sweep as `hyloop identify` runs it (its kind's
+/// Identification: a new command every step, the sweep's samples as cycles). A kind without
+/// identification is refused by name.
 grpc::Status identification_scenario(const v1::RunIdentificationRequest& request,
-                                     ex::SitsScenario& s) {
+                                     std::unique_ptr<ex::SweepIdentification>& sweep) {
   try {
-    s = ex::identification_run_scenario(
-        request.scenario_yaml(), "scenario",
-        std::vector<std::string>(request.overrides().begin(), request.overrides().end()));
+    sweep = ex::kind_identification(request.scenario_yaml())
+                .sweep_run(request.scenario_yaml(), "scenario",
+                           std::vector<std::string>(request.overrides().begin(),
+                                                    request.overrides().end()));
   } catch (const std::exception& e) {
     return {grpc::StatusCode::INVALID_ARGUMENT, e.what()};
   }
@@ -827,11 +830,11 @@ grpc::Status identification_scenario(const v1::RunIdentificationRequest& request
 }
 
 /// The identification report of a complete sweep into `reply`.
-grpc::Status identification_reply(const ex::SitsScenario& s, const ex::SweepData& data,
+grpc::Status identification_reply(const ex::SweepIdentification& sweep, const ex::SweepData& data,
                                   const std::string& run_id, v1::RunIdentificationReply* reply) {
   nlohmann::json report;
   try {
-    report = ex::identify_from_sweep(s, data);
+    report = sweep.identify(data);
   } catch (const std::exception& e) {
     return {grpc::StatusCode::FAILED_PRECONDITION, e.what()};
   }
@@ -841,7 +844,7 @@ grpc::Status identification_reply(const ex::SitsScenario& s, const ex::SweepData
   v1::ArxModelMessage* m = reply->mutable_model();
   for (double a : report["discrete_model"]["den"]) m->add_a(a);
   for (double b : report["discrete_model"]["num"]) m->add_b(b);
-  m->set_sample_time_s(s.timing.step);
+  m->set_sample_time_s(sweep.step_s());
   return grpc::Status::OK;
 }
 
@@ -894,8 +897,8 @@ grpc::Status Coordinator::run_identification(const v1::RunIdentificationRequest&
             "no identification service is known to the coordinator (--services "
             "identification=ADDRESS)"};
   }
-  ex::SitsScenario s;
-  if (grpc::Status parsed = identification_scenario(request, s); !parsed.ok()) return parsed;
+  std::unique_ptr<ex::SweepIdentification> sweep;
+  if (grpc::Status parsed = identification_scenario(request, sweep); !parsed.ok()) return parsed;
   {
     const std::lock_guard<std::mutex> lock(mutex_);
     if (status_.state() == v1::RUN_STATE_RUNNING) {
@@ -903,7 +906,7 @@ grpc::Status Coordinator::run_identification(const v1::RunIdentificationRequest&
     }
   }
   if (grpc::Status latched = check_not_latched(); !latched.ok()) return latched;
-  const std::string run_id = ex::make_run_id(s.name + "-identify");
+  const std::string run_id = rec::make_run_id(sweep->name() + "-identify");
   std::unique_ptr<tp::IpcRunDir> ipc_run_dir;  // removed when this call returns
   v1::LoopEndpoints endpoints;
   std::unique_ptr<tp::Channel> telemetry_channel;
@@ -915,10 +918,10 @@ grpc::Status Coordinator::run_identification(const v1::RunIdentificationRequest&
     return {grpc::StatusCode::FAILED_PRECONDITION, std::string("loop plane: ") + e.what()};
   }
   // The identification service in the dynamics' slot.
-  std::string error =
-      start_loop(run_id, ex::to_yaml(s), endpoints, v1::CLOCK_MODE_LOCKSTEP, "identification");
+  std::string error = start_loop(run_id, sweep->scenario_yaml(), endpoints, v1::CLOCK_MODE_LOCKSTEP,
+                                 "identification");
   ex::SweepData data;
-  const auto n = static_cast<std::size_t>(s.identification.samples);
+  const std::size_t n = sweep->samples();
   if (error.empty()) error = collect_sweep(run_id, *telemetry_channel, *ident, data, n);
   for (const char* name : {"actuator", "identification", "sensor", "rig-emulator"}) {
     (void)find_service(name)->deactivate();
@@ -930,7 +933,7 @@ grpc::Status Coordinator::run_identification(const v1::RunIdentificationRequest&
     return {grpc::StatusCode::ABORTED, "identification: " + std::to_string(data.command.size()) +
                                            " of " + std::to_string(n) + " samples arrived"};
   }
-  return identification_reply(s, data, run_id, reply);
+  return identification_reply(*sweep, data, run_id, reply);
 }
 
 void CoordinatorComponent::on_shutdown() { coordinator_.release_services(); }

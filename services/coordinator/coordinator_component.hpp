@@ -39,9 +39,9 @@
 
 #include "coordinator/service_handle.hpp"
 #include "coordinator/stop_rules.hpp"
+#include "hyloop/experiment/capabilities.hpp"
 #include "hyloop/experiment/experiment.hpp"
-#include "hyloop/experiment/run_directory.hpp"
-#include "hyloop/kinds/sits/sits_jobs.hpp"
+#include "hyloop/recording/run_directory.hpp"
 #include "hyloop/runtime/component.hpp"
 #include "hyloop/runtime/metrics.hpp"
 #include "hyloop/transport/channel.hpp"
@@ -61,7 +61,7 @@ inline constexpr std::uint32_t kDynamicsSender = 3;
 
 struct CoordinatorOptions {
   /// Where run directories are created (--runs-dir): Start.out_dir names one directory in it
-  /// (experiment::check_run_name). "": the working directory when the coordinator is made.
+  /// (recording::check_run_name). "": the working directory when the coordinator is made.
   std::filesystem::path runs_dir;
   /// Where the loop channels the coordinator derives live: "" (default) ipc:// sockets in a
   /// private run directory (0700) that the coordinator creates in the ipc directory for each run
@@ -256,7 +256,7 @@ class Coordinator {
   std::unique_ptr<experiment::Experiment> recorder_;
   // The run directory being recorded (INCOMPLETE and the journal until the run's end).
   std::filesystem::path runs_dir_;
-  std::unique_ptr<experiment::RunRecording> recording_;
+  std::unique_ptr<recording::RunRecording> recording_;
   bool recording_failed_ = false;            // run thread: the journal failed, the run was stopped
   std::vector<std::string> record_columns_;  // recorder_->record_columns()
   v1::RunStatus status_;

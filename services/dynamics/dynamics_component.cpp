@@ -5,7 +5,7 @@
 #include <cstring>
 #include <limits>
 
-#include "hyloop/experiment/run_export.hpp"
+#include "hyloop/experiment/experiment.hpp"
 #include "hyloop/transport/clock.hpp"
 #include "hyloop/transport/layout.hpp"
 

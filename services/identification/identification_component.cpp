@@ -9,7 +9,6 @@
 
 #include "hyloop/experiment/experiment.hpp"
 #include "hyloop/experiment/kind.hpp"
-#include "hyloop/experiment/run_directory.hpp"
 #include "hyloop/transport/clock.hpp"
 #include "hyloop/transport/layout.hpp"
 
@@ -180,23 +179,10 @@ void IdentificationComponent::publish_rls(bool wait) noexcept {
 // ---- the loop -----------------------------------------------------------------------------------
 
 void IdentificationComponent::configure_loop(const v1::ConfigureRequest& request) {
-  (void)ex::identification_kind(request.scenario_yaml());  // refuses the others by name
-  scenario_ = ex::parse_scenario(request.scenario_yaml(), "scenario", {});
-  const ex::SitsScenario& s = *scenario_;
-  const auto n = static_cast<std::size_t>(s.identification.samples);
-  if (s.hold_steps() != 1) {
-    throw std::invalid_argument("delays.control_cycle: the actuator holds each command for h = " +
-                                std::to_string(s.hold_steps()) +
-                                " steps; an identification run needs a new command every step "
-                                "(delays.control_cycle=false)");
-  }
-  if (s.steps() != static_cast<std::int64_t>(n)) {
-    throw std::invalid_argument("timing.duration_s = " + ex::format_number(s.timing.duration) +
-                                " s gives " + std::to_string(s.steps()) +
-                                " cycles; an identification run needs identification.samples = " +
-                                std::to_string(n) + " cycles (timing.duration_s = " +
-                                ex::format_number(static_cast<double>(n) * s.timing.step) + ")");
-  }
+  // Refuses a kind without identification by name, and a scenario that is not a sweep run.
+  sweep_ =
+      ex::kind_identification(request.scenario_yaml()).sweep(request.scenario_yaml(), "scenario");
+  const std::size_t n = sweep_->samples();
   data_.command.assign(n, 0.0);
   data_.position.assign(n, 0.0);
   filled_.assign(n, 0);
@@ -228,9 +214,9 @@ void IdentificationComponent::on_emergency_stop(std::string_view /*reason*/) noe
 }
 
 void IdentificationComponent::run_loop() noexcept {
-  const ex::SitsScenario& sc = *scenario_;
-  const auto total = static_cast<std::uint64_t>(sc.identification.samples);
-  const double step = sc.timing.step;
+  const ex::SweepIdentification& sweep = *sweep_;
+  const auto total = static_cast<std::uint64_t>(sweep.samples());
+  const double step = sweep.step_s();
   std::fill(filled_.begin(), filled_.end(), static_cast<unsigned char>(0));
   if (rls_active_) {
     rls_active_->reset(0.0);  // a new run: fresh histories, θ kept
@@ -251,9 +237,9 @@ void IdentificationComponent::run_loop() noexcept {
     last = k;
     ++received;
     count_cycle();
-    // The sweep of experiment::run_sweep, the same function.
+    // The kind's sweep, the same function as in process.
     const double t = static_cast<double>(k) * step;
-    const double u = ex::sweep_command(sc, k).position;
+    const double u = sweep.command(k).position;
     const double y = s->values(0);  // the set point's measured counterpart
     data_.command[k] = u;
     data_.position[k] = y;
@@ -269,7 +255,7 @@ void IdentificationComponent::run_loop() noexcept {
       continue;  // e-stop latched: keep recording, send no command
     }
     const double t_next = static_cast<double>(k + 1) * step;
-    const ex::SweepCommand next = ex::sweep_command(sc, k + 1);
+    const ex::SweepCommand next = sweep.command(k + 1);
     command_.set_values(static_cast<int>(hal::kCommandSetPoint), next.position);
     command_.set_values(static_cast<int>(hal::kCommandRate), next.velocity);
     command_.mutable_header()->set_origin_time_ns(s->header().origin_time_ns());
@@ -291,7 +277,7 @@ void IdentificationComponent::run_loop() noexcept {
 }
 
 void IdentificationComponent::fit_and_store(std::uint64_t last_cycle) noexcept {
-  const double t = static_cast<double>(last_cycle) * scenario_->timing.step;
+  const double t = static_cast<double>(last_cycle) * sweep_->step_s();
   try {
     const auto missing = static_cast<std::size_t>(std::count(filled_.begin(), filled_.end(), 0));
     if (missing > 0) {
@@ -299,12 +285,13 @@ void IdentificationComponent::fit_and_store(std::uint64_t last_cycle) noexcept {
                                " samples missing (dropped in real time); run the identification "
                                "in lockstep");
     }
-    nlohmann::json report = ex::identify_from_sweep(*scenario_, data_);
+    nlohmann::json report = sweep_->identify(data_);
+    const ex::SweepFit fit_model = sweep_->fit();
     v1::ArxModelMessage model;
     for (const auto& a : report["a"]) model.add_a(a.get<double>());
     for (const auto& b : report["b"]) model.add_b(b.get<double>());
-    model.set_delay_steps(static_cast<std::uint32_t>(scenario_->identification.nk));
-    model.set_sample_time_s(scenario_->timing.step);
+    model.set_delay_steps(static_cast<std::uint32_t>(fit_model.nk));
+    model.set_sample_time_s(sweep_->step_s());
     const double fit = report["nrmse_prediction_percent"].get<double>();
     model.set_fit_percent(fit);
     const std::string note = report["fit_note"].get<std::string>();
@@ -314,11 +301,9 @@ void IdentificationComponent::fit_and_store(std::uint64_t last_cycle) noexcept {
       report_ = std::move(report);
     }
     identifications_.fetch_add(1);
-    set_message("identification: fitted " +
-                std::string(core::to_string(scenario_->identification.method)) +
-                "(na=" + std::to_string(scenario_->identification.na) +
-                ", nb=" + std::to_string(scenario_->identification.nb) +
-                ", nk=" + std::to_string(scenario_->identification.nk) + ") on " +
+    set_message("identification: fitted " + fit_model.method +
+                "(na=" + std::to_string(fit_model.na) + ", nb=" + std::to_string(fit_model.nb) +
+                ", nk=" + std::to_string(fit_model.nk) + ") on " +
                 std::to_string(data_.command.size()) + " samples: " + note);
     // The state message first: whoever sees "identified" also sees the fit's message.
     send_telemetry(last_cycle, t, values_, v2::LOOP_EVENT_IDENTIFIED);

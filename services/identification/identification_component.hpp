@@ -3,11 +3,13 @@
 // an online RLS estimate, plus the stability analysis API.
 //
 // Identification run. The coordinator puts this component in the DYNAMICS slot of the loop
-// (sensor_to_dynamics in, dynamics_to_actuator out) for a sits scenario run with
-// delays.control_cycle = false and timing.duration_s = N·T, N = identification.samples. For the
-// measurement frame of cycle k = 0 … N−1 it records
-//   y[k] = X_R[k] (the frame's x_robot),   u[k] = experiment::sweep_command(k) (sine or chirp)
-// (the sweep of experiment::run_sweep; u[0] = 0 is the actuator's initial command) and sends the
+// (sensor_to_dynamics in, dynamics_to_actuator out) for the scenario of a kind that offers
+// identification (capabilities.hpp), made a sweep run: a new command every step, N cycles (the
+// kind's SweepIdentification checks it at Configure). For the measurement frame of cycle
+// k = 0 … N−1 it records
+//   y[k] = the frame's first value (the set point's measured counterpart),
+//   u[k] = SweepIdentification::command(k) (the kind's sweep, the same as in process)
+// (u[0] = 0 is the actuator's initial command) and sends the
 // command frame of cycle k+1: set point u[k+1] and its derivative (lossless in
 // lockstep, origin time copied from the sample), and telemetry "u[m]", "y[m]" of cycle k. Under
 // the cycle contract (DESIGN.md §6) the rig applies command k over step k, so y[k] responds to
@@ -44,8 +46,7 @@
 
 #include "hyloop/core/inverse_model_compensator.hpp"
 #include "hyloop/core/stability.hpp"
-#include "hyloop/kinds/sits/sits_jobs.hpp"
-#include "hyloop/kinds/sits/sits_scenario.hpp"
+#include "hyloop/experiment/capabilities.hpp"
 #include "hyloop/runtime/loop_component.hpp"
 
 namespace hyloop::services {
@@ -109,7 +110,7 @@ class IdentificationComponent final : public runtime::LoopComponent {
   std::array<runtime::GaugeSlot, kRlsGauges> rls_theta_;
   runtime::GaugeSlot rls_trace_;
 
-  std::optional<experiment::SitsScenario> scenario_;
+  std::unique_ptr<experiment::SweepIdentification> sweep_;  // the kind's (capabilities.hpp)
   std::unique_ptr<transport::LoopInput<v2::Frame>> samples_;
   std::unique_ptr<transport::LoopOutput> commands_;
   v2::Frame command_;

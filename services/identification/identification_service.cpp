@@ -13,7 +13,7 @@
 #include "hyloop/core/arx.hpp"
 #include "hyloop/core/polynomial.hpp"
 #include "hyloop/core/stability.hpp"
-#include "hyloop/experiment/run_directory.hpp"
+#include "hyloop/experiment/experiment.hpp"
 #include "identification/identification_component.hpp"
 #include "identification/request_limits.hpp"
 

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <string>
 
-#include "hyloop/experiment/run_directory.hpp"
+#include "hyloop/experiment/experiment.hpp"
 #include "hyloop/experiment/yaml_fields.hpp"
 
 namespace hyloop::services {

@@ -3,8 +3,8 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "hyloop/experiment/run_directory.hpp"
 #include "hyloop/hal/actuator_limits.hpp"
+#include "hyloop/recording/run_directory.hpp"
 #include "hyloop/runtime/logging.hpp"
 
 namespace hyloop::services {
@@ -33,7 +33,7 @@ SiteOptions default_site_options() {
 void validate(const SiteOptions& o) {
   if (o.max_rows < 1) throw std::invalid_argument("max_rows = 0: must be >= 1");
   if (o.runs_dir.empty()) throw std::invalid_argument("runs_dir is empty: name a directory");
-  experiment::check_run_name(o.name, "name");
+  recording::check_run_name(o.name, "name");
   // The rig and the safety layer validate their own fields (their constructors name them).
   of::ServoRig check(o.rig);
 }

@@ -63,14 +63,14 @@ void SiteRecorder::begin_session(const of::SetupId& setup) {
   rig_.begin_session(setup);
   commits_ = 0;
   started_ = std::chrono::steady_clock::now();
-  const std::string run_id = experiment::make_run_id(config_.name);
+  const std::string run_id = recording::make_run_id(config_.name);
   const double trial_time = rig_.config().servo.step * rig_.config().steps_per_trial;
   run_ =
       std::make_unique<SiteRun>(config_.name, config_.resolved_yaml, trial_time, config_.max_rows);
   try {
-    recording_ = std::make_unique<experiment::RunRecording>(
+    recording_ = std::make_unique<recording::RunRecording>(
         config_.runs_dir / run_id,
-        experiment::journal_header(*run_, run_id, "hyloop-site", "lockstep"), true);
+        recording::journal_header(*run_, run_id, "hyloop-site", "lockstep"), true);
   } catch (const std::exception& e) {
     log(std::string("cannot record the session: ") + e.what());
     throw;

@@ -33,7 +33,7 @@
 #include <vector>
 
 #include "hyloop/experiment/experiment.hpp"
-#include "hyloop/experiment/run_directory.hpp"
+#include "hyloop/recording/run_directory.hpp"
 #include "hyloop/transport/openfresco_servo_site.hpp"
 
 namespace hyloop::services {
@@ -120,7 +120,7 @@ class SiteRecorder final : public transport::openfresco::SiteRig {
   transport::openfresco::ServoRig& rig_;
   SiteRecorderConfig config_;
   std::unique_ptr<SiteRun> run_;
-  std::unique_ptr<experiment::RunRecording> recording_;
+  std::unique_ptr<recording::RunRecording> recording_;
   std::chrono::steady_clock::time_point started_;
   std::uint64_t commits_ = 0;
   std::array<double, 10> row_{};

@@ -26,10 +26,10 @@
 #include "actuator/actuator_component.hpp"
 #include "coordinator/coordinator_component.hpp"
 #include "dynamics/dynamics_component.hpp"
-#include "hyloop/experiment/run_directory.hpp"
-#include "hyloop/experiment/run_journal.hpp"
 #include "hyloop/experiment/scenario_error.hpp"
 #include "hyloop/experiment/yaml_fields.hpp"
+#include "hyloop/recording/run_directory.hpp"
+#include "hyloop/recording/run_journal.hpp"
 #include "hyloop/testing/scratch_dir.hpp"
 #include "rig_emulator/rig_emulator_component.hpp"
 #include "sensor/sensor_component.hpp"
@@ -131,7 +131,7 @@ std::string comm_of(pid_t pid) {
 // Rows committed to a run directory's journal so far (0 while it does not exist yet).
 std::size_t journal_rows(const fs::path& dir) {
   try {
-    return experiment::read_journal(dir / experiment::kJournalFile).rows;
+    return recording::read_journal(dir / recording::kJournalFile).rows;
   } catch (const std::exception&) {
     return 0;
   }
@@ -187,7 +187,7 @@ TEST(HyloopRun, KilledAtAnyInstantLeavesACompleteOrARecoverableDirectoryNeverAPa
           << e.path() << " left behind";
     }
     if (!fs::exists(out)) continue;  // killed before the directory was made
-    if (!experiment::is_incomplete(out)) {
+    if (!recording::is_incomplete(out)) {
       // It had finished: a complete directory.
       EXPECT_EQ(slurp(out / "samples.csv"), slurp(dir / "reference" / "samples.csv")) << out;
       continue;
@@ -202,7 +202,7 @@ TEST(HyloopRun, KilledAtAnyInstantLeavesACompleteOrARecoverableDirectoryNeverAPa
       continue;
     }
     const nlohmann::json summary = nlohmann::json::parse(slurp(out / "summary.json"));
-    EXPECT_FALSE(experiment::is_incomplete(out));
+    EXPECT_FALSE(recording::is_incomplete(out));
     EXPECT_EQ(summary.value("incomplete", false), true) << summary.dump(2);
     const auto cycles = summary.value("cycles_recovered", 0);
     std::cout << "killed at " << ms << " ms: " << cycles << " cycles recovered\n";
@@ -228,13 +228,13 @@ TEST(HyloopReport, OnAnIncompleteDirectorySaysSoAndRecoversItFirst) {
     std::this_thread::sleep_for(20ms);
   }
   run.kill_now();
-  ASSERT_TRUE(experiment::is_incomplete(out));
+  ASSERT_TRUE(recording::is_incomplete(out));
   const std::string cmd = (bin_dir() / "hyloop").string() + " report " + out.string() +
                           " > /dev/null 2> " + (dir / "report.err").string();
   EXPECT_EQ(run_command(cmd), 0) << slurp(dir / "report.err");
   const std::string err = slurp(dir / "report.err");
   EXPECT_NE(err.find("is incomplete"), std::string::npos) << err;
-  EXPECT_FALSE(experiment::is_incomplete(out));
+  EXPECT_FALSE(recording::is_incomplete(out));
   EXPECT_TRUE(fs::exists(out / "plots" / "overview.png"));
   const auto summary = nlohmann::json::parse(slurp(out / "summary.json"));
   EXPECT_EQ(summary["incomplete"], true);
@@ -290,7 +290,7 @@ TEST(HyloopUp, KillingTheCoordinatorInLockstepLeavesEveryCommittedCycleRecoverab
   ASSERT_EQ(run_command(ref), 0);
   const std::size_t before = kill_coordinator_mid_run(dir / "up", sets, 2000, dir / "up.log");
   ASSERT_TRUE(fs::exists(dir / "up")) << "no run directory: " << slurp(dir / "up.log");
-  EXPECT_TRUE(experiment::is_incomplete(dir / "up"));
+  EXPECT_TRUE(recording::is_incomplete(dir / "up"));
   EXPECT_EQ(slurp(dir / "up.log").find("run directory:"), std::string::npos)
       << slurp(dir / "up.log");
   const nlohmann::json summary = recover(dir / "up");
@@ -310,7 +310,7 @@ TEST(HyloopUp, KillingTheCoordinatorInRealTimeLeavesEveryCommittedCycleRecoverab
   const std::size_t before = kill_coordinator_mid_run(
       dir / "up", {"--mode", "realtime", "--set", "timing.duration_s=20"}, 1500, dir / "up.log");
   ASSERT_TRUE(fs::exists(dir / "up")) << "no run directory: " << slurp(dir / "up.log");
-  EXPECT_TRUE(experiment::is_incomplete(dir / "up"));
+  EXPECT_TRUE(recording::is_incomplete(dir / "up"));
   const nlohmann::json summary = recover(dir / "up");
   const std::size_t cycles = summary.value("cycles_recovered", std::size_t{0});
   std::cout << "real time: " << before << " cycles committed 0.6 s before the kill, " << cycles
@@ -370,13 +370,13 @@ TEST(RunsDirectory, StartRefusesAnOutDirOutsideItAndCreatesNothingThere) {
   EXPECT_TRUE(fs::is_empty(dir / "outside"));
   // A name: the run directory is made in the runs directory, incomplete until the run's end.
   ASSERT_TRUE(start("good").ok());
-  EXPECT_TRUE(fs::exists(dir / "runs" / "good" / experiment::kJournalFile));
+  EXPECT_TRUE(fs::exists(dir / "runs" / "good" / recording::kJournalFile));
   ASSERT_TRUE(coordinator.wait(2min));
   v1::RunStatus status;
   coordinator.status(&status);
   EXPECT_EQ(status.state(), v1::RUN_STATE_FINISHED) << status.message();
   EXPECT_EQ(status.out_dir(), (fs::canonical(dir / "runs") / "good").string());
-  EXPECT_FALSE(experiment::is_incomplete(dir / "runs" / "good"));
+  EXPECT_FALSE(recording::is_incomplete(dir / "runs" / "good"));
   EXPECT_EQ(lines(slurp(dir / "runs" / "good" / "samples.csv")).size(), 3001U);
   coordinator.shutdown_services();
   fs::remove_all(dir);
@@ -417,7 +417,7 @@ TEST_F(FullDisk, HyloopRunFailsWithTheReasonAndNeverClaimsARunDirectory) {
   EXPECT_EQ(err.find("run directory:"), std::string::npos) << err;
   // What is there says it is incomplete.
   if (fs::exists(out)) {
-    EXPECT_TRUE(experiment::is_incomplete(out));
+    EXPECT_TRUE(recording::is_incomplete(out));
   }
 }
 
@@ -436,7 +436,7 @@ TEST_F(FullDisk, HyloopUpFailsWithTheReasonAndNeverClaimsARunDirectory) {
       << err;
   EXPECT_EQ(err.find("run directory:"), std::string::npos) << err;
   if (fs::exists(out)) {
-    EXPECT_TRUE(experiment::is_incomplete(out));
+    EXPECT_TRUE(recording::is_incomplete(out));
   }
 }
 

@@ -14,8 +14,8 @@
 
 #include "actuator/actuator_component.hpp"
 #include "dynamics/dynamics_component.hpp"
+#include "hyloop/experiment/experiment.hpp"
 #include "hyloop/experiment/loop_parts.hpp"
-#include "hyloop/experiment/run_directory.hpp"
 #include "hyloop/experiment/yaml_fields.hpp"
 #include "hyloop/kinds/sits/sits_jobs.hpp"
 #include "hyloop/kinds/sits/sits_scenario.hpp"

@@ -7,7 +7,6 @@
 #include <numbers>
 #include <stdexcept>
 
-#include "hyloop/experiment/run_export.hpp"
 #include "hyloop/experiment/scenario_error.hpp"
 #include "hyloop/experiment/scenario_fields.hpp"
 #include "hyloop/experiment/yaml_fields.hpp"

@@ -8,7 +8,6 @@
 #include <stdexcept>
 
 #include "hyloop/experiment/loop_parts.hpp"
-#include "hyloop/experiment/run_export.hpp"
 #include "hyloop/experiment/scenario_error.hpp"
 #include "hyloop/experiment/scenario_fields.hpp"
 #include "hyloop/experiment/yaml_fields.hpp"

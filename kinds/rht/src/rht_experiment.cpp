@@ -9,8 +9,6 @@
 #include <span>
 
 #include "hyloop/core/tracking_metrics.hpp"
-#include "hyloop/experiment/run_directory.hpp"
-#include "hyloop/experiment/run_export.hpp"
 #include "hyloop/experiment/scenario_fields.hpp"
 #include "hyloop/experiment/yaml_fields.hpp"
 

@@ -11,7 +11,7 @@
 //        {0.5, 1, 2}× (at least 8 steps, at most a third of the run)
 #include <ostream>
 
-#include "hyloop/experiment/grid_tune.hpp"
+#include "hyloop/jobs/grid_tune.hpp"
 #include "hyloop/kinds/rht/rht_dynamics.hpp"
 #include "hyloop/kinds/rht/rht_experiment.hpp"
 
@@ -22,18 +22,19 @@ TuneResult tune_rht(const Kind& kind, const TuneRequest& request, std::ostream& 
       parse_rht_scenario(request.text, request.origin, request.overrides, request.data);
   const RhtScenario::Compensator& c = s.compensator;
   const auto steps = rht_total_steps(s, load_rht_ground_motion(s));
-  GridTune tune = adaptive_grid_tune({.prefix = "compensator",
-                                      .type = c.type,
-                                      .origin = s.origin,
-                                      .step = s.timing.step,
-                                      .duration = s.timing.step * static_cast<double>(steps),
-                                      .amb = c.amb,
-                                      .amb_gain = c.amb_gain,
-                                      .cutoff_factors = {0.25, 0.5, 0.75, 1.2},
-                                      .ats = c.ats});
+  jobs::GridTune tune =
+      jobs::adaptive_grid_tune({.prefix = "compensator",
+                                .type = c.type,
+                                .origin = s.origin,
+                                .step = s.timing.step,
+                                .duration = s.timing.step * static_cast<double>(steps),
+                                .amb = c.amb,
+                                .amb_gain = c.amb_gain,
+                                .cutoff_factors = {0.25, 0.5, 0.75, 1.2},
+                                .ats = c.ats});
   tune.primary = {"rms_error_m", "/metrics/rms_error_m", "RMS", "mm", 1e3};
   tune.secondary = {"peak_error_m", "/metrics/peak_error_m", "peak", "mm", 1e3};
-  tune.plants = tune_plants(request, [](int seed) -> std::vector<std::string> {
+  tune.plants = jobs::tune_plants(request, [](int seed) -> std::vector<std::string> {
     return {"servo.seed=" + std::to_string(seed)};
   });
   tune.plants_noun = "noise seeds";
@@ -47,13 +48,14 @@ TuneResult tune_rht(const Kind& kind, const TuneRequest& request, std::ostream& 
         "candidate (--runs " +
         std::to_string(request.runs) + " not used)";
   }
-  return run_grid_tune(kind, request, tune, log);
+  return jobs::run_grid_tune(kind, request, tune, log);
 }
 
 std::string rht_tuning() {
-  return adaptive_tuning("compensator",
-                         "the mean RMS tracking error over --runs noise seeds (servo.seed 1..N; "
-                         "one run without noise)");
+  return jobs::adaptive_tuning(
+      "compensator",
+      "the mean RMS tracking error over --runs noise seeds (servo.seed 1..N; "
+      "one run without noise)");
 }
 
 }  // namespace hyloop::experiment

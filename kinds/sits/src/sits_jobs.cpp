@@ -19,7 +19,6 @@
 #include "hyloop/core/compensator.hpp"
 #include "hyloop/core/sampled_loop_stability.hpp"
 #include "hyloop/core/stability.hpp"
-#include "hyloop/experiment/run_directory.hpp"
 #include "hyloop/experiment/scenario_fields.hpp"
 #include "hyloop/hal/sits_rig_emulator.hpp"
 #include "hyloop/kinds/sits/sits_runner.hpp"

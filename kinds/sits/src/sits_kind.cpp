@@ -118,7 +118,8 @@ class SitsKind final : public Kind {
              .column = "eps_sum[J*s]"}};
   }
   CommandGauges command_gauges() const override { return mechanical_command_gauges(); }
-  bool identification() const override { return true; }
+  const Identification* identification() const override { return &sits_identification(); }
+  const Analysis* analysis() const override { return &sits_analysis(); }
   /// The compensator tuner (sits_jobs.hpp tune_compensator).
   std::optional<TuneResult> tune(const TuneRequest& request, std::ostream& log) const override {
     const SitsScenario s = parse_scenario(request.text, request.origin, request.overrides);

@@ -6,7 +6,6 @@
 #include <limits>
 #include <stdexcept>
 
-#include "hyloop/experiment/run_directory.hpp"
 #include "hyloop/experiment/scenario_fields.hpp"
 
 namespace hyloop::experiment {

@@ -11,7 +11,6 @@
 #include <sstream>
 
 #include "hyloop/experiment/loop_parts.hpp"
-#include "hyloop/experiment/run_export.hpp"
 #include "hyloop/experiment/scenario_fields.hpp"
 #include "hyloop/experiment/stability_guard_fields.hpp"
 #include "hyloop/experiment/yaml_fields.hpp"

@@ -6,7 +6,6 @@
 #include <tuple>
 
 #include "hyloop/experiment/loop_parts.hpp"
-#include "hyloop/experiment/run_export.hpp"
 #include "hyloop/experiment/scenario_error.hpp"
 #include "hyloop/experiment/scenario_fields.hpp"
 #include "hyloop/experiment/stability_guard_fields.hpp"

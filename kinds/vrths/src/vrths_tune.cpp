@@ -8,15 +8,15 @@
 //   ats  controller.ats.filter_time_constant_s × controller.ats.window_s
 #include <ostream>
 
-#include "hyloop/experiment/grid_tune.hpp"
 #include "hyloop/experiment/kind.hpp"
 #include "hyloop/experiment/scenario_error.hpp"
+#include "hyloop/jobs/grid_tune.hpp"
 #include "hyloop/kinds/vrths/vrths_experiment.hpp"
 
 namespace hyloop::experiment {
 
 std::string vrths_tuning() {
-  return adaptive_tuning("controller", "the mean J2 over --runs perturbed plants");
+  return jobs::adaptive_tuning("controller", "the mean J2 over --runs perturbed plants");
 }
 
 TuneResult tune_vrths(const Kind& kind, const TuneRequest& request, std::ostream& log) {
@@ -26,21 +26,22 @@ TuneResult tune_vrths(const Kind& kind, const TuneRequest& request, std::ostream
   const double duration =
       c.type == "ats" ? s.timing.step * static_cast<double>(s.steps(load_vrths_ground_motion(s)))
                       : 0.0;
-  GridTune tune = adaptive_grid_tune({.prefix = "controller",
-                                      .type = c.type,
-                                      .origin = s.origin,
-                                      .step = s.timing.step,
-                                      .duration = duration,
-                                      .amb = c.amb,
-                                      .amb_gain = s.amb_gain,
-                                      .cutoff_factors = {0.5, 2.0, 4.0},
-                                      .ats = c.ats});
+  jobs::GridTune tune = jobs::adaptive_grid_tune({.prefix = "controller",
+                                                  .type = c.type,
+                                                  .origin = s.origin,
+                                                  .step = s.timing.step,
+                                                  .duration = duration,
+                                                  .amb = c.amb,
+                                                  .amb_gain = s.amb_gain,
+                                                  .cutoff_factors = {0.5, 2.0, 4.0},
+                                                  .ats = c.ats});
   tune.plants_noun = "perturbed plants";
   tune.plants_detail = "Monte Carlo runs 1.." + std::to_string(request.runs);
   tune.primary = {"J2_percent", "/J2_percent", "J2", "%"};
   tune.secondary = {"J1_ms", "/J1_ms", "J1", "ms"};
-  tune.plants = tune_plants(request, [&](int run) { return kind.monte_carlo_overrides(run); });
-  return run_grid_tune(kind, request, tune, log);
+  tune.plants =
+      jobs::tune_plants(request, [&](int run) { return kind.monte_carlo_overrides(run); });
+  return jobs::run_grid_tune(kind, request, tune, log);
 }
 
 }  // namespace hyloop::experiment

@@ -2,16 +2,33 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <array>
+#include <charconv>
 #include <chrono>
 #include <fstream>
 #include <stdexcept>
 
 #include "hyloop/experiment/kind.hpp"
-#include "hyloop/experiment/run_directory.hpp"
 #include "hyloop/experiment/scenario_error.hpp"
 #include "hyloop/experiment/yaml_fields.hpp"
 
 namespace hyloop::experiment {
+
+std::string format_number(double v) {
+  std::array<char, 32> buf{};
+  const auto result =
+      std::to_chars(buf.data(), buf.data() + buf.size(), v, std::chars_format::general, 17);
+  return {buf.data(), result.ptr};
+}
+
+ColumnHeader parse_column_header(std::string_view header) {
+  const std::size_t open = header.find('[');
+  if (open == std::string_view::npos || header.empty() || header.back() != ']') {
+    return {std::string(header), ""};
+  }
+  return {std::string(header.substr(0, open)),
+          std::string(header.substr(open + 1, header.size() - open - 2))};
+}
 
 SampleTable::SampleTable(std::vector<std::string> headers, std::size_t max_rows)
     : headers_(std::move(headers)), capacity_(max_rows) {

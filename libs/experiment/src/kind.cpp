@@ -10,14 +10,6 @@
 
 namespace hyloop::experiment {
 
-// The shipped kinds: one object each in its own file, one line each in registry() below. (A
-// self-registering static object would be dropped by the linker: the library is static and
-// nothing else refers to a kind's file.)
-const Kind& sits_kind();
-const Kind& rht_kind();
-const Kind& fcu_kind();
-const Kind& vrths_kind();
-
 namespace {
 
 struct Registry {
@@ -28,11 +20,6 @@ struct Registry {
 
 Registry& registry() {
   static Registry r;
-  static const bool shipped = [] {
-    r.kinds = {&sits_kind(), &rht_kind(), &fcu_kind(), &vrths_kind()};
-    return true;
-  }();
-  (void)shipped;
   return r;
 }
 
@@ -71,7 +58,10 @@ CommandGauges mechanical_command_gauges() {
           .scale = 1.0};
 }
 
-void register_kind(std::unique_ptr<Kind> kind) {
+namespace {
+
+/// Adds `kind` (and takes `owned`, when given) under the registry's lock.
+void add_kind(const Kind* kind, std::unique_ptr<Kind> owned) {
   if (kind == nullptr || kind->name().empty()) {
     throw std::invalid_argument("register_kind: a kind needs a name");
   }
@@ -83,9 +73,18 @@ void register_kind(std::unique_ptr<Kind> kind) {
                                   "\" is already registered");
     }
   }
-  r.kinds.push_back(kind.get());
-  r.owned.push_back(std::move(kind));
+  r.kinds.push_back(kind);
+  if (owned) r.owned.push_back(std::move(owned));
 }
+
+}  // namespace
+
+void register_kind(std::unique_ptr<Kind> kind) {
+  const Kind* k = kind.get();
+  add_kind(k, std::move(kind));
+}
+
+void register_kind(const Kind& kind) { add_kind(&kind, nullptr); }
 
 const Kind& find_kind(std::string_view name) {
   Registry& r = registry();
@@ -110,19 +109,43 @@ const Kind& find_scenario_kind(const std::string& text, const std::string& origi
   return find_kind(scenario_kind_of_text(text, origin));
 }
 
-const Kind& identification_kind(const std::string& text) {
-  const Kind& kind = find_scenario_kind(text);
-  if (kind.identification()) return kind;
+namespace {
+
+/// `kind` if it offers `has`; else std::invalid_argument "scenario kind "K": WHAT runs a A or B
+/// scenario" (the kinds that offer it; "no shipped or loaded kind offers it" when none).
+template <typename Has>
+const Kind& kind_offering(const Kind& kind, const std::string& what, Has has) {
+  if (has(kind)) return kind;
   std::vector<std::string> able;
   for (const Kind* k : kinds()) {
-    if (k->identification()) able.push_back(k->name());
+    if (has(*k)) able.push_back(k->name());
   }
   std::string list;
   for (std::size_t i = 0; i < able.size(); ++i) {
     list += (i == 0 ? "" : (i + 1 == able.size() ? " or " : ", ")) + able[i];
   }
-  throw std::invalid_argument("scenario kind \"" + kind.name() + "\": identification runs a " +
-                              list + " scenario");
+  throw std::invalid_argument(
+      "scenario kind \"" + kind.name() + "\": " + what +
+      (able.empty() ? " is offered by no known kind" : " runs a " + list + " scenario"));
+}
+
+}  // namespace
+
+const Kind& identification_kind(const std::string& text) {
+  return kind_offering(find_scenario_kind(text), "identification",
+                       [](const Kind& k) { return k.identification() != nullptr; });
+}
+
+const Identification& kind_identification(const std::string& text, const std::string& origin) {
+  return *kind_offering(find_scenario_kind(text, origin), "identification", [](const Kind& k) {
+            return k.identification() != nullptr;
+          }).identification();
+}
+
+const Analysis& kind_analysis(const std::string& text, const std::string& origin) {
+  return *kind_offering(find_scenario_kind(text, origin), "analysis", [](const Kind& k) {
+            return k.analysis() != nullptr;
+          }).analysis();
 }
 
 std::vector<const Kind*> kinds() {

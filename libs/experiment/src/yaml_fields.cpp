@@ -205,6 +205,12 @@ void require_progress_mode(const std::string& field, const std::string& mode) {
   }
 }
 
+void require_output_format(const std::string& field, const std::string& format) {
+  if (format != "csv" && format != "hdf5") {
+    throw ScenarioError(field + " = \"" + excerpt(format) + "\": must be csv or hdf5");
+  }
+}
+
 std::string read_scenario_text(const std::string& path) {
   std::ifstream in(path);
   if (!in) throw ScenarioError(path + ": cannot open the scenario file");

@@ -7,6 +7,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -14,6 +15,7 @@
 #include <vector>
 
 #include "hyloop/experiment/scenario_error.hpp"
+#include "hyloop/experiment/yaml_fields.hpp"
 
 namespace hyloop::experiment {
 namespace {
@@ -83,6 +85,40 @@ TEST(KindRegistry, IdentificationRefusesTheKindsWithoutIt) {
   const std::string m =
       message_of<std::invalid_argument>([] { (void)identification_kind("kind: rht\n"); });
   EXPECT_EQ(m, "scenario kind \"rht\": identification runs a sits scenario");
+}
+
+// Identification and analysis are capabilities a kind offers or not (capabilities.hpp): the
+// kinds without one are refused by name, naming those that offer it.
+TEST(KindRegistry, CapabilitiesAreOfferedByKindAndRefusedByName) {
+  for (const char* kind : {"rht", "fcu", "vrths"}) {
+    const std::string text = std::string("kind: ") + kind + "\n";
+    EXPECT_EQ(message_of<std::invalid_argument>([&] { (void)kind_analysis(text, "s.yaml"); }),
+              std::string("scenario kind \"") + kind + "\": analysis runs a sits scenario");
+    EXPECT_EQ(message_of<std::invalid_argument>([&] { (void)kind_identification(text, "s.yaml"); }),
+              std::string("scenario kind \"") + kind + "\": identification runs a sits scenario");
+  }
+  const std::string sits = "kind: sits\n";
+  EXPECT_EQ(&kind_identification(sits), find_kind("sits").identification());
+  EXPECT_EQ(&kind_analysis(sits), find_kind("sits").analysis());
+  // The identification service's check: a scenario that is not a sweep run is refused with the
+  // field it needs, before any loop exists.
+  const std::string path = std::string(HYLOOP_SOURCE_DIR) + "/scenarios/sits/identify.yaml";
+  const std::string text = read_scenario_text(path);
+  EXPECT_THAT(message_of<std::invalid_argument>(
+                  [&] { (void)kind_identification(text).sweep(text, "scenario"); }),
+              HasSubstr("delays.control_cycle: the actuator holds each command for h = 2 steps"));
+  const auto run = kind_identification(text).sweep_run(text, "scenario", {});
+  EXPECT_EQ(run->samples(), 1501U);  // identification.samples
+  EXPECT_EQ(run->step_s(), 0.002);
+  EXPECT_EQ(run->command(0).position, 0.0);  // A·sin(0)
+  EXPECT_NEAR(run->command(25).position, 0.025 * std::sin(18.84955592153876 * 0.05), 1e-15);
+  const auto again = kind_identification(text).sweep(run->scenario_yaml(), "scenario");
+  EXPECT_EQ(again->samples(), run->samples());
+  EXPECT_EQ(again->step_s(), run->step_s());
+  for (std::uint64_t k : {0U, 1U, 17U, 1000U}) {
+    EXPECT_EQ(again->command(k).position, run->command(k).position) << k;
+    EXPECT_EQ(again->command(k).velocity, run->command(k).velocity) << k;
+  }
 }
 
 /// A test-only kind: a distributed form whose plan says where it came from; no runner.

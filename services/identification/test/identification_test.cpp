@@ -15,8 +15,8 @@
 #include <thread>
 #include <vector>
 
+#include "hyloop/experiment/experiment.hpp"
 #include "hyloop/experiment/loop_parts.hpp"
-#include "hyloop/experiment/run_directory.hpp"
 #include "hyloop/experiment/yaml_fields.hpp"
 #include "hyloop/hal/sits_rig_emulator.hpp"
 #include "hyloop/kinds/sits/sits_jobs.hpp"
@@ -230,7 +230,7 @@ TEST_F(IdentificationLoop, FitsTheSweepExactlyAsHyloopIdentify) {
 // Issue 11 §3 through the service: the 1–20 Hz chirp with σ = 0.1 mm position noise, fitted by
 // output error (identify_chirp.yaml), gives the report of `hyloop identify` bit for bit, with a
 // continuous model (the phase claim itself is tested over 20 seeds in
-// tests/identification_noise_test.cpp).
+// kinds/sits/test/identification_noise_test.cpp).
 TEST_F(IdentificationLoop, FitsANoisyChirpByOutputErrorAsHyloopIdentify) {
   const std::string chirp =
       experiment::read_scenario_text((kSource / "scenarios/sits/identify_chirp.yaml").string());

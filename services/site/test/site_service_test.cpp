@@ -21,8 +21,8 @@
 #include <thread>
 #include <vector>
 
-#include "hyloop/experiment/run_directory.hpp"
-#include "hyloop/experiment/run_journal.hpp"
+#include "hyloop/recording/run_directory.hpp"
+#include "hyloop/recording/run_journal.hpp"
 #include "hyloop/testing/openfresco_peer.hpp"
 #include "hyloop/transport/openfresco.hpp"
 #include "site/site_component.hpp"
@@ -130,12 +130,12 @@ TEST_F(SiteService, RecordedSamplesEqualWhatThePeerReceived) {
   const SiteRunRecord run = wait_run(1);
   EXPECT_EQ(run.report.end, of::SessionEnd::kTerminated) << run.report.reason;
   ASSERT_FALSE(run.dir.empty()) << run.error;
-  EXPECT_FALSE(experiment::is_incomplete(run.dir));
+  EXPECT_FALSE(recording::is_incomplete(run.dir));
   const Csv csv = read_csv(run.dir / "samples.csv");
   ASSERT_EQ(csv.header, site_run_columns());
   ASSERT_EQ(csv.rows.size(), static_cast<std::size_t>(kSteps));
   ASSERT_EQ(got.disp.size(), csv.rows.size());
-  const auto journal = experiment::read_journal(run.dir / experiment::kJournalFile);
+  const auto journal = recording::read_journal(run.dir / recording::kJournalFile);
   ASSERT_EQ(journal.rows, csv.rows.size());
   double peak = 0.0;
   for (std::size_t k = 0; k < csv.rows.size(); ++k) {
@@ -181,7 +181,7 @@ TEST_F(SiteService, PeerDyingMidMessageIsRecordedAsCutWithTheRigAtRest) {
   EXPECT_EQ(summary["site"]["end"], "cut");
   EXPECT_TRUE(summary["site"]["rig_at_rest"].get<bool>());
   EXPECT_EQ(summary["steps"], 50);
-  const auto journal = experiment::read_journal(cut.dir / experiment::kJournalFile);
+  const auto journal = recording::read_journal(cut.dir / recording::kJournalFile);
   ASSERT_GE(journal.events.size(), 2U);
   EXPECT_EQ(journal.events[0].kind, "stop");
   EXPECT_EQ(journal.events[0].after_rows, 50U);
@@ -298,7 +298,7 @@ struct SiteProcess {
 void expect_one_terminated_run(const fs::path& runs, std::size_t trials) {
   std::vector<fs::path> dirs(fs::directory_iterator(runs), fs::directory_iterator{});
   ASSERT_EQ(dirs.size(), 1U);
-  EXPECT_FALSE(experiment::is_incomplete(dirs[0]));
+  EXPECT_FALSE(recording::is_incomplete(dirs[0]));
   EXPECT_EQ(read_csv(dirs[0] / "samples.csv").rows.size(), trials);
   EXPECT_EQ(read_summary(dirs[0])["site"]["end"], "terminated");
 }

@@ -11,9 +11,9 @@
 #include <vector>
 
 #include "hyloop/experiment/loop_experiment.hpp"
-#include "hyloop/experiment/run_directory.hpp"
 #include "hyloop/experiment/scenario_error.hpp"
 #include "hyloop/experiment/yaml_fields.hpp"
+#include "hyloop/recording/run_directory.hpp"
 
 namespace hyloop::testing {
 namespace {

@@ -16,8 +16,8 @@
 #include "hyloop/experiment/experiment.hpp"
 #include "hyloop/experiment/kind.hpp"
 #include "hyloop/experiment/loop_parts.hpp"
-#include "hyloop/experiment/run_directory.hpp"
 #include "hyloop/experiment/yaml_fields.hpp"
+#include "hyloop/recording/run_directory.hpp"
 #include "hyloop/testing/scratch_dir.hpp"
 #include "torsion2_kind.hpp"
 
@@ -25,6 +25,7 @@ namespace {
 
 namespace fs = std::filesystem;
 namespace ex = hyloop::experiment;
+namespace rec = hyloop::recording;
 
 const bool kRegistered = (ex::register_kind(hyloop::testing::make_torsion2_kind()), true);
 
@@ -42,7 +43,7 @@ fs::path run_in_process(const fs::path& dir, const std::vector<std::string>& ove
   auto e = ex::make_experiment_from_text(ex::read_scenario_text(kScenario.string()), "torsion2",
                                          overrides);
   e->run();
-  ex::write_run_directory(*e, dir / "in_process");
+  rec::write_run_directory(*e, dir / "in_process");
   return dir / "in_process";
 }
 

@@ -18,6 +18,17 @@
 
 namespace hyloop::experiment {
 
+/// Formats a double with 17 significant digits (round-trips exactly); NaN/inf as nan/inf: the
+/// numbers of samples.csv and of every table a run writes.
+std::string format_number(double v);
+
+/// "x[m]" → {"x", "m"}; a header without "[unit]" has the unit "" (never the case for ours).
+struct ColumnHeader {
+  std::string name;
+  std::string unit;
+};
+ColumnHeader parse_column_header(std::string_view header);
+
 /// Recorded samples: fixed columns ("name[unit]"), storage reserved at construction, so that
 /// append() never allocates. Rows beyond the capacity are counted, not stored.
 class SampleTable {

@@ -1,9 +1,11 @@
 #pragma once
 // An experiment kind as a plug-in: everything the tool, the loop services and the coordinator
-// need of a kind, at configure time only (never in a cycle). A kind is one object in its own file
-// (sits_kind.cpp, rht_kind.cpp, fcu_kind.cpp), listed once in kind.cpp; register_kind() adds
-// more at run time (tests). Callers look a kind up by the scenario's `kind` and never name one:
-// an unknown kind is refused by name (find_kind), never defaulted to another.
+// need of a kind, at configure time only (never in a cycle). A kind is one object in its own
+// file; the framework knows none by name: the shipped kinds register themselves
+// (kinds/shipped_kinds.cpp, linked whole into every program that links hyloop::kinds), plug-ins
+// when they are loaded (kind_plugin.hpp), tests with register_kind(). Callers look a kind up by the
+// scenario's `kind` and never name one: an unknown kind is refused by name (find_kind), never
+// defaulted to another.
 //
 // A kind without a distributed form (no loop services) keeps the defaults of loop_plan(),
 // make_rig_part() and make_dynamics_part(), which throw std::invalid_argument naming the kind.
@@ -18,6 +20,7 @@
 #include <string_view>
 #include <vector>
 
+#include "hyloop/experiment/capabilities.hpp"
 #include "hyloop/experiment/data_source.hpp"
 #include "hyloop/experiment/experiment.hpp"
 #include "hyloop/experiment/loop_parts.hpp"
@@ -103,8 +106,11 @@ class Kind {
   /// The kind's own dynamics gauges (beyond the tracking ones).
   [[nodiscard]] virtual std::vector<GaugeSpec> dynamics_gauges() const { return {}; }
   [[nodiscard]] virtual CommandGauges command_gauges() const { return {}; }
-  /// Whether the identification service runs this kind's scenarios.
-  [[nodiscard]] virtual bool identification() const { return false; }
+  /// Its identification from a sweep (`hyloop identify`, the identification service);
+  /// nullptr: none (capabilities.hpp).
+  [[nodiscard]] virtual const Identification* identification() const { return nullptr; }
+  /// Its stability analysis (`hyloop analyze`); nullptr: none.
+  [[nodiscard]] virtual const Analysis* analysis() const { return nullptr; }
   /// Monte Carlo (`hyloop montecarlo`): the overrides of run `run` ≥ 1 (its perturbed plant and
   /// its own noise); empty: the kind has no perturbation model.
   [[nodiscard]] virtual std::vector<std::string> monte_carlo_overrides(int /*run*/) const {
@@ -135,6 +141,9 @@ class Kind {
 
 /// Adds a kind. @throws std::invalid_argument when its name is empty or already registered.
 void register_kind(std::unique_ptr<Kind> kind);
+/// Adds a kind that lives as long as the program (a shipped kind's static object); the same
+/// checks.
+void register_kind(const Kind& kind);
 /// The kind named `name`. @throws std::invalid_argument naming it and the known kinds.
 const Kind& find_kind(std::string_view name);
 /// The kind of a scenario's text (its `kind` field, which it must have). @throws ScenarioError
@@ -143,6 +152,12 @@ const Kind& find_scenario_kind(const std::string& text, const std::string& origi
 /// The kind of a scenario's text if the identification service runs it. @throws
 /// std::invalid_argument naming the kind and those that it runs (or an unknown kind).
 const Kind& identification_kind(const std::string& text);
+/// The identification (analysis) of a scenario's kind. @throws std::invalid_argument "scenario
+/// kind "K": identification runs a A or B scenario" when its kind offers none, ScenarioError for
+/// a scenario without a known kind.
+const Identification& kind_identification(const std::string& text,
+                                          const std::string& origin = "scenario");
+const Analysis& kind_analysis(const std::string& text, const std::string& origin = "scenario");
 /// Every registered kind, in registration order (the shipped ones first).
 std::vector<const Kind*> kinds();
 /// The names of the registered kinds, sorted.

@@ -75,6 +75,10 @@ bool is_integer_ratio(double a, double b, double& ratio);
 /// outputs.progress: auto | on | off. @throws ScenarioError naming `field`.
 void require_progress_mode(const std::string& field, const std::string& mode);
 
+/// outputs.format: csv (samples.csv only) or hdf5 (also run.h5, recorded while the run runs).
+/// @throws ScenarioError "FIELD = \"VALUE\": must be csv or hdf5".
+void require_output_format(const std::string& field, const std::string& format);
+
 /// Runs `validate`; a ScenarioError it throws is rethrown prefixed with "ORIGIN: " (once).
 template <typename Validate>
 void validate_with_origin(const std::string& origin, Validate&& validate) {

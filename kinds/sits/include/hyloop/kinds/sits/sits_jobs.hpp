@@ -21,26 +21,22 @@
 
 #include "hyloop/core/lti.hpp"
 #include "hyloop/core/sampled_loop_stability.hpp"
+#include "hyloop/experiment/capabilities.hpp"
 #include "hyloop/kinds/sits/sits_scenario.hpp"
 
 namespace hyloop::experiment {
 
-/// Samples of an identification experiment: the command u[k] and the measured position y[k].
-struct SweepData {
-  std::vector<double> command;
-  std::vector<double> position;
-};
+/// The SITS kind's Identification and Analysis (sits_capabilities.cpp; Kind::identification(),
+/// Kind::analysis()).
+const Identification& sits_identification();
+const Analysis& sits_analysis();
 
-/// The identification input of cycle k at t = k·T: the position u[k] (m) and its time
-/// derivative (m/s), for identification.signal
+/// The identification input of cycle k at t = k·T (SweepCommand: capabilities.hpp): the
+/// position u[k] (m) and its time derivative (m/s), for identification.signal
 ///   sine   u = A·sin(ω·t)                                       (Eq. 23)
 ///   chirp  u = A·sin(2π(f0·t + (f1 − f0)·t²/(2·t_N))),  t_N = (N − 1)·T
 /// The one definition of the sweep: run_sweep and the identification service both call it.
 /// RT-safe (no allocation, no exception).
-struct SweepCommand {
-  double position = 0.0;  ///< m
-  double velocity = 0.0;  ///< m/s
-};
 SweepCommand sweep_command(const SitsScenario& scenario, std::uint64_t k) noexcept;
 
 /// The scenario of a sweep as the services run it (RunIdentification): `yaml` with `overrides`,

@@ -1,4 +1,4 @@
-#include "hyloop/experiment/run_journal.hpp"
+#include "hyloop/recording/run_journal.hpp"
 
 #include <sqlite3.h>
 #include <yaml-cpp/yaml.h>
@@ -8,9 +8,9 @@
 #include <ctime>
 #include <map>
 
-#include "hyloop/experiment/run_directory.hpp"
+#include "hyloop/recording/run_directory.hpp"
 
-namespace hyloop::experiment {
+namespace hyloop::recording {
 namespace fs = std::filesystem;
 
 static_assert(std::endian::native == std::endian::little,
@@ -473,4 +473,4 @@ JournalContents read_journal(const fs::path& file) {
   return c;
 }
 
-}  // namespace hyloop::experiment
+}  // namespace hyloop::recording

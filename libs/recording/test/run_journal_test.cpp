@@ -1,6 +1,6 @@
 // The run journal and the run directory's life: rows bit for bit, periodic commits, a killed
 // writer, INCOMPLETE until complete(), recovery through the same recorder, checked writes.
-#include "hyloop/experiment/run_journal.hpp"
+#include "hyloop/recording/run_journal.hpp"
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
@@ -20,11 +20,13 @@
 #include <sstream>
 #include <thread>
 
-#include "hyloop/experiment/run_directory.hpp"
 #include "hyloop/experiment/scenario_error.hpp"
+#include "hyloop/recording/run_directory.hpp"
 #include "hyloop/testing/scratch_dir.hpp"
 
-namespace hyloop::experiment {
+namespace hyloop::recording {
+using experiment::Experiment;
+using experiment::make_experiment;
 namespace {
 
 namespace fs = std::filesystem;
@@ -370,9 +372,9 @@ TEST(Recording, AFailedWriteIsAClearErrorAndTheDirectoryStaysIncomplete) {
 }
 
 }  // namespace
-}  // namespace hyloop::experiment
+}  // namespace hyloop::recording
 
-namespace hyloop::experiment {
+namespace hyloop::recording {
 namespace {
 
 // Measured, not asserted (docs/reliability.md): the producer's cost per row and how fast the
@@ -409,4 +411,4 @@ TEST(RunJournal, CostPerRowIsMeasured) {
 }
 
 }  // namespace
-}  // namespace hyloop::experiment
+}  // namespace hyloop::recording

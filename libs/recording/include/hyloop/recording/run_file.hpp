@@ -18,7 +18,7 @@
 #include <string_view>
 #include <vector>
 
-namespace hyloop::experiment {
+namespace hyloop::recording {
 
 /// summary.json, scenario.yaml, INCOMPLETE, montecarlo.json: 16 MiB.
 inline constexpr std::uint64_t kMaxRunTextBytes = std::uint64_t{16} << 20;
@@ -77,4 +77,4 @@ void check_run_file(const std::filesystem::path& dir, std::string_view name,
 /// @throws RunDirectoryError.
 void refuse_special_entries(const std::filesystem::path& dir);
 
-}  // namespace hyloop::experiment
+}  // namespace hyloop::recording

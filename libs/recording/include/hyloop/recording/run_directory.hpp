@@ -23,10 +23,14 @@
 #include <string>
 
 #include "hyloop/experiment/experiment.hpp"
-#include "hyloop/experiment/hdf5_recorder.hpp"
-#include "hyloop/experiment/run_journal.hpp"
+#include "hyloop/recording/hdf5_recorder.hpp"
+#include "hyloop/recording/run_journal.hpp"
 
-namespace hyloop::experiment {
+namespace hyloop::recording {
+
+// The framework's types a recording is made of (experiment.hpp).
+using experiment::Experiment;
+using experiment::RowObserver;
 
 inline constexpr const char* kIncompleteMarker = "INCOMPLETE";
 inline constexpr const char* kJournalFile = "journal.sqlite";
@@ -135,7 +139,4 @@ struct RecoveryResult {
 /// directory and one whose recorder is alive. @throws RunDirectoryError, JournalError.
 RecoveryResult recover_run_directory(const std::filesystem::path& dir);
 
-/// Formats a double with 17 significant digits (round-trips exactly); NaN/inf as nan/inf.
-std::string format_number(double v);
-
-}  // namespace hyloop::experiment
+}  // namespace hyloop::recording

@@ -28,18 +28,7 @@
 #include <string_view>
 #include <vector>
 
-namespace hyloop::experiment {
-
-/// "x[m]" → {"x", "m"}; a header without "[unit]" has the unit "" (never the case for ours).
-struct ColumnHeader {
-  std::string name;
-  std::string unit;
-};
-ColumnHeader parse_column_header(std::string_view header);
-
-/// outputs.format values: "csv" (samples.csv only) and "hdf5" (also run.h5, recorded while the
-/// run runs). @throws ScenarioError "FIELD = \"VALUE\": must be csv or hdf5".
-void require_output_format(const std::string& field, const std::string& format);
+namespace hyloop::recording {
 
 /// The HDF5 file of a run directory recorded with outputs.format: hdf5.
 inline constexpr const char* kRunHdf5File = "run.h5";
@@ -95,4 +84,4 @@ void write_mat(const RunData& data, const std::filesystem::path& file);
 void export_run(const std::filesystem::path& dir, ExportFormat format,
                 const std::filesystem::path& out);
 
-}  // namespace hyloop::experiment
+}  // namespace hyloop::recording

@@ -8,11 +8,11 @@
 #include <utility>
 #include <vector>
 
-namespace hyloop::experiment {
+namespace hyloop::recording {
 struct RunData;
 }
 
-namespace hyloop::experiment::h5 {
+namespace hyloop::recording::h5 {
 
 /// An HDF5 identifier closed by its destructor (H5Oclose closes groups, datasets, …; types,
 /// spaces and property lists have their own close functions).
@@ -95,4 +95,4 @@ void read_table(const std::filesystem::path& file, const std::string& group,
 /// the run has cycles) of `data`.
 void write_metadata(const Id& file_id, const RunData& data, const std::filesystem::path& file);
 
-}  // namespace hyloop::experiment::h5
+}  // namespace hyloop::recording::h5

@@ -2,9 +2,12 @@
 
 #include <mutex>
 
-#include "hyloop/experiment/run_export.hpp"
+#include "hyloop/experiment/experiment.hpp"
+#include "hyloop/recording/run_export.hpp"
 
-namespace hyloop::experiment::h5 {
+namespace hyloop::recording::h5 {
+using experiment::ColumnHeader;
+using experiment::parse_column_header;
 namespace fs = std::filesystem;
 
 namespace {
@@ -213,4 +216,4 @@ void write_metadata(const Id& file_id, const RunData& data, const fs::path& file
   }
 }
 
-}  // namespace hyloop::experiment::h5
+}  // namespace hyloop::recording::h5

@@ -1,4 +1,4 @@
-#include "hyloop/experiment/run_file.hpp"
+#include "hyloop/recording/run_file.hpp"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -9,9 +9,9 @@
 #include <cerrno>
 #include <cstring>
 
-#include "hyloop/experiment/run_directory.hpp"
+#include "hyloop/recording/run_directory.hpp"
 
-namespace hyloop::experiment {
+namespace hyloop::recording {
 namespace fs = std::filesystem;
 
 namespace {
@@ -223,4 +223,4 @@ void refuse_special_entries(const fs::path& dir) {
   }
 }
 
-}  // namespace hyloop::experiment
+}  // namespace hyloop::recording

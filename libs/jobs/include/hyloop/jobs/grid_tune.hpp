@@ -17,7 +17,12 @@
 #include "hyloop/core/adaptive_time_series.hpp"
 #include "hyloop/experiment/kind.hpp"
 
-namespace hyloop::experiment {
+namespace hyloop::jobs {
+
+// The tuner drives a kind through the framework's tuning interface (kind.hpp).
+using experiment::Kind;
+using experiment::TuneRequest;
+using experiment::TuneResult;
 
 /// One tuned parameter's value in a candidate: its field, the value as the scenario spells it
 /// (a number or a list, pasteable as --set) and as JSON.
@@ -110,4 +115,4 @@ std::vector<TuneCandidate> amb_tune_grid(const core::AdaptiveModelBasedConfig& c
 std::vector<TuneCandidate> ats_tune_grid(const core::AdaptiveTimeSeriesConfig& c,
                                          const std::string& prefix, double step, double duration);
 
-}  // namespace hyloop::experiment
+}  // namespace hyloop::jobs

@@ -32,7 +32,11 @@
 
 #include "hyloop/experiment/experiment.hpp"
 
-namespace hyloop::experiment {
+namespace hyloop::recording {
+
+// The framework's types a recording is made of (experiment.hpp).
+using experiment::Experiment;
+using experiment::RowObserver;
 
 class Hdf5Recorder final : public RowObserver {
  public:
@@ -100,4 +104,4 @@ class Hdf5Recorder final : public RowObserver {
   std::thread thread_;
 };
 
-}  // namespace hyloop::experiment
+}  // namespace hyloop::recording

@@ -11,7 +11,7 @@
 
 #include "hyloop/core/arx.hpp"
 #include "hyloop/core/lti.hpp"
-#include "hyloop/experiment/run_directory.hpp"
+#include "hyloop/experiment/experiment.hpp"
 #include "hyloop/kinds/sits/sits_jobs.hpp"
 #include "hyloop/kinds/sits/sits_scenario.hpp"
 

@@ -43,7 +43,11 @@
 struct sqlite3;
 struct sqlite3_stmt;
 
-namespace hyloop::experiment {
+namespace hyloop::recording {
+
+// The framework's types a recording is made of (experiment.hpp).
+using experiment::Experiment;
+using experiment::RowObserver;
 
 /// A journal cannot be written or read: the message names the file and the cause.
 class JournalError : public std::runtime_error {
@@ -155,4 +159,4 @@ struct JournalContents {
 /// WAL). @throws JournalError naming the file and what is wrong.
 JournalContents read_journal(const std::filesystem::path& file);
 
-}  // namespace hyloop::experiment
+}  // namespace hyloop::recording

@@ -1,4 +1,4 @@
-#include "hyloop/experiment/hdf5_recorder.hpp"
+#include "hyloop/recording/hdf5_recorder.hpp"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -9,9 +9,11 @@
 #include <set>
 
 #include "hdf5_io.hpp"
-#include "hyloop/experiment/run_export.hpp"
+#include "hyloop/recording/run_export.hpp"
 
-namespace hyloop::experiment {
+namespace hyloop::recording {
+using experiment::ColumnHeader;
+using experiment::parse_column_header;
 namespace fs = std::filesystem;
 
 struct Hdf5Recorder::File {
@@ -175,4 +177,4 @@ std::string Hdf5Recorder::error() const {
   return error_;
 }
 
-}  // namespace hyloop::experiment
+}  // namespace hyloop::recording

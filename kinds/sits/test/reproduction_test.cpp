@@ -10,10 +10,11 @@
 #include <sstream>
 #include <string>
 
-#include "hyloop/experiment/run_directory.hpp"
+#include "hyloop/experiment/experiment.hpp"
 #include "hyloop/kinds/sits/sits_jobs.hpp"
 #include "hyloop/kinds/sits/sits_runner.hpp"
 #include "hyloop/kinds/sits/sits_scenario.hpp"
+#include "hyloop/recording/run_directory.hpp"
 
 namespace hyloop::experiment {
 namespace {
@@ -178,7 +179,7 @@ TEST(Identification, RecordedRunRecoversTheRobot) {
   SitsRunner runner(s);
   runner.run();
   const fs::path dir = fs::temp_directory_path() / ("hyloop_ident_" + std::to_string(::getpid()));
-  write_run_directory(runner, dir, true);
+  hyloop::recording::write_run_directory(runner, dir, true);
   const auto j = identify_from_run(load_scenario(scenario_path("identify")), dir);
   fs::remove_all(dir);
   EXPECT_EQ(j["samples"].get<int>(), 5000);

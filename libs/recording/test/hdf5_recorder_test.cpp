@@ -1,7 +1,7 @@
 // Run export and HDF5 recording (issue 14 §2): units from the "name[unit]" headers, the
 // outputs.format field of every kind, the recorder's rows bit for bit, no allocation on the
 // loop's side, run.h5 of a complete and of a recovered run directory.
-#include "hyloop/experiment/hdf5_recorder.hpp"
+#include "hyloop/recording/hdf5_recorder.hpp"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -12,13 +12,19 @@
 #include <limits>
 #include <sstream>
 
-#include "hyloop/experiment/run_directory.hpp"
-#include "hyloop/experiment/run_export.hpp"
 #include "hyloop/experiment/scenario_error.hpp"
+#include "hyloop/recording/run_directory.hpp"
+#include "hyloop/recording/run_export.hpp"
 #include "hyloop/testing/alloc_guard.hpp"
 #include "hyloop/testing/scratch_dir.hpp"
 
-namespace hyloop::experiment {
+namespace hyloop::recording {
+using experiment::ColumnHeader;
+using experiment::make_experiment;
+using experiment::make_experiment_from_text;
+using experiment::parse_column_header;
+using experiment::SampleTable;
+using experiment::ScenarioError;
 namespace {
 
 namespace fs = std::filesystem;
@@ -232,4 +238,4 @@ TEST(Export, AnIncompleteRunDirectoryIsRefusedWithTheRecoveryCommand) {
 }
 
 }  // namespace
-}  // namespace hyloop::experiment
+}  // namespace hyloop::recording

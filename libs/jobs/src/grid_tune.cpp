@@ -1,5 +1,5 @@
 // The grid tuner of the kinds with an adaptive compensator (grid_tune.hpp).
-#include "hyloop/experiment/grid_tune.hpp"
+#include "hyloop/jobs/grid_tune.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -15,7 +15,11 @@
 
 #include "hyloop/experiment/scenario_error.hpp"
 
-namespace hyloop::experiment {
+namespace hyloop::jobs {
+
+using experiment::kMaxTuneRuns;
+using experiment::make_experiment_from_text;
+using experiment::ScenarioError;
 namespace {
 
 using nlohmann::json;
@@ -408,4 +412,4 @@ TuneResult run_grid_tune(const Kind& kind, const TuneRequest& request, const Gri
   return result;
 }
 
-}  // namespace hyloop::experiment
+}  // namespace hyloop::jobs

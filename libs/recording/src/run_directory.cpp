@@ -1,4 +1,4 @@
-#include "hyloop/experiment/run_directory.hpp"
+#include "hyloop/recording/run_directory.hpp"
 
 #include <fcntl.h>
 #include <sys/file.h>
@@ -16,10 +16,12 @@
 #include <stdexcept>
 #include <vector>
 
-#include "hyloop/experiment/run_export.hpp"
-#include "hyloop/experiment/run_file.hpp"
+#include "hyloop/recording/run_export.hpp"
+#include "hyloop/recording/run_file.hpp"
 
-namespace hyloop::experiment {
+namespace hyloop::recording {
+using experiment::make_experiment_from_text;
+using experiment::signal_roles_json;
 namespace fs = std::filesystem;
 
 namespace {
@@ -34,13 +36,6 @@ std::string run_command(const std::string& command) {
   if (pclose(pipe) != 0) return {};
   while (!out.empty() && (out.back() == '\n' || out.back() == '\r')) out.pop_back();
   return out;
-}
-
-void append_number(std::string& line, double v) {
-  std::array<char, 32> buf{};
-  const auto result =
-      std::to_chars(buf.data(), buf.data() + buf.size(), v, std::chars_format::general, 17);
-  line.append(buf.data(), result.ptr);
 }
 
 [[noreturn]] void fail(const std::string& what, int error_number) {
@@ -183,12 +178,6 @@ std::string quoted(const std::string& value) {
 }
 
 }  // namespace
-
-std::string format_number(double v) {
-  std::string s;
-  append_number(s, v);
-  return s;
-}
 
 std::string git_revision() {
   const std::string dir = HYLOOP_SOURCE_DIR;
@@ -585,4 +574,4 @@ RecoveryResult recover_run_directory(const fs::path& dir) {
   return result;
 }
 
-}  // namespace hyloop::experiment
+}  // namespace hyloop::recording

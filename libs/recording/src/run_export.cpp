@@ -1,4 +1,4 @@
-#include "hyloop/experiment/run_export.hpp"
+#include "hyloop/recording/run_export.hpp"
 
 #include <fcntl.h>
 #include <matio.h>
@@ -13,12 +13,16 @@
 #include <stdexcept>
 
 #include "hdf5_io.hpp"
-#include "hyloop/experiment/run_directory.hpp"
-#include "hyloop/experiment/run_file.hpp"
 #include "hyloop/experiment/scenario_error.hpp"
 #include "hyloop/experiment/yaml_fields.hpp"
+#include "hyloop/recording/run_directory.hpp"
+#include "hyloop/recording/run_file.hpp"
 
-namespace hyloop::experiment {
+namespace hyloop::recording {
+using experiment::ColumnHeader;
+using experiment::excerpt;
+using experiment::format_number;
+using experiment::parse_column_header;
 namespace fs = std::filesystem;
 
 namespace {
@@ -207,21 +211,6 @@ void fsync_file(const fs::path& file) {
 
 }  // namespace
 
-ColumnHeader parse_column_header(std::string_view header) {
-  const std::size_t open = header.find('[');
-  if (open == std::string_view::npos || header.empty() || header.back() != ']') {
-    return {std::string(header), ""};
-  }
-  return {std::string(header.substr(0, open)),
-          std::string(header.substr(open + 1, header.size() - open - 2))};
-}
-
-void require_output_format(const std::string& field, const std::string& format) {
-  if (format != "csv" && format != "hdf5") {
-    throw ScenarioError(field + " = \"" + excerpt(format) + "\": must be csv or hdf5");
-  }
-}
-
 std::vector<double> RunTable::column(std::size_t c) const {
   std::vector<double> out(rows);
   const std::size_t n = headers.size();
@@ -318,4 +307,4 @@ void export_run(const fs::path& dir, ExportFormat format, const fs::path& out) {
   }
 }
 
-}  // namespace hyloop::experiment
+}  // namespace hyloop::recording
