@@ -47,12 +47,18 @@ void add_site_options(CLI::App& app, SiteCliOptions& o) {
   app.add_option("--site-address", o.site.server.address,
                  "the numeric address OpenSees clients connect to (only it is bound)")
       ->capture_default_str();
-  app.add_option("--site-port", o.site.server.port, "the OpenSees/OpenFresco TCP port (0: any)")
+  app.add_option("--site-transport", o.transport,
+                 "tcp, or udp (OpenFresco's -udp: a datagram per message, silence cuts)")
+      ->capture_default_str();
+  app.add_option("--site-port", o.site.server.port, "the OpenSees/OpenFresco port (0: any)")
       ->capture_default_str();
   app.add_option("--allow-peer", o.site.server.allowed_peers,
                  "a numeric address a client may connect from (repeatable; default: any)");
   app.add_option("--idle-timeout-ms", o.idle_timeout_ms,
                  "cut a session whose peer sends nothing for this long, ms (0: never)")
+      ->capture_default_str();
+  app.add_option("--udp-timeout-ms", o.udp_timeout_ms,
+                 "udp: cut a session whose peer sends no datagram for this long, ms (> 0)")
       ->capture_default_str();
   app.add_option("--runs-dir", o.site.runs_dir, "where each session's run directory is written")
       ->capture_default_str();
@@ -71,6 +77,9 @@ std::unique_ptr<SiteComponent> make_site_component(const SiteCliOptions& o) {
                                 ": must be >= 0 (0: never)");
   }
   site.server.idle_timeout = std::chrono::milliseconds(o.idle_timeout_ms);
+  site.server.transport =
+      transport::openfresco::site_transport_from(o.transport, "--site-transport");
+  site.server.udp_timeout = std::chrono::milliseconds(o.udp_timeout_ms);
   site.rig.safety.step = site.rig.servo.step;
   auto component = std::make_unique<SiteComponent>(site);
   if (!o.serve_at_start) return component;
@@ -79,8 +88,8 @@ std::unique_ptr<SiteComponent> make_site_component(const SiteCliOptions& o) {
   };
   check(component->configure({}), v1::LIFECYCLE_STATE_INACTIVE);
   check(component->activate(), v1::LIFECYCLE_STATE_ACTIVE);
-  std::cout << "hyloop-site openfresco " << site.server.address << ":" << component->port()
-            << std::endl;
+  std::cout << "hyloop-site openfresco" << (o.transport == "udp" ? "-udp " : " ")
+            << site.server.address << ":" << component->port() << std::endl;
   return component;
 }
 

@@ -15,6 +15,8 @@ namespace hyloop::services {
 struct SiteCliOptions {
   SiteOptions site = default_site_options();
   std::int64_t idle_timeout_ms = 0;
+  std::string transport = "tcp";
+  std::int64_t udp_timeout_ms = 5000;
   bool serve_at_start = false;
 };
 
@@ -22,8 +24,8 @@ struct SiteCliOptions {
 void add_site_options(CLI::App& app, SiteCliOptions& options);
 
 /// The component from the parsed options; with serve_at_start configured and activated, its
-/// address printed on stdout as "hyloop-site openfresco HOST:PORT". @throws std::runtime_error
-/// with the component's message when it cannot configure or activate.
+/// address printed on stdout as "hyloop-site openfresco HOST:PORT" ("openfresco-udp" over UDP).
+/// @throws std::runtime_error with the component's message when it cannot configure or activate.
 std::unique_ptr<SiteComponent> make_site_component(const SiteCliOptions& options);
 
 }  // namespace hyloop::services
