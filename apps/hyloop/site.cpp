@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "hyloop/runtime/logging.hpp"
+#include "site/site_kind.hpp"
 
 namespace hyloop::app {
 namespace {
@@ -20,6 +21,7 @@ void on_site_signal(int s) { g_site_signal.store(s); }
 }  // namespace
 
 CLI::App* add_site_subcommand(CLI::App& app, SiteOptions& options) {
+  services::register_site_kind();
   auto* site = app.add_subcommand(
       "site",
       "serve as the experimental site of an OpenSees/OpenFresco model (expControl GenericTCP, "
