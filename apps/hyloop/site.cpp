@@ -50,9 +50,11 @@ int run_site(const SiteOptions& options) {
     std::cerr << "hyloop site: " << e.what() << "\n";
     return 1;
   }
-  std::cerr << "hyloop site: serving OpenSees/OpenFresco clients on " << cli.site.server.address
-            << ":" << site->port() << "; run directories in " << cli.site.runs_dir.string()
-            << (options.sessions > 0 ? "" : "; Ctrl-C to stop") << "\n";
+  const auto& served = site->options();
+  std::cerr << "hyloop site: serving OpenSees/OpenFresco clients on "
+            << transport::openfresco::to_string(served.server.transport) << " "
+            << served.server.address << ":" << site->port() << "; run directories in "
+            << served.runs_dir.string() << (options.sessions > 0 ? "" : "; Ctrl-C to stop") << "\n";
   while (g_site_signal.load() == 0) {
     if (options.sessions > 0 &&
         site->recorder()->wait_for_runs(options.sessions, std::chrono::milliseconds(100))) {

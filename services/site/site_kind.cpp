@@ -156,11 +156,20 @@ std::vector<std::string> SiteKind::notices(const std::string& /*text*/,
                                            const std::string& /*origin*/,
                                            const std::vector<std::string>& /*overrides*/) const {
   return {
-      "an opensees_site scenario is a site's configuration: its runs are made by a peer driving "
-      "`hyloop site` or hyloop-site (docs/opensees.md); `hyloop run` records no cycle"};
+      "an opensees_site scenario is a site's configuration: its runs are made by an OpenSees "
+      "peer driving the site that `hyloop up`, `hyloop site` or hyloop-site serve "
+      "(docs/opensees.md); `hyloop run` records no cycle"};
 }
 
 ex::SignalRoles SiteKind::signal_roles() const { return site_signal_roles(); }
+
+bool is_site_scenario(const std::string& text) {
+  try {
+    return dynamic_cast<const SiteKind*>(&ex::find_scenario_kind(text)) != nullptr;
+  } catch (const std::exception&) {
+    return false;
+  }
+}
 
 void register_site_kind() {
   static std::once_flag once;

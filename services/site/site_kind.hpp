@@ -36,6 +36,10 @@ class SiteKind final : public experiment::Kind {
   [[nodiscard]] experiment::SignalRoles signal_roles() const override;
 };
 
+/// Whether `text` is a scenario of the site's kind (false for any other kind, or for a text
+/// whose kind cannot be read: the caller's own parsing reports that).
+[[nodiscard]] bool is_site_scenario(const std::string& text);
+
 /// Registers SiteKind once per process (later calls do nothing). Not thread-safe with other
 /// registrations: call it at start.
 void register_site_kind();

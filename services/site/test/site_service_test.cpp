@@ -353,7 +353,8 @@ struct SiteProcess {
   FILE* out = nullptr;  // kept open to the end: later stdout lines must not meet a closed pipe
   std::uint16_t port = 0;
 
-  explicit SiteProcess(std::vector<std::string> args) {
+  explicit SiteProcess(std::vector<std::string> args,
+                       const std::string& prefix = "hyloop-site openfresco 127.0.0.1:") {
     int fds[2];
     if (::pipe(fds) != 0) return;
     posix_spawn_file_actions_t actions;
@@ -369,7 +370,6 @@ struct SiteProcess {
     out = ::fdopen(fds[0], "r");
     if (rc != 0) return;
     char line[256];
-    const std::string prefix = "hyloop-site openfresco 127.0.0.1:";
     while (port == 0 && std::fgets(line, sizeof line, out) != nullptr) {
       const std::string text(line);
       if (text.rfind(prefix, 0) == 0) {
@@ -494,6 +494,56 @@ TEST(SiteBinary, KilledSiteRunIsRecoveredBySummaryRecover) {
     EXPECT_EQ(csv.rows[k][csv.column("d_measured[m]")], disp[k]) << k;  // what the peer got
   }
   fs::remove_all(runs);
+}
+
+// `hyloop up` on a site's scenario starts hyloop-site (its own security directory, configured
+// from the scenario) and writes the one session's run directory to --out.
+TEST(SiteBinary, UpServesASiteScenarioAndWritesTheSessionToOut) {
+  const fs::path dir = fresh_dir("up");
+  auto o = default_site_options();
+  o.server.port = 0;
+  o.rig.steps_per_trial = 2;
+  const fs::path scenario = dir / "site.yaml";
+  std::ofstream(scenario) << site_yaml(o);
+  SiteProcess up({HYLOOP_TOOL_BINARY, "up", scenario.string(), "--out", (dir / "run").string()});
+  ASSERT_NE(up.port, 0) << "hyloop up did not print the site's address";
+  EXPECT_EQ(run_opensees(up.port, 50).disp.size(), 50U);
+  EXPECT_EQ(up.wait(), 0);
+  EXPECT_FALSE(experiment::is_incomplete(dir / "run"));
+  EXPECT_EQ(read_csv(dir / "run" / "samples.csv").rows.size(), 50U);
+  const auto summary = read_summary(dir / "run");
+  EXPECT_EQ(summary["site"]["end"], "terminated");
+  EXPECT_EQ(summary["step_s"], 0.02);  // the scenario's 2 rig steps per trial
+  std::vector<fs::path> left(fs::directory_iterator(dir), fs::directory_iterator{});
+  EXPECT_EQ(left.size(), 2U);  // site.yaml and run: the staging directory is gone
+  fs::remove_all(dir);
+}
+
+// Over UDP (--set), a peer that goes silent: the session is cut after the scenario's timeout,
+// `up` exits 3 and --out holds the cut run with the rig at rest.
+TEST(SiteBinary, UpOverUdpRecordsASilentPeerAsCut) {
+  const fs::path dir = fresh_dir("up_udp");
+  auto o = default_site_options();
+  o.server.port = 0;
+  const fs::path scenario = dir / "site.yaml";
+  std::ofstream(scenario) << site_yaml(o);
+  SiteProcess up({HYLOOP_TOOL_BINARY, "up", scenario.string(), "--out", (dir / "run").string(),
+                  "--set", "site.transport=udp", "--set", "site.udp_timeout_ms=250"},
+                 "hyloop-site openfresco-udp 127.0.0.1:");
+  ASSERT_NE(up.port, 0);
+  {
+    testing::OpenFrescoUdpPeer peer(up.port);
+    ASSERT_TRUE(peer.send_setup({{1, 0, 0, 0, 0}, {1, 0, 0, 1, 0}, 256}));
+    std::vector<double> reply(256, 0.0);
+    for (int k = 1; k <= 30; ++k) ASSERT_TRUE(peer.step(trial_disp(k), reply));
+  }
+  EXPECT_EQ(up.wait(), 3);
+  const auto summary = read_summary(dir / "run");
+  EXPECT_EQ(summary["stop_reason"], "cut");
+  EXPECT_EQ(summary["site"]["reason"], "no datagram from the peer for 250 ms");
+  EXPECT_TRUE(summary["site"]["rig_at_rest"].get<bool>());
+  EXPECT_EQ(summary["steps"], 30);
+  fs::remove_all(dir);
 }
 
 TEST(SiteBinary, HyloopSiteSubcommandServesTheGivenSessionsAndExits) {
