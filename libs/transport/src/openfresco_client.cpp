@@ -191,16 +191,15 @@ hal::DriverStatus SiteClient::receive_udp_reply() noexcept {
     // MSG_TRUNC: the whole datagram's size, so a longer one is seen as such (and dropped).
     const auto n = ::recvfrom(fd_, bytes_.data() + got, want, MSG_TRUNC,
                               reinterpret_cast<sockaddr*>(&from), &len);
-    if (n >= 0) {
-      if (static_cast<std::size_t>(n) == want && detail::same_endpoint(from, site_)) {
-        got += want;
-      } else {
-        ++dropped_datagrams_;
-      }
+    if (n >= 0 && static_cast<std::size_t>(n) == want && detail::same_endpoint(from, site_)) {
+      got += want;
       continue;
     }
-    if (errno == ECONNREFUSED) return fail("the site's port is closed (ICMP unreachable)", 0);
-    if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) return fail("recvfrom", errno);
+    if (n >= 0) {
+      ++dropped_datagrams_;  // then the deadline: a stranger's flood cannot hold the call
+    } else if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+      return fail("recvfrom", errno);
+    }
     const auto left =
         std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
     pollfd p{fd_, POLLIN, 0};

@@ -137,17 +137,19 @@ void SiteServer::serve_udp(const sockaddr_storage& peer, std::span<const std::by
       session.abort(std::string("recvfrom: ") + std::strerror(errno));
       break;
     }
-    if (n < 0) {
+    // Checked whatever came: datagrams the session drops (a stranger's flood) do not keep it up.
+    const bool foreign = n >= 0 && !detail::same_endpoint(from, peer);
+    const bool wrong =
+        n >= 0 && static_cast<std::size_t>(n) != udp_datagram_bytes(session.pending_bytes());
+    if (n < 0 || foreign || wrong) {
+      if (n >= 0) {
+        session.note_dropped_datagram(foreign);
+        dropped_datagrams_.fetch_add(1);
+      }
       if (Clock::now() - last > config_.udp_timeout) {
         session.abort("no datagram from the peer for " +
                       std::to_string(config_.udp_timeout.count()) + " ms");
       }
-      continue;
-    }
-    const bool foreign = !detail::same_endpoint(from, peer);
-    if (foreign || static_cast<std::size_t>(n) != udp_datagram_bytes(session.pending_bytes())) {
-      session.note_dropped_datagram(foreign);
-      dropped_datagrams_.fetch_add(1);
       continue;
     }
     last = Clock::now();

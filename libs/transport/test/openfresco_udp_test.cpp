@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <condition_variable>
@@ -323,6 +324,28 @@ TEST(OpenFrescoUdp, SilentPeerIsCutAndTheRigRests) {
   EXPECT_EQ(site.rig().reports().at(1).end, SessionEnd::kTerminated);
 }
 
+// A stranger flooding the site's port does not keep a silent peer's session alive.
+TEST(OpenFrescoUdp, StrangersFloodDoesNotHoldASilentSession) {
+  ServoSite site(udp_server(300ms), servo_config());
+  Peer peer(site.port());
+  ASSERT_TRUE(peer.send_setup({{1, 0, 0, 0, 0}, {1, 0, 0, 1, 0}, 256}));
+  std::vector<double> reply(256);
+  ASSERT_TRUE(peer.step(0.001, reply));
+  Peer stranger(site.port());
+  const Bytes junk(kMsg);
+  const auto start = Clock::now();
+  while (!site.rig().wait_for_sessions(1, 0ms) && Clock::now() - start < 5s) {
+    ASSERT_TRUE(stranger.send_datagram(junk));
+    std::this_thread::sleep_for(2ms);
+  }
+  ASSERT_TRUE(site.rig().wait_for_sessions(1, 0ms));
+  const auto report = site.rig().reports().at(0);
+  EXPECT_EQ(report.end, SessionEnd::kCut);
+  EXPECT_EQ(report.reason, "no datagram from the peer for 300 ms");
+  EXPECT_GT(report.foreign_datagrams, 50U);
+  EXPECT_LT(Clock::now() - start, 2s);
+}
+
 // ---- hyloop's client over UDP ----
 
 SiteClientConfig udp_client(std::uint16_t port, std::chrono::milliseconds reply_timeout = 2s) {
@@ -416,6 +439,33 @@ TEST(OpenFrescoUdpClient, DropsWrongSizeAndForeignRepliesThenTimesOut) {
   EXPECT_GE(waited, 290.0);
   EXPECT_LT(waited, 1500.0);
   EXPECT_FALSE(client.open());
+}
+
+TEST(OpenFrescoUdpClient, StrangersFloodDoesNotHoldTheReplyTimeout) {
+  FakeSite site;
+  SiteClient client(udp_client(site.port, 300ms), {{1, 0, 0, 0, 0}, {1, 0, 0, 1, 0}, 256});
+  ASSERT_EQ(site.receive(), 44);
+  std::atomic<bool> done{false};
+  std::thread flood([&] {
+    const FakeSite stranger;
+    const Bytes junk(kMsg);
+    while (!done.load()) {
+      stranger.send_to(site.client, junk);
+      std::this_thread::sleep_for(1ms);
+    }
+  });
+  std::array<double, 1> d{}, f{};
+  DaqView daq;
+  daq.block[0] = d;
+  daq.block[3] = f;
+  const auto t0 = Clock::now();
+  EXPECT_EQ(client.get_daq(daq), hal::DriverStatus::kFault);
+  const double waited = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+  done.store(true);
+  flood.join();
+  EXPECT_EQ(client.error(), "no reply from the site within reply_timeout");
+  EXPECT_LT(waited, 1500.0);
+  EXPECT_GT(client.dropped_datagrams(), 20U);
 }
 
 TEST(OpenFrescoUdpClient, HandshakeWithNoSiteNamesTheAddress) {
