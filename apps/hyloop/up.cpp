@@ -78,7 +78,8 @@ fs::path bin_dir() {
 // Starts build/bin/hyloop-<name> and reads its "hyloop-<name> grpc ADDRESS" line (keeping the
 // lines before it).
 Child spawn_service(const std::string& name, std::vector<std::string> extra,
-                    const std::string& address = "127.0.0.1:0") {
+                    const std::string& address = "127.0.0.1:0",
+                    const std::string& log_level = "warn") {
   const fs::path exe = bin_dir() / ("hyloop-" + name);
   int out[2];
   if (pipe(out) != 0) throw std::runtime_error("pipe failed");
@@ -86,7 +87,7 @@ Child spawn_service(const std::string& name, std::vector<std::string> extra,
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_adddup2(&actions, out[1], STDOUT_FILENO);
   posix_spawn_file_actions_addclose(&actions, out[0]);
-  std::vector<std::string> args{exe.string(), "--grpc-address", address, "--log-level", "warn"};
+  std::vector<std::string> args{exe.string(), "--grpc-address", address, "--log-level", log_level};
   args.insert(args.end(), extra.begin(), extra.end());
   std::vector<char*> argv;
   for (std::string& a : args) argv.push_back(a.data());
@@ -596,7 +597,9 @@ int up_site(const UpOptions& o) {
       args.push_back(a);
     }
     for (const std::string& s : o.overrides) args.insert(args.end(), {"--set", s});
-    children.push_back(spawn_service("site", args));
+    // Its sessions' lines (accepted, refused with the reason, ended) are info: the operator's
+    // only word on a refused set-up, since the peer gets none.
+    children.push_back(spawn_service("site", args, "127.0.0.1:0", "info"));
     Child& site = children.back();
     for (const std::string& line : site.lines) std::cout << line;
     if (o.serve) {
