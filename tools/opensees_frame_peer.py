@@ -2,7 +2,7 @@
 """A protocol peer playing OpenSees/OpenFresco: the one-bay frame of docs/opensees.md.
 
     opensees_frame_peer.py run  [--host H] [--port P] [--protocol generic-tcp|generic-client]
-                                [--pga-g 0.2] [--duration 20] [--out peer.csv]
+                                [--udp] [--pga-g 0.2] [--duration 20] [--out peer.csv]
     opensees_frame_peer.py plot RUN_DIR [--peer peer.csv] [--out frame.png]
 
 `run` is the numerical substructure: a one-bay, one-storey frame (a rigid truss beam on two
@@ -18,7 +18,9 @@ v_{n+1} = v_n + Δt/2·(a_n + a_{n+1}). The messages are those of OpenFresco's
 `expControl GenericTCP` (set-up ID ctrl disp, daq disp + force; per step trial 3, getDaq 6;
 no commit; 99 at the end) or of OpenSees' `element genericClient` (ctrl disp, vel, accel, time,
 daq force; trial 3, getForce 10, commit 5), sent the way their TCP_Socket does: host-order
-doubles, one send per message, Nagle left on.
+doubles, one send per message, Nagle left on; with --udp as their UDP_Socket does (`-udp`): each
+message sent with sendto() in datagrams of at most 9126 bytes, no handshake, a 10 s receive
+timeout where OpenSees would wait forever.
 
 `plot` draws the run directory the site recorded (samples.csv): the trial and the measured
 displacement against time, the force against the displacement (the column's hysteresis), and,
@@ -96,6 +98,41 @@ class Peer:
         self.sock.close()
 
 
+MAX_UDP_DATAGRAM = 9126
+
+
+class UdpPeer(Peer):
+    """OpenSees' UDP_Socket: sendto() in pieces of at most 9126 bytes, replies from the site."""
+
+    def __init__(self, host, port, setup):
+        self.site = (host, port)
+        self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        self.sock.settimeout(10)
+        self.sock.sendto(struct.pack("<11i", *setup), self.site)
+        self.msg = [0.0] * DATA_SIZE
+
+    def send(self, code, values=()):
+        self.msg[0] = float(code)
+        for i, v in enumerate(values):
+            self.msg[1 + i] = v
+        data = struct.pack("<%dd" % DATA_SIZE, *self.msg)
+        for at in range(0, len(data), MAX_UDP_DATAGRAM):
+            self.sock.sendto(data[at:at + MAX_UDP_DATAGRAM], self.site)
+
+    def receive(self):
+        want = 8 * DATA_SIZE
+        data = b""
+        while len(data) < want:
+            try:
+                piece, source = self.sock.recvfrom(65536)
+            except socket.timeout:
+                raise ConnectionError("no reply from the site within 10 s (see its log)")
+            if source[1] == self.site[1] and len(piece) == min(want - len(data),
+                                                               MAX_UDP_DATAGRAM):
+                data += piece
+        return struct.unpack("<%dd" % DATA_SIZE, data)
+
+
 def run(args):
     dt = args.dt
     m, k1 = args.mass, args.k1
@@ -106,7 +143,7 @@ def run(args):
     generic_client = args.protocol == "generic-client"
     setup = [1, 1, 1, 0, 1, 0, 0, 0, 1, 0, DATA_SIZE] if generic_client else \
         [1, 0, 0, 0, 0, 1, 0, 0, 1, 0, DATA_SIZE]
-    peer = Peer(args.host, args.port, setup)
+    peer = (UdpPeer if args.udp else Peer)(args.host, args.port, setup)
     rows = []
     steps = int(round(args.duration / dt))
     try:
@@ -212,6 +249,7 @@ def main(argv=None):
     r.add_argument("--host", default="127.0.0.1")
     r.add_argument("--port", type=int, default=44000)
     r.add_argument("--protocol", choices=["generic-tcp", "generic-client"], default="generic-tcp")
+    r.add_argument("--udp", action="store_true", help="UDP (OpenSees' -udp) instead of TCP")
     r.add_argument("--dt", type=float, default=0.01, help="step, s (the site's trial time)")
     r.add_argument("--duration", type=float, default=20.0, help="s of the record")
     r.add_argument("--pga-g", type=float, default=0.2, help="El Centro scaled to this peak, g")

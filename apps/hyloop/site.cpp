@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "hyloop/runtime/logging.hpp"
+#include "site/site_kind.hpp"
 
 namespace hyloop::app {
 namespace {
@@ -20,6 +21,7 @@ void on_site_signal(int s) { g_site_signal.store(s); }
 }  // namespace
 
 CLI::App* add_site_subcommand(CLI::App& app, SiteOptions& options) {
+  services::register_site_kind();
   auto* site = app.add_subcommand(
       "site",
       "serve as the experimental site of an OpenSees/OpenFresco model (expControl GenericTCP, "
@@ -48,9 +50,11 @@ int run_site(const SiteOptions& options) {
     std::cerr << "hyloop site: " << e.what() << "\n";
     return 1;
   }
-  std::cerr << "hyloop site: serving OpenSees/OpenFresco clients on " << cli.site.server.address
-            << ":" << site->port() << "; run directories in " << cli.site.runs_dir.string()
-            << (options.sessions > 0 ? "" : "; Ctrl-C to stop") << "\n";
+  const auto& served = site->options();
+  std::cerr << "hyloop site: serving OpenSees/OpenFresco clients on "
+            << transport::openfresco::to_string(served.server.transport) << " "
+            << served.server.address << ":" << site->port() << "; run directories in "
+            << served.runs_dir.string() << (options.sessions > 0 ? "" : "; Ctrl-C to stop") << "\n";
   while (g_site_signal.load() == 0) {
     if (options.sessions > 0 &&
         site->recorder()->wait_for_runs(options.sessions, std::chrono::milliseconds(100))) {

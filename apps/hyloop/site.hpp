@@ -19,7 +19,9 @@ struct SiteOptions {
   std::size_t sessions = 0;  ///< exit after this many sessions ended; 0: until Ctrl-C
 };
 
-// Declares the "site" subcommand of `app`, writing into `options`.
+// Declares the "site" subcommand of `app`, writing into `options`, and registers the site's
+// run kind (opensees_site, services/site/site_kind.hpp) so that summary --recover, validate and
+// report read a site run directory like any other.
 CLI::App* add_site_subcommand(CLI::App& app, SiteOptions& options);
 
 // 0 after a clean stop; 1 when the site cannot start (message on stderr); 3 when a session

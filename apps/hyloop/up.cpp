@@ -35,6 +35,7 @@
 #include "rig_emulator/rig_emulator_component.hpp"
 #include "run_output.hpp"
 #include "sensor/sensor_component.hpp"
+#include "site/site_kind.hpp"
 
 extern char** environ;
 
@@ -65,6 +66,7 @@ struct Child {
   std::string name;
   pid_t pid = -1;
   std::string address;
+  std::vector<std::string> lines;  ///< what it printed before its grpc line
 };
 
 fs::path bin_dir() {
@@ -73,9 +75,11 @@ fs::path bin_dir() {
   return ec ? fs::current_path() : exe.parent_path();
 }
 
-// Starts build/bin/hyloop-<name> and reads its "hyloop-<name> grpc ADDRESS" line.
+// Starts build/bin/hyloop-<name> and reads its "hyloop-<name> grpc ADDRESS" line (keeping the
+// lines before it).
 Child spawn_service(const std::string& name, std::vector<std::string> extra,
-                    const std::string& address = "127.0.0.1:0") {
+                    const std::string& address = "127.0.0.1:0",
+                    const std::string& log_level = "warn") {
   const fs::path exe = bin_dir() / ("hyloop-" + name);
   int out[2];
   if (pipe(out) != 0) throw std::runtime_error("pipe failed");
@@ -83,7 +87,7 @@ Child spawn_service(const std::string& name, std::vector<std::string> extra,
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_adddup2(&actions, out[1], STDOUT_FILENO);
   posix_spawn_file_actions_addclose(&actions, out[0]);
-  std::vector<std::string> args{exe.string(), "--grpc-address", address, "--log-level", "warn"};
+  std::vector<std::string> args{exe.string(), "--grpc-address", address, "--log-level", log_level};
   args.insert(args.end(), extra.begin(), extra.end());
   std::vector<char*> argv;
   for (std::string& a : args) argv.push_back(a.data());
@@ -94,7 +98,7 @@ Child spawn_service(const std::string& name, std::vector<std::string> extra,
   posix_spawnattr_init(&attr);
   posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
   posix_spawnattr_setpgroup(&attr, 0);
-  Child c{name, -1, {}};
+  Child c{name, -1, {}, {}};
   std::vector<std::string> env_strings{std::string(kParentPidVariable) + "=" +
                                        std::to_string(getpid())};
   for (char** e = environ; *e != nullptr; ++e) {
@@ -125,6 +129,7 @@ Child spawn_service(const std::string& name, std::vector<std::string> extra,
       }
       break;
     }
+    c.lines.push_back(s);
   }
   std::fclose(f);
   if (c.address.empty()) {
@@ -535,6 +540,90 @@ int up_processes(const UpOptions& o) {
   }
 }
 
+// ---- an opensees_site scenario: the site, served to an OpenSees peer ----
+
+// The first complete run directory in `dir` (summary.json written, INCOMPLETE gone), or "".
+fs::path finished_site_run(const fs::path& dir) {
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(dir, ec)) {
+    if (e.is_directory() && fs::exists(e.path() / "summary.json") &&
+        !recording::is_incomplete(e.path())) {
+      return e.path();
+    }
+  }
+  return {};
+}
+
+// The one session's run directory moved to --out, its summary printed: 0 terminated, 3 other.
+int take_site_run(const UpOptions& o, const fs::path& staging) {
+  const fs::path run = finished_site_run(staging);
+  if (run.empty()) {
+    std::cerr << "hyloop up: no OpenSees session ended at the site: no run directory\n";
+    fs::remove_all(staging);
+    return g_signal.load() != 0 ? 128 + g_signal.load() : 1;
+  }
+  if (o.force) replace_out_directory(o.out);
+  fs::rename(run, o.out);
+  fs::remove_all(staging);
+  const auto summary = nlohmann::json::parse(std::ifstream(fs::path(o.out) / "summary.json"));
+  std::cout << summary.dump(2) << "\n";
+  const auto& site = summary.at("site");
+  std::cerr << "hyloop up: the site's session " << site.value("end", "?") << ": "
+            << site.value("reason", "") << "\nrun directory: " << o.out << "\n";
+  return site.value("end", "") == "terminated" ? 0 : 3;
+}
+
+// hyloop-site under the stack's security directory, configured from the scenario and serving
+// at once: its OpenFresco address on stdout; until one session has ended (its run directory
+// becomes --out) or, with --serve, until Ctrl-C (sessions go to --runs-dir).
+int up_site(const UpOptions& o) {
+  LocalSecurityDir security;
+  std::vector<Child> children;
+  fs::path staging;
+  try {
+    security.create();
+    if (o.serve) {
+      staging = o.runs_dir.empty() ? fs::current_path() : fs::path(o.runs_dir);
+    } else {
+      std::string pattern =
+          (fs::path(o.runs_dir) / ("." + fs::path(o.out).filename().string() + ".site-XXXXXX"))
+              .string();
+      if (::mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp " + pattern);
+      staging = pattern;
+    }
+    std::vector<std::string> args = security.args();
+    for (const std::string& a : {std::string("--scenario"), o.scenario, std::string("--runs-dir"),
+                                 staging.string(), std::string("--serve-at-start")}) {
+      args.push_back(a);
+    }
+    for (const std::string& s : o.overrides) args.insert(args.end(), {"--set", s});
+    // Its sessions' lines (accepted, refused with the reason, ended) are info: the operator's
+    // only word on a refused set-up, since the peer gets none.
+    children.push_back(spawn_service("site", args, "127.0.0.1:0", "info"));
+    Child& site = children.back();
+    for (const std::string& line : site.lines) std::cout << line;
+    if (o.serve) {
+      std::cout << "hyloop-site pid " << site.pid << "\nhyloop-security-dir "
+                << security.dir().string() << "\nhyloop-site grpc " << site.address << "\n";
+    }
+    std::cout << std::flush;
+    while (g_signal.load() == 0 && (o.serve || finished_site_run(staging).empty())) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      if (waitpid(site.pid, nullptr, WNOHANG) == site.pid) {
+        site.pid = -1;
+        throw std::runtime_error("hyloop-site exited (see its messages above)");
+      }
+    }
+    stop_children(children);  // a session under way is cut and recorded as such
+    return o.serve ? 0 : take_site_run(o, staging);
+  } catch (const std::exception& e) {
+    stop_children(children);
+    if (!o.serve && !staging.empty()) fs::remove_all(staging);
+    std::cerr << "hyloop up: " << e.what() << "\n";
+    return 1;
+  }
+}
+
 // The stack, once the options are checked.
 int start_stack(const UpOptions& o) {
   struct sigaction sa {};
@@ -543,6 +632,15 @@ int start_stack(const UpOptions& o) {
   sigaction(SIGINT, &sa, nullptr);
   sigaction(SIGTERM, &sa, nullptr);
   signal(SIGPIPE, SIG_IGN);
+  if (!o.scenario.empty() &&
+      services::is_site_scenario(experiment::read_scenario_text(o.scenario))) {
+    if (o.inproc) {
+      std::cerr << "hyloop up: the site of an OpenSees model runs as its own process: no "
+                   "--inproc (`hyloop site` serves it in this process)\n";
+      return 2;
+    }
+    return up_site(o);
+  }
   if (o.inproc) {
     return up_inproc(o);
   }

@@ -1,5 +1,6 @@
 #include "site/site_component.hpp"
 
+#include <cmath>
 #include <sstream>
 #include <stdexcept>
 
@@ -39,13 +40,18 @@ void validate(const SiteOptions& o) {
 }
 
 std::string site_yaml(const SiteOptions& o) {
-  const auto n = [](double v) { return experiment::format_number(v); };
+  // 17 significant digits; an infinity as YAML spells it (.inf), so that it reads back.
+  const auto n = [](double v) {
+    return std::isinf(v) ? std::string(v > 0 ? ".inf" : "-.inf") : experiment::format_number(v);
+  };
   const auto& s = o.rig.servo;
   const auto& l = o.rig.safety.limits;
   std::ostringstream y;
-  y << "kind: opensees_site\nname: " << o.name << "\nsite:\n  address: \"" << o.server.address
-    << "\"\n  port: " << o.server.port << "\n  idle_timeout_ms: " << o.server.idle_timeout.count()
-    << "\n  allowed_peers: [";
+  y << "kind: opensees_site\nname: " << o.name
+    << "\nsite:\n  transport: " << of::to_string(o.server.transport) << "\n  address: \""
+    << o.server.address << "\"\n  port: " << o.server.port
+    << "\n  idle_timeout_ms: " << o.server.idle_timeout.count()
+    << "\n  udp_timeout_ms: " << o.server.udp_timeout.count() << "\n  allowed_peers: [";
   for (std::size_t i = 0; i < o.server.allowed_peers.size(); ++i) {
     y << (i > 0 ? ", " : "") << '"' << o.server.allowed_peers[i] << '"';
   }
@@ -59,7 +65,8 @@ std::string site_yaml(const SiteOptions& o) {
     << "\n    position_max: " << n(l.position_max) << "\n    velocity_max: " << n(l.velocity_max)
     << "\n    acceleration_max: " << n(l.acceleration_max)
     << "\n    rate_limit: " << n(o.rig.safety.rate_limit)
-    << "\n    stop_deceleration: " << n(o.rig.safety.stop_deceleration) << "\n";
+    << "\n    stop_deceleration: " << n(o.rig.safety.stop_deceleration)
+    << "\nmax_rows: " << o.max_rows << "\n";
   return y.str();
 }
 
@@ -75,6 +82,9 @@ SiteComponent::SiteComponent(SiteOptions options)
   }
   trials_ = m.counter("hyloop_site_trials_total", "Trials (code 3) the site's rig carried out",
                       {{"service", "site"}});
+  dropped_ = m.counter("hyloop_site_dropped_datagrams_total",
+                       "UDP datagrams dropped in sessions (wrong size or not from the peer)",
+                       {{"service", "site"}});
 }
 
 SiteComponent::~SiteComponent() {
@@ -85,6 +95,7 @@ SiteComponent::~SiteComponent() {
 void SiteComponent::count_session(const SiteRunRecord& run) {
   sessions_.at(static_cast<std::size_t>(run.report.end)).add();
   trials_.add(run.report.trials);
+  dropped_.add(run.report.wrong_size_datagrams + run.report.foreign_datagrams);
 }
 
 void SiteComponent::on_configure(const v1::ConfigureRequest& /*request*/) {

@@ -14,7 +14,10 @@
 // until the service is configured again (after the latch is reset).
 //
 // Metrics: hyloop_site_sessions_total{end} (terminated, refused, protocol_error, cut,
-// rig_fault) and hyloop_site_trials_total.
+// rig_fault), hyloop_site_trials_total and hyloop_site_dropped_datagrams_total (UDP).
+//
+// Over UDP (server.transport) the site serves the peer whose set-up datagram came first; a peer
+// silent for server.udp_timeout is cut (recorded as cut, the rig brought to rest).
 
 #include <filesystem>
 #include <functional>
@@ -31,7 +34,8 @@
 namespace hyloop::services {
 
 struct SiteOptions {
-  /// address (default 127.0.0.1), port (default 44000), idle timeout, allowed peers.
+  /// transport (tcp or udp), address (default 127.0.0.1), port (default 44000), idle and UDP
+  /// timeouts, allowed peers.
   transport::openfresco::SiteServerConfig server;
   transport::openfresco::ServoRigConfig rig;
   std::filesystem::path runs_dir = ".";  ///< run directories go here
@@ -79,6 +83,7 @@ class SiteComponent final : public runtime::Component {
   std::thread thread_;
   std::array<runtime::CounterSlot, 6> sessions_;  ///< by SessionEnd
   runtime::CounterSlot trials_;
+  runtime::CounterSlot dropped_;
 };
 
 }  // namespace hyloop::services

@@ -5,6 +5,9 @@
 #include <iostream>
 #include <stdexcept>
 
+#include "hyloop/experiment/yaml_fields.hpp"
+#include "site/site_kind.hpp"
+
 namespace hyloop::services {
 
 namespace {
@@ -47,12 +50,18 @@ void add_site_options(CLI::App& app, SiteCliOptions& o) {
   app.add_option("--site-address", o.site.server.address,
                  "the numeric address OpenSees clients connect to (only it is bound)")
       ->capture_default_str();
-  app.add_option("--site-port", o.site.server.port, "the OpenSees/OpenFresco TCP port (0: any)")
+  app.add_option("--site-transport", o.transport,
+                 "tcp, or udp (OpenFresco's -udp: a datagram per message, silence cuts)")
+      ->capture_default_str();
+  app.add_option("--site-port", o.site.server.port, "the OpenSees/OpenFresco port (0: any)")
       ->capture_default_str();
   app.add_option("--allow-peer", o.site.server.allowed_peers,
                  "a numeric address a client may connect from (repeatable; default: any)");
   app.add_option("--idle-timeout-ms", o.idle_timeout_ms,
                  "cut a session whose peer sends nothing for this long, ms (0: never)")
+      ->capture_default_str();
+  app.add_option("--udp-timeout-ms", o.udp_timeout_ms,
+                 "udp: cut a session whose peer sends no datagram for this long, ms (> 0)")
       ->capture_default_str();
   app.add_option("--runs-dir", o.site.runs_dir, "where each session's run directory is written")
       ->capture_default_str();
@@ -61,26 +70,57 @@ void add_site_options(CLI::App& app, SiteCliOptions& o) {
   app.add_option("--max-rows", o.site.max_rows,
                  "samples.csv rows kept per session (the journal keeps every row)")
       ->capture_default_str();
+  app.add_option("--scenario", o.scenario,
+                 "an opensees_site scenario (a site run's scenario.yaml): the site's configuration "
+                 "from it instead of the site and rig options (hyloop up starts the site so)");
+  app.add_option("--set", o.overrides, "with --scenario: override a field, dotted.path=value");
   add_rig_options(app, o);
 }
 
+namespace {
+
+// The options from --scenario (with its overrides), --runs-dir and the log kept from the CLI.
+SiteOptions scenario_site_options(const SiteCliOptions& o) {
+  SiteOptions site =
+      site_options_from_yaml(experiment::read_scenario_text(o.scenario), o.scenario, o.overrides);
+  site.runs_dir = o.site.runs_dir;
+  site.server.log = o.site.server.log;
+  return site;
+}
+
+}  // namespace
+
 std::unique_ptr<SiteComponent> make_site_component(const SiteCliOptions& o) {
+  if (!o.scenario.empty()) {
+    return serve_if_asked(std::make_unique<SiteComponent>(scenario_site_options(o)),
+                          o.serve_at_start);
+  }
+  if (!o.overrides.empty()) throw std::invalid_argument("--set goes with --scenario");
   SiteOptions site = o.site;
   if (o.idle_timeout_ms < 0) {
     throw std::invalid_argument("--idle-timeout-ms = " + std::to_string(o.idle_timeout_ms) +
                                 ": must be >= 0 (0: never)");
   }
   site.server.idle_timeout = std::chrono::milliseconds(o.idle_timeout_ms);
+  site.server.transport =
+      transport::openfresco::site_transport_from(o.transport, "--site-transport");
+  site.server.udp_timeout = std::chrono::milliseconds(o.udp_timeout_ms);
   site.rig.safety.step = site.rig.servo.step;
-  auto component = std::make_unique<SiteComponent>(site);
-  if (!o.serve_at_start) return component;
+  return serve_if_asked(std::make_unique<SiteComponent>(site), o.serve_at_start);
+}
+
+std::unique_ptr<SiteComponent> serve_if_asked(std::unique_ptr<SiteComponent> component,
+                                              bool serve) {
+  if (!serve) return component;
+  const auto& server = component->options().server;
   const auto check = [](const v1::LifecycleReply& reply, v1::LifecycleState want) {
     if (reply.state() != want) throw std::runtime_error(reply.message());
   };
   check(component->configure({}), v1::LIFECYCLE_STATE_INACTIVE);
   check(component->activate(), v1::LIFECYCLE_STATE_ACTIVE);
-  std::cout << "hyloop-site openfresco " << site.server.address << ":" << component->port()
-            << std::endl;
+  std::cout << "hyloop-site openfresco"
+            << (server.transport == transport::openfresco::SiteTransport::kUdp ? "-udp " : " ")
+            << server.address << ":" << component->port() << std::endl;
   return component;
 }
 

@@ -11,24 +11,53 @@ std::vector<std::string> site_run_columns() {
           "d_command[m]", "d_measured[m]", "v_measured[m/s]", "f_measured[N]", "safety_event[-]"};
 }
 
+experiment::SignalRoles site_signal_roles() {
+  // The trial OpenSees sent is what the actuator reproduces (summary.json "signals", the report).
+  return {.target = "d_trial[m]",
+          .measured = "d_measured[m]",
+          .command = "d_command[m]",
+          .force = "f_measured[N]"};
+}
+
 SiteRun::SiteRun(std::string name, std::string resolved_yaml, double trial_time,
                  std::size_t max_rows)
     : name_(std::move(name)),
       yaml_(std::move(resolved_yaml)),
       trial_time_(trial_time),
       samples_(site_run_columns(), max_rows) {
-  // The trial OpenSees sent is what the actuator reproduces (summary.json "signals", the report).
-  set_signal_roles({.target = "d_trial[m]",
-                    .measured = "d_measured[m]",
-                    .command = "d_command[m]",
-                    .force = "f_measured[N]"});
+  set_signal_roles(site_signal_roles());
 }
 
 bool SiteRun::record_cycle(std::span<const double> row) noexcept {
   (void)samples_.append(row);
   observe_row(row);
   ++cycles_;
+  if (row.size() > 1) last_step_ = row[1];
   return true;
+}
+
+void SiteRun::record_stop(std::string_view reason) noexcept {
+  const std::size_t n = std::min(reason.size(), stop_.size() - 1);
+  std::copy_n(reason.data(), n, stop_.data());
+  stop_[n] = '\0';
+}
+
+nlohmann::json SiteRun::summary() const {
+  if (summary_set_) return summary_;
+  // Recovered from the journal: what the rows say; how the session ended is not known.
+  const std::string stop(stop_.data());
+  nlohmann::json out = {{"site",
+                         {{"end", "unknown"},
+                          {"reason",
+                           "recovered from the journal: the site ended without "
+                           "completing the run directory"},
+                          {"trials", cycles_},
+                          {"commits", static_cast<std::int64_t>(last_step_)}}}};
+  if (!stop.empty()) {
+    out["stop_reason"] = stop.substr(0, stop.find(':'));
+    out["site"]["reason"] = stop;
+  }
+  return out;
 }
 
 namespace {
@@ -112,6 +141,8 @@ nlohmann::json SiteRecorder::site_summary(const of::SessionReport& report, bool 
           {"matrix_replies", report.matrix_replies},
           {"rejected_trials", report.rejected_trials},
           {"bytes_received", report.bytes_received},
+          {"wrong_size_datagrams", report.wrong_size_datagrams},
+          {"foreign_datagrams", report.foreign_datagrams},
           {"last_safety_event", static_cast<int>(rig_.last_trial().event)},
           {"rig_at_rest", at_rest},
           {"rest_position_m", rig_.measurement().displacement}};

@@ -40,8 +40,12 @@ namespace hyloop::services {
 
 /// The columns of a site run (above).
 [[nodiscard]] std::vector<std::string> site_run_columns();
+/// What they mean: target d_trial, measured d_measured, command d_command, force f_measured.
+[[nodiscard]] experiment::SignalRoles site_signal_roles();
 
-/// One session's samples and summary, as the run directory code wants an experiment.
+/// One session's samples and summary, as the run directory code wants an experiment. Its summary
+/// is the recorder's (set_summary) or, for a run recovered from its journal (no summary set),
+/// what the rows and the journal's stop event say: the site's end is then "unknown".
 class SiteRun final : public experiment::Experiment {
  public:
   /// `resolved_yaml`: the site's configuration (scenario.yaml); `trial_time`: rig time per
@@ -57,12 +61,17 @@ class SiteRun final : public experiment::Experiment {
   }
   [[nodiscard]] std::string name() const override { return name_; }
   [[nodiscard]] std::string kind() const override { return "opensees_site"; }
-  [[nodiscard]] nlohmann::json summary() const override { return summary_; }
+  [[nodiscard]] nlohmann::json summary() const override;
   [[nodiscard]] std::string resolved_yaml() const override { return yaml_; }
   bool record_cycle(std::span<const double> row) noexcept override;
+  /// The journal's stop event, "<stop_reason>: <why>" (recovery replays it).
+  void record_stop(std::string_view reason) noexcept override;
 
   /// The kind's part of summary.json, set once the session ended.
-  void set_summary(nlohmann::json summary) { summary_ = std::move(summary); }
+  void set_summary(nlohmann::json summary) {
+    summary_ = std::move(summary);
+    summary_set_ = true;
+  }
 
  private:
   std::string name_;
@@ -70,7 +79,10 @@ class SiteRun final : public experiment::Experiment {
   double trial_time_;
   experiment::SampleTable samples_;
   std::int64_t cycles_ = 0;
+  double last_step_ = 0.0;  ///< step[-] of the last row
+  std::array<char, 256> stop_{};
   nlohmann::json summary_ = nlohmann::json::object();
+  bool summary_set_ = false;
 };
 
 /// What a finished session left: its run directory ("" for a refused set-up) and its end.

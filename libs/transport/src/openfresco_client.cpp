@@ -73,6 +73,53 @@ int send_bytes(int fd, std::span<const std::byte> bytes, std::chrono::millisecon
   return 0;
 }
 
+// UDP: sends `bytes` to `to` as datagrams of at most kMaxUdpDatagram bytes. 0, or the errno.
+int send_datagrams_to(int fd, const sockaddr_storage& to, std::span<const std::byte> bytes,
+                      std::chrono::milliseconds timeout) {
+  while (!bytes.empty()) {
+    const auto piece = bytes.first(udp_datagram_bytes(bytes.size()));
+    const auto n = ::sendto(fd, piece.data(), piece.size(), MSG_NOSIGNAL,
+                            reinterpret_cast<const sockaddr*>(&to), detail::address_length(to));
+    if (n == static_cast<ssize_t>(piece.size())) {
+      bytes = bytes.subspan(piece.size());
+      continue;
+    }
+    if (n >= 0) return EMSGSIZE;
+    if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) return errno;
+    pollfd p{fd, POLLOUT, 0};
+    if (::poll(&p, 1, poll_ms(timeout)) <= 0) return ETIMEDOUT;
+  }
+  return 0;
+}
+
+// UDP: a non-blocking datagram socket for `config`'s site (its address into `site`), after the
+// optional handshake.
+int open_udp_socket(const SiteClientConfig& config, sockaddr_storage& site) {
+  const auto found =
+      detail::numeric_address(config.address, config.port, false, "address", SOCK_DGRAM);
+  std::memcpy(&site, found->ai_addr, found->ai_addrlen);
+  const int fd = ::socket(found->ai_family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (fd < 0) throw std::system_error(errno, std::generic_category(), "socket");
+  if (!config.udp_handshake) return fd;
+  const std::string where = config.address + ":" + std::to_string(config.port);
+  int error = send_datagrams_to(fd, site, std::span(&kUdpHandshakeAsk, 1), config.connect_timeout);
+  const auto deadline = std::chrono::steady_clock::now() + config.connect_timeout;
+  while (error == 0) {
+    std::byte answer{};
+    sockaddr_storage from{};
+    socklen_t len = sizeof from;
+    const auto n = ::recvfrom(fd, &answer, 1, MSG_TRUNC, reinterpret_cast<sockaddr*>(&from), &len);
+    if (n == 1 && answer == kUdpHandshakeAnswer && detail::same_endpoint(from, site)) return fd;
+    if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) error = errno;
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    pollfd p{fd, POLLIN, 0};
+    if (error == 0 && (left.count() <= 0 || ::poll(&p, 1, poll_ms(left)) <= 0)) error = ETIMEDOUT;
+  }
+  ::close(fd);
+  throw std::system_error(error, std::generic_category(), "udp handshake with the site " + where);
+}
+
 bool sizes_match(const TrialView& trial, const BlockLayout& layout) noexcept {
   for (std::size_t q = 0; q < kQuantityCount; ++q) {
     if (trial.block[q].size() != layout.size[q]) return false;
@@ -96,10 +143,13 @@ SiteClient::SiteClient(const SiteClientConfig& config, const SetupId& setup)
   out_.assign(data_size_, 0.0);
   in_.assign(data_size_, 0.0);
   bytes_.resize(data_size_ * sizeof(double));
-  fd_ = connect_socket(config_);
+  const bool udp = config_.transport == SiteTransport::kUdp;
+  fd_ = udp ? open_udp_socket(config_, site_) : connect_socket(config_);
   std::array<std::byte, kSetupBytes> id{};
   encode_setup(setup_, id);
-  if (const int e = send_bytes(fd_, id, config_.reply_timeout); e != 0) {
+  const int e = udp ? send_datagrams_to(fd_, site_, id, config_.reply_timeout)
+                    : send_bytes(fd_, id, config_.reply_timeout);
+  if (e != 0) {
     ::close(fd_);
     fd_ = -1;
     throw std::system_error(e, std::generic_category(), "sending the set-up ID");
@@ -121,13 +171,48 @@ hal::DriverStatus SiteClient::fail(const char* what, int error_number) noexcept 
 hal::DriverStatus SiteClient::send_message() noexcept {
   if (!open()) return fail("the link is closed", 0);
   encode_doubles(out_, bytes_);
-  if (const int e = send_bytes(fd_, bytes_, config_.reply_timeout); e != 0) {
+  const int e = config_.transport == SiteTransport::kUdp
+                    ? send_datagrams_to(fd_, site_, bytes_, config_.reply_timeout)
+                    : send_bytes(fd_, bytes_, config_.reply_timeout);
+  if (e != 0) {
     return fail("send", e);
   }
   return hal::DriverStatus::kOk;
 }
 
+hal::DriverStatus SiteClient::receive_udp_reply() noexcept {
+  using Clock = std::chrono::steady_clock;
+  const auto deadline = Clock::now() + config_.reply_timeout;
+  std::size_t got = 0;
+  while (got < bytes_.size()) {
+    sockaddr_storage from{};
+    socklen_t len = sizeof from;
+    const std::size_t want = udp_datagram_bytes(bytes_.size() - got);
+    // MSG_TRUNC: the whole datagram's size, so a longer one is seen as such (and dropped).
+    const auto n = ::recvfrom(fd_, bytes_.data() + got, want, MSG_TRUNC,
+                              reinterpret_cast<sockaddr*>(&from), &len);
+    if (n >= 0 && static_cast<std::size_t>(n) == want && detail::same_endpoint(from, site_)) {
+      got += want;
+      continue;
+    }
+    if (n >= 0) {
+      ++dropped_datagrams_;  // then the deadline: a stranger's flood cannot hold the call
+    } else if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+      return fail("recvfrom", errno);
+    }
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+    pollfd p{fd_, POLLIN, 0};
+    if (left.count() <= 0 || ::poll(&p, 1, poll_ms(left)) <= 0) {
+      return fail("no reply from the site within reply_timeout", 0);
+    }
+  }
+  decode_doubles(bytes_, in_);
+  return hal::DriverStatus::kOk;
+}
+
 hal::DriverStatus SiteClient::receive_reply() noexcept {
+  if (config_.transport == SiteTransport::kUdp) return receive_udp_reply();
   std::size_t got = 0;
   while (got < bytes_.size()) {
     const auto n = ::recv(fd_, bytes_.data() + got, bytes_.size() - got, 0);

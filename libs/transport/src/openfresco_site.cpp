@@ -309,6 +309,10 @@ void SiteSession::peer_closed() {
   }
 }
 
+void SiteSession::note_dropped_datagram(bool foreign) noexcept {
+  ++(foreign ? report_.foreign_datagrams : report_.wrong_size_datagrams);
+}
+
 void SiteSession::abort(std::string_view reason) {
   if (!ended()) {
     finish(SessionEnd::kCut, std::string(reason));
@@ -334,6 +338,41 @@ struct PeerName {
   std::string port = "?";
   [[nodiscard]] std::string text() const { return host + ":" + port; }
 };
+
+// The bound socket of `config` (TCP: listening), or throws naming the address.
+int open_server_socket(const SiteServerConfig& config) {
+  const bool udp = config.transport == SiteTransport::kUdp;
+  const int type = udp ? SOCK_DGRAM : SOCK_STREAM;
+  const auto found = detail::numeric_address(config.address, config.port, true, "address", type);
+  const int fd = ::socket(found->ai_family, type | SOCK_CLOEXEC, 0);
+  if (fd < 0) {
+    throw sys_error("socket");
+  }
+  set_flag(fd, SOL_SOCKET, SO_REUSEADDR, 1);
+  const bool bound = ::bind(fd, found->ai_addr, found->ai_addrlen) == 0;
+  if (!bound || (!udp && ::listen(fd, 1) != 0)) {
+    auto err = sys_error(std::string(udp ? "bind udp " : "bind/listen ") + config.address + ":" +
+                         std::to_string(config.port));
+    ::close(fd);
+    throw err;
+  }
+  return fd;
+}
+
+}  // namespace
+
+std::string_view to_string(SiteTransport transport) noexcept {
+  return transport == SiteTransport::kUdp ? "udp" : "tcp";
+}
+
+SiteTransport site_transport_from(std::string_view text, const char* field) {
+  if (text == "tcp") return SiteTransport::kTcp;
+  if (text == "udp") return SiteTransport::kUdp;
+  throw std::invalid_argument(std::string(field) + " = '" + std::string(text) +
+                              "': must be tcp or udp");
+}
+
+namespace {
 
 PeerName peer_name(const sockaddr_storage& addr) {
   char host[NI_MAXHOST] = {};
@@ -367,19 +406,11 @@ SiteServer::SiteServer(SiteServerConfig config, const RigSignalLayout& layout,
     throw std::invalid_argument("idle_timeout = " + std::to_string(config_.idle_timeout.count()) +
                                 " ms: must be >= 0 (0: none)");
   }
-  const auto found = detail::numeric_address(config_.address, config_.port, true, "address");
-  const std::string port = std::to_string(config_.port);
-  listen_fd_ = ::socket(found->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (listen_fd_ < 0) {
-    throw sys_error("socket");
+  if (config_.udp_timeout.count() <= 0) {
+    throw std::invalid_argument("udp_timeout = " + std::to_string(config_.udp_timeout.count()) +
+                                " ms: must be > 0 (UDP has no close: silence is the only end)");
   }
-  set_flag(listen_fd_, SOL_SOCKET, SO_REUSEADDR, 1);
-  const int bound = ::bind(listen_fd_, found->ai_addr, found->ai_addrlen);
-  if (bound != 0 || ::listen(listen_fd_, 1) != 0) {
-    auto err = sys_error("bind/listen " + config_.address + ":" + port);
-    ::close(listen_fd_);
-    throw err;
-  }
+  listen_fd_ = open_server_socket(config_);
   sockaddr_storage local{};
   socklen_t len = sizeof local;
   ::getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&local), &len);
@@ -424,7 +455,16 @@ void SiteServer::log(std::string_view line) const {
 }
 
 void SiteServer::run() {
-  log("openfresco site listening on " + config_.address + ":" + std::to_string(port_));
+  log("openfresco site listening on " + std::string(to_string(config_.transport)) + " " +
+      config_.address + ":" + std::to_string(port_));
+  if (config_.transport == SiteTransport::kUdp) {
+    run_udp();
+  } else {
+    run_tcp();
+  }
+}
+
+void SiteServer::run_tcp() {
   while (!stopping_.load()) {
     pollfd fds[2] = {{listen_fd_, POLLIN, 0}, {wake_fd_, POLLIN, 0}};
     if (::poll(fds, 2, poll_ms(config_.poll_timeout)) <= 0 || !(fds[0].revents & POLLIN)) {

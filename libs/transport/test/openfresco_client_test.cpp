@@ -203,6 +203,25 @@ TEST(OpenFrescoClient, FrameOverLoopbackIsBitForBitTheInProcessRun) {
   EXPECT_TRUE(site.rig().at_rest());
 }
 
+TEST(OpenFrescoClient, FrameOverUdpLoopbackIsBitForBitTheInProcessRun) {
+  const auto record = frame_record(0.01);
+  constexpr int kSteps = 1500;
+  const FrameRun local = run_frame_in_process(record, kSteps);
+  auto server = loopback_server();
+  server.transport = SiteTransport::kUdp;
+  ServoSite site(server, rig_config());
+  auto config = client_to("127.0.0.1", site.port());
+  config.transport = SiteTransport::kUdp;
+  SiteClient client(config, servo_client_setup());
+  const FrameRun wire = run_frame(client, record, kSteps);
+  expect_same_run(wire, local, kSteps);
+  print_step_times("udp loopback", wire.step_us);
+  EXPECT_EQ(client.dropped_datagrams(), 0U);
+  ASSERT_TRUE(site.rig().wait_for_sessions(1, 10s));
+  EXPECT_EQ(site.rig().reports().at(0).end, SessionEnd::kTerminated);
+  EXPECT_TRUE(site.rig().at_rest());
+}
+
 TEST(OpenFrescoClient, RefusedSetupAndLostSiteFaultTheDriver) {
   ServoSite site(loopback_server(), rig_config());
   {

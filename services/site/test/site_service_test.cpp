@@ -21,11 +21,13 @@
 #include <thread>
 #include <vector>
 
+#include "hyloop/experiment/scenario_error.hpp"
 #include "hyloop/recording/run_directory.hpp"
 #include "hyloop/recording/run_journal.hpp"
 #include "hyloop/testing/openfresco_peer.hpp"
 #include "hyloop/transport/openfresco.hpp"
 #include "site/site_component.hpp"
+#include "site/site_kind.hpp"
 
 extern char** environ;
 
@@ -90,9 +92,12 @@ nlohmann::json read_summary(const fs::path& dir) {
 
 class SiteService : public ::testing::Test {
  protected:
+  [[nodiscard]] virtual of::SiteTransport transport() const { return of::SiteTransport::kTcp; }
   void SetUp() override {
     runs_ = fresh_dir(::testing::UnitTest::GetInstance()->current_test_info()->name());
     auto o = default_site_options();
+    o.server.transport = transport();
+    o.server.udp_timeout = 300ms;
     o.server.port = 0;
     o.server.poll_timeout = 50ms;
     o.runs_dir = runs_;
@@ -243,6 +248,102 @@ TEST_F(SiteService, EmergencyStopCutsTheSessionAndLatches) {
   EXPECT_EQ(wait_run(1).report.end, of::SessionEnd::kTerminated);  // the new recorder's first
 }
 
+// ---- the site's run kind (site_kind.hpp) ----
+
+TEST(SiteKind, ScenarioReadsBackWhatTheSiteWrote) {
+  auto o = default_site_options();
+  o.server.transport = of::SiteTransport::kUdp;
+  o.server.udp_timeout = 1234ms;
+  o.server.allowed_peers = {"10.0.0.2", "::1"};
+  o.rig.servo.noise_std = 1e-4;
+  o.rig.steps_per_trial = 4;
+  o.max_rows = 777;
+  const std::string yaml = site_yaml(o);
+  const SiteOptions back = site_options_from_yaml(yaml, "scenario.yaml");
+  EXPECT_EQ(site_yaml(back), yaml);
+  EXPECT_EQ(back.server.transport, of::SiteTransport::kUdp);
+  EXPECT_EQ(back.max_rows, 777U);
+  EXPECT_TRUE(std::isinf(back.rig.safety.rate_limit));
+  const SiteOptions changed = site_options_from_yaml(yaml, "s.yaml", {"rig.servo.omega=44"});
+  EXPECT_EQ(changed.rig.servo.omega, 44.0);
+}
+
+TEST(SiteKind, ScenarioErrorsNameTheField) {
+  const std::string yaml = site_yaml(default_site_options());
+  const auto error = [&](const std::vector<std::string>& overrides) {
+    try {
+      (void)site_options_from_yaml(yaml, "s.yaml", overrides);
+    } catch (const experiment::ScenarioError& e) {
+      return std::string(e.what());
+    }
+    return std::string("(accepted)");
+  };
+  EXPECT_EQ(error({"rig.servo.omgea=3"}),
+            "s.yaml: rig.servo.omgea: unknown field of an opensees_site scenario");
+  EXPECT_EQ(error({"site.transport=sctp"}),
+            "s.yaml: site.transport: site.transport = 'sctp': must be tcp or udp");
+  EXPECT_EQ(error({"rig.servo.step=fast"}),
+            "s.yaml: rig.servo.step: 'fast' is not of the expected type");
+  EXPECT_EQ(error({"kind=sits"}), "s.yaml: kind: must be opensees_site");
+  EXPECT_NE(error({"rig.servo.step=-1"}).find("s.yaml: "), std::string::npos);
+  EXPECT_NE(error({"rig.servo.step=-1"}), "(accepted)");
+}
+
+// ---- over UDP ----
+
+class SiteServiceUdp : public SiteService {
+ protected:
+  [[nodiscard]] of::SiteTransport transport() const override { return of::SiteTransport::kUdp; }
+};
+
+TEST_F(SiteServiceUdp, RecordedSamplesEqualWhatThePeerReceived) {
+  constexpr int kSteps = 200;
+  const Received got = testing::run_generic_udp(site_->port(), kSteps, trial_disp);
+  ASSERT_EQ(got.failed_step, 0);
+  const SiteRunRecord run = wait_run(1);
+  EXPECT_EQ(run.report.end, of::SessionEnd::kTerminated) << run.report.reason;
+  const Csv csv = read_csv(run.dir / "samples.csv");
+  ASSERT_EQ(csv.rows.size(), static_cast<std::size_t>(kSteps));
+  for (std::size_t k = 0; k < csv.rows.size(); ++k) {
+    EXPECT_EQ(csv.rows[k][csv.column("d_measured[m]")], got.disp[k]) << k;  // bit for bit
+    EXPECT_EQ(csv.rows[k][csv.column("f_measured[N]")], got.force[k]) << k;
+  }
+  const auto summary = read_summary(run.dir);
+  EXPECT_EQ(summary["site"]["end"], "terminated");
+  EXPECT_EQ(summary["site"]["wrong_size_datagrams"], 0);
+  EXPECT_EQ(summary["site"]["foreign_datagrams"], 0);
+}
+
+// The peer goes silent (killed) between steps: after udp_timeout (300 ms) the run is recorded
+// as cut with the rig at rest, and the site serves the next peer.
+TEST_F(SiteServiceUdp, SilentPeerIsRecordedAsCutWithTheRigAtRest) {
+  std::chrono::steady_clock::time_point silent;
+  {
+    testing::OpenFrescoUdpPeer peer(site_->port());
+    ASSERT_TRUE(peer.send_setup({{1, 0, 0, 0, 0}, {1, 0, 0, 1, 0}, 256}));
+    std::vector<double> reply(256, 0.0);
+    for (int k = 1; k <= 40; ++k) ASSERT_TRUE(peer.step(trial_disp(k), reply));
+    ASSERT_TRUE(peer.send_datagram(std::vector<std::byte>(100)));  // a stray piece: dropped
+    silent = std::chrono::steady_clock::now();
+  }
+  const SiteRunRecord cut = wait_run(1);
+  const double rest_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - silent).count();
+  EXPECT_EQ(cut.report.end, of::SessionEnd::kCut);
+  EXPECT_EQ(cut.report.reason, "no datagram from the peer for 300 ms");
+  EXPECT_TRUE(cut.rig_at_rest);
+  EXPECT_GE(rest_ms, 300.0);
+  const auto summary = read_summary(cut.dir);
+  EXPECT_EQ(summary["stop_reason"], "cut");
+  EXPECT_EQ(summary["steps"], 40);
+  EXPECT_EQ(summary["site"]["wrong_size_datagrams"], 1);
+  EXPECT_TRUE(summary["site"]["rig_at_rest"].get<bool>());
+  EXPECT_TRUE(logged("udp client 127.0.0.1:"));
+  const Received next = testing::run_generic_udp(site_->port(), 20, trial_disp);
+  EXPECT_EQ(next.failed_step, 0);
+  EXPECT_EQ(wait_run(2).report.end, of::SessionEnd::kTerminated);
+}
+
 // ---- the binary ----
 
 // A site process (hyloop-site or `hyloop site`) with its stdout on a pipe, and the OpenSees port
@@ -252,7 +353,8 @@ struct SiteProcess {
   FILE* out = nullptr;  // kept open to the end: later stdout lines must not meet a closed pipe
   std::uint16_t port = 0;
 
-  explicit SiteProcess(std::vector<std::string> args) {
+  explicit SiteProcess(std::vector<std::string> args,
+                       const std::string& prefix = "hyloop-site openfresco 127.0.0.1:") {
     int fds[2];
     if (::pipe(fds) != 0) return;
     posix_spawn_file_actions_t actions;
@@ -268,7 +370,6 @@ struct SiteProcess {
     out = ::fdopen(fds[0], "r");
     if (rc != 0) return;
     char line[256];
-    const std::string prefix = "hyloop-site openfresco 127.0.0.1:";
     while (port == 0 && std::fgets(line, sizeof line, out) != nullptr) {
       const std::string text(line);
       if (text.rfind(prefix, 0) == 0) {
@@ -314,6 +415,135 @@ TEST(SiteBinary, ServesAtStartRecordsAndStopsOnSigterm) {
   EXPECT_EQ(site.wait(), 0);
   expect_one_terminated_run(runs, 100);
   fs::remove_all(runs);
+}
+
+// `hyloop ARGS...`: its exit status and stdout.
+std::pair<int, std::string> hyloop_tool(const std::string& args) {
+  const std::string command = std::string(HYLOOP_TOOL_BINARY) + " " + args + " 2>/dev/null";
+  FILE* pipe = ::popen(command.c_str(), "r");
+  std::string out;
+  char buffer[4096];
+  while (pipe != nullptr && std::fgets(buffer, sizeof buffer, pipe) != nullptr) out += buffer;
+  const int status = pipe != nullptr ? ::pclose(pipe) : -1;
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+}
+
+// A site run cut by the peer (it closed mid-run) is a complete run directory that `hyloop
+// validate` and `hyloop summary` read by its kind.
+TEST(SiteBinary, CutSiteRunValidatesAndSummarises) {
+  const fs::path runs = fresh_dir("cut_run");
+  SiteProcess site({HYLOOP_TOOL_BINARY, "site", "--site-port", "0", "--runs-dir", runs.string(),
+                    "--sessions", "1"});
+  ASSERT_NE(site.port, 0);
+  {
+    OpenSeesPeer peer(site.port);
+    ASSERT_TRUE(peer.send_generic_tcp_setup());
+    std::vector<double> reply(256, 0.0);
+    for (int k = 1; k <= 60; ++k) ASSERT_TRUE(peer.step(trial_disp(k), reply));
+  }                           // killed: closes without terminate
+  EXPECT_EQ(site.wait(), 3);  // the session ended other than by terminate
+  std::vector<fs::path> dirs(fs::directory_iterator(runs), fs::directory_iterator{});
+  ASSERT_EQ(dirs.size(), 1U);
+  const auto [valid, valid_out] = hyloop_tool("validate " + (dirs[0] / "scenario.yaml").string());
+  EXPECT_EQ(valid, 0);
+  EXPECT_NE(valid_out.find("valid opensees_site scenario"), std::string::npos) << valid_out;
+  const auto [rc, out] = hyloop_tool("summary " + dirs[0].string());
+  ASSERT_EQ(rc, 0);
+  const auto summary = nlohmann::json::parse(out);
+  EXPECT_EQ(summary["stop_reason"], "cut");
+  EXPECT_EQ(summary["steps"], 60);
+  fs::remove_all(runs);
+}
+
+// The site itself killed mid-run (SIGKILL, between two steps): its run directory is left
+// INCOMPLETE and `hyloop summary --recover` rebuilds it from the journal, every trial in it.
+TEST(SiteBinary, KilledSiteRunIsRecoveredBySummaryRecover) {
+  const fs::path runs = fresh_dir("killed_site");
+  SiteProcess site({HYLOOP_TOOL_BINARY, "site", "--site-port", "0", "--runs-dir", runs.string()});
+  ASSERT_NE(site.port, 0);
+  OpenSeesPeer peer(site.port);
+  ASSERT_TRUE(peer.send_generic_tcp_setup());
+  std::vector<double> reply(256, 0.0);
+  std::vector<double> disp;
+  for (int k = 1; k <= 120; ++k) {
+    ASSERT_TRUE(peer.step(trial_disp(k), reply));
+    disp.push_back(reply[0]);
+  }
+  std::this_thread::sleep_for(1s);  // the journal commits every 0.25 s
+  ::kill(site.pid, SIGKILL);
+  EXPECT_EQ(site.wait(), -1);
+  std::vector<fs::path> dirs(fs::directory_iterator(runs), fs::directory_iterator{});
+  ASSERT_EQ(dirs.size(), 1U);
+  ASSERT_TRUE(recording::is_incomplete(dirs[0]));
+  const auto [rc, out] = hyloop_tool("summary --recover " + dirs[0].string());
+  ASSERT_EQ(rc, 0) << out;
+  EXPECT_FALSE(recording::is_incomplete(dirs[0]));
+  const auto summary = read_summary(dirs[0]);
+  EXPECT_EQ(summary["kind"], "opensees_site");
+  EXPECT_TRUE(summary["incomplete"].get<bool>());
+  EXPECT_EQ(summary["cycles_recovered"], 120);
+  EXPECT_EQ(summary["steps"], 120);
+  EXPECT_EQ(summary["signals"]["target"], "d_trial[m]");
+  EXPECT_EQ(summary["site"]["end"], "unknown");
+  EXPECT_EQ(summary["site"]["trials"], 120);
+  EXPECT_NE(summary["incomplete_reason"].get<std::string>().find("recorder killed"),
+            std::string::npos);
+  const Csv csv = read_csv(dirs[0] / "samples.csv");
+  ASSERT_EQ(csv.rows.size(), 120U);
+  for (std::size_t k = 0; k < disp.size(); ++k) {
+    EXPECT_EQ(csv.rows[k][csv.column("d_measured[m]")], disp[k]) << k;  // what the peer got
+  }
+  fs::remove_all(runs);
+}
+
+// `hyloop up` on a site's scenario starts hyloop-site (its own security directory, configured
+// from the scenario) and writes the one session's run directory to --out.
+TEST(SiteBinary, UpServesASiteScenarioAndWritesTheSessionToOut) {
+  const fs::path dir = fresh_dir("up");
+  auto o = default_site_options();
+  o.server.port = 0;
+  o.rig.steps_per_trial = 2;
+  const fs::path scenario = dir / "site.yaml";
+  std::ofstream(scenario) << site_yaml(o);
+  SiteProcess up({HYLOOP_TOOL_BINARY, "up", scenario.string(), "--out", (dir / "run").string()});
+  ASSERT_NE(up.port, 0) << "hyloop up did not print the site's address";
+  EXPECT_EQ(run_opensees(up.port, 50).disp.size(), 50U);
+  EXPECT_EQ(up.wait(), 0);
+  EXPECT_FALSE(recording::is_incomplete(dir / "run"));
+  EXPECT_EQ(read_csv(dir / "run" / "samples.csv").rows.size(), 50U);
+  const auto summary = read_summary(dir / "run");
+  EXPECT_EQ(summary["site"]["end"], "terminated");
+  EXPECT_EQ(summary["step_s"], 0.02);  // the scenario's 2 rig steps per trial
+  std::vector<fs::path> left(fs::directory_iterator(dir), fs::directory_iterator{});
+  EXPECT_EQ(left.size(), 2U);  // site.yaml and run: the staging directory is gone
+  fs::remove_all(dir);
+}
+
+// Over UDP (--set), a peer that goes silent: the session is cut after the scenario's timeout,
+// `up` exits 3 and --out holds the cut run with the rig at rest.
+TEST(SiteBinary, UpOverUdpRecordsASilentPeerAsCut) {
+  const fs::path dir = fresh_dir("up_udp");
+  auto o = default_site_options();
+  o.server.port = 0;
+  const fs::path scenario = dir / "site.yaml";
+  std::ofstream(scenario) << site_yaml(o);
+  SiteProcess up({HYLOOP_TOOL_BINARY, "up", scenario.string(), "--out", (dir / "run").string(),
+                  "--set", "site.transport=udp", "--set", "site.udp_timeout_ms=250"},
+                 "hyloop-site openfresco-udp 127.0.0.1:");
+  ASSERT_NE(up.port, 0);
+  {
+    testing::OpenFrescoUdpPeer peer(up.port);
+    ASSERT_TRUE(peer.send_setup({{1, 0, 0, 0, 0}, {1, 0, 0, 1, 0}, 256}));
+    std::vector<double> reply(256, 0.0);
+    for (int k = 1; k <= 30; ++k) ASSERT_TRUE(peer.step(trial_disp(k), reply));
+  }
+  EXPECT_EQ(up.wait(), 3);
+  const auto summary = read_summary(dir / "run");
+  EXPECT_EQ(summary["stop_reason"], "cut");
+  EXPECT_EQ(summary["site"]["reason"], "no datagram from the peer for 250 ms");
+  EXPECT_TRUE(summary["site"]["rig_at_rest"].get<bool>());
+  EXPECT_EQ(summary["steps"], 30);
+  fs::remove_all(dir);
 }
 
 TEST(SiteBinary, HyloopSiteSubcommandServesTheGivenSessionsAndExits) {

@@ -22,6 +22,13 @@
 //                   slot); get*Stiff/getDamp/getMass: an n×n matrix in slots 0..n²−1,
 //                   column-major (slot j·n + i = entry (i, j), OpenSees' Matrix storage).
 //   Codes 3 (trial), 5 (commit) and 99 (terminate) get no reply; there is no error reply.
+//
+// The UDP variant (OpenFresco UDP_Socket; `expControl GenericTCP … -udp`, `startSimAppSiteServer
+// … -udp`): the same bytes, each message sent with sendto() as datagrams of at most
+// kMaxUdpDatagram bytes (a 2048-byte message is one datagram; 9600 bytes go as 9126 + 474). No
+// handshake by GenericTCP or genericClient; ShadowSite's optional one is a 1-byte 'a' from the
+// client answered by a 1-byte 'b'. The server learns its peer from the set-up's datagram. Nothing
+// numbers the datagrams: a lost one is not seen, a lost reply leaves the client waiting.
 
 #include <array>
 #include <bit>
@@ -71,6 +78,15 @@ inline constexpr std::size_t kQuantityCount = 5;
 inline constexpr std::size_t kSetupInts = 11;
 inline constexpr std::size_t kSetupBytes = kSetupInts * sizeof(std::int32_t);  // 44
 inline constexpr std::int32_t kDefaultDataSize = 256;  // OF_Network_dataSize
+/// UDP: the largest datagram a message is cut into (OpenFresco's MAX_UDP_DATAGRAM).
+inline constexpr std::size_t kMaxUdpDatagram = 9126;
+/// UDP: the size of the next datagram of a message with `remaining` bytes still to come.
+[[nodiscard]] constexpr std::size_t udp_datagram_bytes(std::size_t remaining) noexcept {
+  return remaining < kMaxUdpDatagram ? remaining : kMaxUdpDatagram;
+}
+/// UDP: ShadowSite's optional handshake bytes (client → site, site → client).
+inline constexpr std::byte kUdpHandshakeAsk{'a'};
+inline constexpr std::byte kUdpHandshakeAnswer{'b'};
 
 /// The 11-int set-up ID.
 struct SetupId {

@@ -6,8 +6,8 @@
 //   set-up ID once, then per step: trial (3) → getDaq (6) → reply; commit (5) when the step has
 //   converged; terminate (99) at the end (no reply to 3, 5, 99).
 //
-// SiteLink is what a step talks to: SiteClient over TCP, or LocalSiteLink straight to a SiteRig
-// in this process (the same rig with no wire between: the reference of the lockstep test).
+// SiteLink is what a step talks to: SiteClient over TCP or UDP, or LocalSiteLink straight to a
+// SiteRig in this process (the same rig with no wire between: the reference of the lockstep test).
 // SiteDriver turns a link into hal's actuator and force-sensor drivers (1 DOF, disp and vel in,
 // disp, vel and force back).
 //
@@ -15,6 +15,12 @@
 // SiteClient's block on the socket for at most reply_timeout (the site paces the step, as in
 // OpenFresco). A failed exchange returns kFault and latches the error (error()); the link is
 // then dead (every later call kFault) and the caller stops the loop.
+//
+// Over UDP (OpenFresco's UDP_Socket, openfresco.hpp) every message goes as datagrams to the
+// site's address; a reply is taken only from that address and port and only in pieces of the
+// size it must have: any other datagram is dropped and counted (dropped_datagrams()). A lost
+// datagram is not resent (a trial is not idempotent): the reply never comes, and after
+// reply_timeout the link fails as it would over TCP.
 
 #include <array>
 #include <chrono>
@@ -46,11 +52,14 @@ class SiteLink {
 };
 
 struct SiteClientConfig {
+  SiteTransport transport = SiteTransport::kTcp;
   std::string address = "127.0.0.1";  ///< the site's numeric IPv4 or IPv6 address
   std::uint16_t port = 44000;
+  /// UDP: ShadowSite's handshake ('a' → 'b', within connect_timeout) before the set-up.
+  bool udp_handshake = false;
   std::chrono::milliseconds connect_timeout{2000};  ///< > 0
   std::chrono::milliseconds reply_timeout{2000};    ///< > 0, per reply and per send
-  /// TCP_NODELAY on this side (OpenFresco leaves Nagle on: false plays it exactly).
+  /// TCP: TCP_NODELAY on this side (OpenFresco leaves Nagle on: false plays it exactly).
   bool no_delay = true;
 };
 
@@ -77,10 +86,13 @@ class SiteClient final : public SiteLink {
   /// Why the link failed ("" while it works).
   [[nodiscard]] std::string_view error() const noexcept { return error_.data(); }
   [[nodiscard]] bool open() const noexcept { return fd_ >= 0 && error_[0] == '\0'; }
+  /// UDP: datagrams dropped while waiting for replies (wrong size or another source).
+  [[nodiscard]] std::uint64_t dropped_datagrams() const noexcept { return dropped_datagrams_; }
 
  private:
   hal::DriverStatus send_message() noexcept;
   hal::DriverStatus receive_reply() noexcept;
+  hal::DriverStatus receive_udp_reply() noexcept;
   hal::DriverStatus fail(const char* what, int error_number) noexcept;
   hal::DriverStatus request(Action action) noexcept;
 
@@ -93,6 +105,8 @@ class SiteClient final : public SiteLink {
   std::vector<double> in_;   ///< the last reply
   std::vector<std::byte> bytes_;
   int fd_ = -1;
+  sockaddr_storage site_{};  ///< UDP: where datagrams go and the only source taken
+  std::uint64_t dropped_datagrams_ = 0;
   std::array<char, 160> error_{};
 };
 

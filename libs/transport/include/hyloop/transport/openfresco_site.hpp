@@ -1,7 +1,7 @@
 #pragma once
 // hyloop as the experimental site of an OpenSees/OpenFresco model (issue 25): the session
-// engine that speaks the RemoteTest framing (openfresco.hpp) for one client, and the TCP server
-// that hands it one client at a time. No gRPC, no ZeroMQ.
+// engine that speaks the RemoteTest framing (openfresco.hpp) for one client, and the TCP or UDP
+// server that hands it one client at a time. No gRPC, no ZeroMQ.
 //
 // A session, in order:
 //   1. The 44-byte set-up ID. It is checked against the rig's RigSignalLayout before anything
@@ -22,9 +22,17 @@
 //      as kRigFault.
 // Whatever the end, SiteRig::end_session() is called exactly once, so the rig goes to rest.
 //
+// Over UDP (SiteTransport::kUdp) the server takes a 44-byte datagram from any peer as a set-up
+// and serves that peer (address and port) alone until the session ends. A datagram from another
+// source, or of another size than the next piece of the message (udp_datagram_bytes), is dropped
+// and counted (SessionReport, SiteServer::dropped_datagrams()); the session goes on. UDP has no
+// close: a peer that sends nothing for udp_timeout is cut, which brings the rig to rest.
+//
 // RT-safety: once the set-up ID is accepted, feed() allocates nothing, takes no lock and throws
 // nothing while the session runs (the reason text of an ending is the one allocation, once).
 // The set-up itself (the check, its reason text, SiteRig::begin_session) is not RT.
+
+#include <sys/socket.h>
 
 #include <atomic>
 #include <chrono>
@@ -110,6 +118,8 @@ struct SessionReport {
   std::uint64_t matrix_replies = 0;   ///< replies to 12..15
   std::uint64_t rejected_trials = 0;  ///< trials the rig answered kRejected (held or clipped)
   std::uint64_t bytes_received = 0;
+  std::uint64_t wrong_size_datagrams = 0;  ///< UDP: dropped, not the size the message needed
+  std::uint64_t foreign_datagrams = 0;     ///< UDP: dropped, not from the session's peer
 };
 
 /// The rig behind the site. trial(), measure() and commit() are called from the session's
@@ -149,6 +159,13 @@ class SiteSession {
   /// Ends the session as kCut with `reason` (I/O error, timeout, site stopping).
   void abort(std::string_view reason);
 
+  /// UDP: a datagram was dropped (`foreign`: from another source; else of the wrong size).
+  void note_dropped_datagram(bool foreign) noexcept;
+  /// Bytes still missing from the message under way (the whole set-up or message between).
+  [[nodiscard]] std::size_t pending_bytes() const noexcept {
+    return reader_.message_bytes() - reader_.filled();
+  }
+
   [[nodiscard]] bool ended() const noexcept { return report_.end != SessionEnd::kNone; }
   [[nodiscard]] bool set_up() const noexcept { return set_up_; }
   [[nodiscard]] const SessionReport& report() const noexcept { return report_; }
@@ -173,17 +190,26 @@ class SiteSession {
   SessionReport report_;
 };
 
-/// The TCP side: plain POSIX sockets, one client at a time.
+enum class SiteTransport : std::uint8_t { kTcp, kUdp };
+[[nodiscard]] std::string_view to_string(SiteTransport transport) noexcept;
+/// "tcp" or "udp". @throws std::invalid_argument naming `field` and the value.
+[[nodiscard]] SiteTransport site_transport_from(std::string_view text, const char* field);
+
+/// The server side: plain POSIX sockets, one client at a time.
 struct SiteServerConfig {
+  SiteTransport transport = SiteTransport::kTcp;
   std::string address = "127.0.0.1";  ///< the one address to bind (numeric IPv4 or IPv6)
   std::uint16_t port = 44000;         ///< 0: any free port (tests)
   /// How long poll() waits before it looks at stop() again, ms; > 0.
   std::chrono::milliseconds poll_timeout{100};
-  /// A session with no byte from the peer for this long is cut; 0: wait forever.
+  /// TCP: a session with no byte from the peer for this long is cut; 0: wait forever.
   std::chrono::milliseconds idle_timeout{0};
+  /// UDP: a session with no datagram from its peer for this long is cut (the rig brought to
+  /// rest); > 0. It runs from the set-up too: longer than any pause before the first trial.
+  std::chrono::milliseconds udp_timeout{5000};
   /// How long a reply may wait for room in the socket before the session is cut, ms; > 0.
   std::chrono::milliseconds send_timeout{1000};
-  /// Re-arm TCP_QUICKACK after each read, so the peer's trial is ACKed at once and its
+  /// TCP: re-arm TCP_QUICKACK after each read, so the peer's trial is ACKed at once and its
   /// Nagle-held getDaq leaves without waiting for a delayed ACK.
   bool quick_ack = true;
   /// Numeric addresses a client may connect from (as getnameinfo prints them, e.g. "10.0.0.2",
@@ -195,7 +221,7 @@ struct SiteServerConfig {
 
 class SiteServer {
  public:
-  /// Binds and listens on the configured address (only that one).
+  /// Binds (and for TCP listens on) the configured address, only that one.
   /// @throws std::invalid_argument naming the field; std::system_error when bind/listen fail.
   SiteServer(SiteServerConfig config, const RigSignalLayout& layout, const SiteMatrices& matrices,
              SiteRig& rig);
@@ -217,9 +243,21 @@ class SiteServer {
   [[nodiscard]] std::uint64_t sessions_served() const noexcept { return sessions_.load(); }
   /// Clients closed at once because their address is not in allowed_peers.
   [[nodiscard]] std::uint64_t refused_peers() const noexcept { return refused_peers_.load(); }
+  /// UDP: datagrams dropped, in sessions or between them (wrong size or foreign source).
+  [[nodiscard]] std::uint64_t dropped_datagrams() const noexcept {
+    return dropped_datagrams_.load();
+  }
 
  private:
+  void run_tcp();
+  void run_udp();
   void serve(int fd, const std::string& peer);
+  void serve_udp(const sockaddr_storage& peer, std::span<const std::byte> setup);
+  /// UDP: waits for a datagram up to poll_timeout; its size (≥ 0, whole even when truncated),
+  /// -1 when none came (or stop/abort woke the wait), -2 on a socket error (errno set).
+  std::int64_t receive_datagram(sockaddr_storage& from);
+  bool send_datagrams(const sockaddr_storage& to, std::span<const std::byte> bytes,
+                      std::string& error);
   bool send_all(int fd, std::span<const std::byte> bytes, std::string& error);
   void log(std::string_view line) const;
 
@@ -234,6 +272,7 @@ class SiteServer {
   std::atomic<bool> aborting_{false};
   std::atomic<std::uint64_t> sessions_{0};
   std::atomic<std::uint64_t> refused_peers_{0};
+  std::atomic<std::uint64_t> dropped_datagrams_{0};
   std::vector<std::byte> recv_buffer_;
 };
 
