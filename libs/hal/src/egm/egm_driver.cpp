@@ -57,7 +57,9 @@ EgmDriver::EgmDriver(const EgmDriverConfig& config)
       socket_("local", config.local),
       link_(config.timeout),
       counters_(std::make_unique<Counters>()),
-      session_(std::make_unique<Session>()) {
+      session_(std::make_unique<Session>()),
+      io_(socket_, {robot_, config.robot.port == 0, egm::kMaxDatagram, &counters_->rejected_foreign,
+                    &counters_->rejected_malformed}) {
   validate(config.axis);
   require(std::isfinite(config.period) && config.period > 0.0, "period", config.period,
           "finite and > 0 s");
@@ -67,14 +69,10 @@ EgmDriver::EgmDriver(const EgmDriverConfig& config)
   require(std::isfinite(config.timeout) && config.timeout >= config.period, "timeout",
           config.timeout, "finite and >= period");
   session_->opened_at = monotonic_seconds();
-  io_ = std::thread([this] { run(); });
+  io_.start(*this);
 }
 
-EgmDriver::~EgmDriver() {
-  stop_.store(true);
-  wakeup_.notify();
-  io_.join();
-}
+EgmDriver::~EgmDriver() { io_.stop(); }
 
 DriverStatus EgmDriver::command(const ActuatorCommand& c) noexcept {
   const DriverStatus now = health();
@@ -84,7 +82,7 @@ DriverStatus EgmDriver::command(const ActuatorCommand& c) noexcept {
   }
   link_.commanded();
   pending_.store({c.position, ++command_sequence_});
-  wakeup_.notify();
+  io_.notify();
   return now;
 }
 
@@ -120,37 +118,18 @@ bool EgmDriver::wait_for_robot(double timeout) const {
   return poll_until([this] { return sample_.load().valid; }, timeout);
 }
 
-void EgmDriver::run() noexcept {
-  std::array<std::uint8_t, egm::kMaxDatagram + 1> buffer{};
-  Session& s = *session_;
-  while (!stop_.load(std::memory_order_relaxed)) {
-    const double deadline = s.received_at + config_.reply_deadline;
-    const double wait = s.awaiting ? deadline - monotonic_seconds() : 0.1;
-    const int ready = wait_readable(socket_.fd(), wakeup_.fd(), wait);
-    if ((ready & 2) != 0) {
-      wakeup_.drain();
-    }
-    if (s.awaiting) {
-      if (pending_.load().sequence > s.command_at_arrival) {
-        answer(false);
-      } else if (monotonic_seconds() >= deadline) {
-        answer(true);
-      }
-    }
-    if ((ready & 1) == 0) {
-      continue;
-    }
-    sockaddr_in from{};
-    for (long n = socket_.receive(buffer, from); n >= 0; n = socket_.receive(buffer, from)) {
-      const bool from_robot = from.sin_addr.s_addr == robot_.sin_addr.s_addr &&
-                              (config_.robot.port == 0 || from.sin_port == robot_.sin_port);
-      if (!from_robot) {
-        bump(counters_->rejected_foreign);
-      } else if (static_cast<std::size_t>(n) > egm::kMaxDatagram) {
-        bump(counters_->rejected_malformed);
-      } else {
-        on_datagram({buffer.data(), static_cast<std::size_t>(n)}, from, monotonic_seconds());
-      }
+double EgmDriver::next_wake(double now) noexcept {
+  const Session& s = *session_;
+  return s.awaiting ? s.received_at + config_.reply_deadline : now + 0.1;
+}
+
+void EgmDriver::before_receive(double now) noexcept {
+  const Session& s = *session_;
+  if (s.awaiting) {
+    if (pending_.load().sequence > s.command_at_arrival) {
+      answer(false);
+    } else if (now >= s.received_at + config_.reply_deadline) {
+      answer(true);
     }
   }
 }

@@ -35,12 +35,12 @@
 #include <cstdint>
 #include <memory>
 #include <string>
-#include <thread>
 
 #include "hyloop/hal/actuator_limits.hpp"
 #include "hyloop/hal/drivers.hpp"
 #include "hyloop/hal/egm_codec.hpp"
 #include "hyloop/hal/link_watch.hpp"
+#include "hyloop/hal/paced_io_loop.hpp"
 #include "hyloop/hal/seqlock.hpp"
 #include "hyloop/hal/udp_packet.hpp"
 #include "hyloop/hal/udp_socket.hpp"
@@ -100,7 +100,7 @@ struct EgmSample {
   bool valid = false;
 };
 
-class EgmDriver final : public ActuatorDriver {
+class EgmDriver final : public ActuatorDriver, private IoHandler {
  public:
   /// @throws std::invalid_argument naming the field; std::system_error when binding fails.
   explicit EgmDriver(const EgmDriverConfig& config);
@@ -127,9 +127,11 @@ class EgmDriver final : public ActuatorDriver {
   struct Counters;
   struct Session;
 
-  void run() noexcept;
+  // The I/O thread (paced_io_loop.hpp).
+  [[nodiscard]] double next_wake(double now) noexcept override;
+  void before_receive(double now) noexcept override;
   void on_datagram(std::span<const std::uint8_t> datagram, const sockaddr_in& from,
-                   double now) noexcept;
+                   double now) noexcept override;
   bool accept_sequence(std::uint32_t seqno) noexcept;
   void publish(const egm::RobotMessage& m, double now) noexcept;
   void answer(bool at_deadline) noexcept;
@@ -138,15 +140,13 @@ class EgmDriver final : public ActuatorDriver {
   EgmDriverConfig config_;
   sockaddr_in robot_{};
   UdpSocket socket_;
-  Wakeup wakeup_;
   SeqLock<Pending> pending_;
   std::uint64_t command_sequence_ = 0;  ///< loop thread only
   SeqLock<EgmSample> sample_;
   LinkWatch link_;
-  std::atomic<bool> stop_{false};
   std::unique_ptr<Counters> counters_;
   std::unique_ptr<Session> session_;  ///< I/O thread only
-  std::thread io_;
+  PacedIoLoop io_;
 };
 
 }  // namespace hyloop::hal
