@@ -10,11 +10,16 @@
 #include <vector>
 
 #include "hyloop/hal/rsi_codec.hpp"
+#include "hyloop/hal/rsi_controller_emulator.hpp"
+#include "hyloop/hal/rsi_driver.hpp"
+#include "hyloop/testing/alloc_guard.hpp"
+#include "udp_test_layouts.hpp"
 
 namespace hyloop::hal {
 namespace {
 
 using Bytes = std::vector<std::uint8_t>;
+using test::eventually;
 
 Bytes bytes(std::string_view s) { return {s.begin(), s.end()}; }
 std::string text(const Bytes& b) { return {b.begin(), b.end()}; }
@@ -214,6 +219,413 @@ TEST(RsiCodec, EveryTruncationAndEveryByteReplacedIsRefusedOrFinite) {
     }
   }
   EXPECT_GT(accepted, 0U) << "digits replaced by digits, white space by white space";
+}
+
+// ---- the driver against a fake controller on the wire ---------------------------------------
+
+/// A fake KUKA controller: sends hand-built <Rob> frames, reads the <Sen> replies.
+struct FakeController {
+  explicit FakeController(const RsiDriverConfig& base = {}) : config(base) {
+    config.local = {"127.0.0.1", 0};
+    config.robot = {"127.0.0.1", socket.port()};
+    if (config.limits.position_max > 1e300) config.limits = {-0.1, 0.1, 1.0};
+    driver = std::make_unique<RsiDriver>(config);
+    to = to_sockaddr("driver", {"127.0.0.1", driver->local_port()});
+  }
+  UdpSocket socket{"fake controller", {"127.0.0.1", 0}};
+  RsiDriverConfig config;
+  std::unique_ptr<RsiDriver> driver;
+  sockaddr_in to{};
+
+  void send(std::uint64_t ipoc, double wire, std::uint64_t delay = 0) {
+    rsi::RobotFrame f;
+    f.has_rist = f.has_aipos = f.has_delay = true;
+    f.rist = {445.0, 0.0, 890.0, 180.0, 0.0, 180.0};
+    f.aipos = {0.0, -90.0, 90.0, 0.0, 90.0, 0.0};
+    (config.axis.mode == RsiMode::kAxis ? f.aipos : f.rist)[config.axis.index] = wire;
+    f.ipoc = ipoc;
+    f.delay = delay;
+    Bytes frame(rsi::kMaxDatagram);
+    frame.resize(rsi::write_robot(f, frame));
+    ASSERT_TRUE(socket.send_to(frame, to));
+  }
+  /// The next reply (nullopt after 1 s), parsed as `format`.
+  std::optional<rsi::SensorFrame> reply(const rsi::SensorFormat& format = {}) {
+    Bytes buffer(2048);
+    sockaddr_in from{};
+    long n = -1;
+    if (!eventually([&] { return (n = socket.receive(buffer, from)) >= 0; }, 1.0)) {
+      return std::nullopt;
+    }
+    buffer.resize(static_cast<std::size_t>(n));
+    rsi::SensorFrame s;
+    EXPECT_EQ(rsi::parse_sensor(buffer, format, s), rsi::ParseResult::kOk) << text(buffer);
+    return s;
+  }
+};
+
+TEST(RsiDriver, EchoesEachIpocHoldingUntilCommandedThenCorrectingInMillimetres) {
+  RsiDriverConfig c;
+  c.reply_deadline = 0.0035;  // the test's own thread must command within it (a VM stalls)
+  FakeController robot(c);
+  RsiDriver& d = *robot.driver;
+  robot.send(3393226, 890.0);
+  auto r = robot.reply();
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->ipoc, 3393226U);
+  EXPECT_EQ(r->correction, rsi::Values{}) << "before a command: no correction";
+  EXPECT_EQ(d.state().position, 0.0);
+  ASSERT_EQ(d.command({0.0125, 0.0}), DriverStatus::kOk);
+  robot.send(3393230, 892.0);
+  r = robot.reply();
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->ipoc, 3393230U);
+  EXPECT_DOUBLE_EQ(r->correction[2], 12.5) << "12.5 mm from the start pose";
+  EXPECT_EQ(r->correction[0], 0.0);
+  EXPECT_DOUBLE_EQ(d.state().position, 0.002) << "892 − 890 mm";
+  EXPECT_DOUBLE_EQ(d.state().velocity, 0.002 / 0.004) << "over the IPOC difference, 4 ms";
+  EXPECT_EQ(d.command({0.5, 0.0}), DriverStatus::kRejected);
+  EXPECT_EQ(d.command({std::nan(""), 0.0}), DriverStatus::kRejected);
+  EXPECT_EQ(d.command({0.0, std::numeric_limits<double>::infinity()}), DriverStatus::kRejected);
+  robot.send(3393234, 893.0);
+  r = robot.reply();
+  ASSERT_TRUE(r);
+  EXPECT_DOUBLE_EQ(r->correction[2], 12.5) << "a rejected command leaves the last one";
+  EXPECT_EQ(d.metrics().late_replies, 2U) << "3393230 and 3393234 went out at the deadline";
+  robot.send(3393238, 894.0);
+  ASSERT_TRUE(eventually([&] { return d.latest().ipoc == 3393238U; }));
+  ASSERT_EQ(d.command({-0.02, 0.0}), DriverStatus::kOk);
+  r = robot.reply();
+  ASSERT_TRUE(r);
+  EXPECT_DOUBLE_EQ(r->correction[2], -20.0) << "answered with the command given after it";
+  const RsiDriverMetrics m = d.metrics();
+  EXPECT_EQ(m.late_replies, 2U);
+  EXPECT_EQ(m.replies, 4U);
+  EXPECT_EQ(m.rejected_commands, 3U);
+  EXPECT_LT(m.reply_time_max, 0.004);
+}
+
+TEST(RsiDriver, AnAxisInRadiansIsCorrectedInDegreesThroughAk) {
+  RsiDriverConfig c;
+  c.axis = {RsiMode::kAxis, 2, 180.0 / std::numbers::pi};
+  c.sen_type = "Lab";
+  c.period = kRsiCycleSlow;
+  c.reply_deadline = 0.006;
+  FakeController robot(c);
+  const rsi::SensorFormat ak{"Lab", "AK", true};
+  robot.send(100, 90.0);
+  ASSERT_TRUE(robot.reply(ak));
+  ASSERT_EQ(robot.driver->command({0.05, 0.0}), DriverStatus::kOk);
+  robot.send(112, 91.0);
+  const auto r = robot.reply(ak);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->ipoc, 112U);
+  EXPECT_NEAR(r->correction[2], 0.05 * 180.0 / std::numbers::pi, 1e-6) << "6 decimals";
+  EXPECT_NEAR(robot.driver->state().position, 1.0 * std::numbers::pi / 180.0, 1e-12);
+  EXPECT_NEAR(robot.driver->state().velocity, std::numbers::pi / 180.0 / 0.012, 1e-9)
+      << "12 ms mode: IPOC +12";
+}
+
+TEST(RsiDriver, IpocRulesLossDuplicatesReorderingAndANewSessionAfterSilence) {
+  RsiDriverConfig c;
+  c.timeout = 0.05;
+  FakeController robot(c);
+  for (std::uint64_t ipoc : {1000U, 1012U, 1012U, 1008U, 1016U}) {
+    robot.send(ipoc, 890.0 + 1e-3 * static_cast<double>(ipoc - 1000));
+  }
+  ASSERT_TRUE(eventually([&] {
+    const auto m = robot.driver->metrics();
+    return m.received + m.duplicate + m.reordered == 5 && m.replies == 3;
+  }));
+  RsiDriverMetrics m = robot.driver->metrics();
+  EXPECT_EQ(m.received, 3U);
+  EXPECT_EQ(m.replies, 3U) << "dropped frames get no reply";
+  EXPECT_EQ(m.duplicate, 1U);
+  EXPECT_EQ(m.reordered, 1U);
+  EXPECT_EQ(m.lost, 2U) << "1004 and 1008 never came in order";
+  EXPECT_NEAR(robot.driver->state().position, 16e-6, 1e-12) << "890.016 − 890 mm";
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(robot.reply());
+  std::this_thread::sleep_for(std::chrono::milliseconds(80));
+  robot.send(500000, 700.0);  // RSI_ON again: a new start pose
+  const auto r = robot.reply();
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->ipoc, 500000U);
+  EXPECT_EQ(robot.driver->metrics().sessions, 2U);
+  EXPECT_EQ(robot.driver->state().position, 0.0);
+}
+
+TEST(RsiDriver, DropsForeignOversizedMalformedAndNonRobDatagramsWithoutAReply) {
+  FakeController robot;
+  const UdpSocket other_port("intruder", {"127.0.0.1", 0});
+  const UdpSocket other_host("intruder", {"127.0.0.2", 0});
+  const Bytes frame = bytes(kRob);
+  ASSERT_TRUE(other_port.send_to(frame, robot.to));
+  ASSERT_TRUE(other_host.send_to(frame, robot.to));
+  Bytes big = frame;
+  big.insert(big.begin() + 5, rsi::kMaxDatagram, ' ');
+  ASSERT_TRUE(robot.socket.send_to(big, robot.to));
+  ASSERT_TRUE(robot.socket.send_to(bytes("<Rob><IPOC>1</IPOC>"), robot.to));
+  ASSERT_TRUE(robot.socket.send_to(bytes("<Sen Type=\"ImFree\"><IPOC>1</IPOC></Sen>"), robot.to));
+  ASSERT_TRUE(robot.socket.send_to(bytes("<Rob><IPOC>1</IPOC></Rob>"), robot.to)) << "no RIst";
+  ASSERT_TRUE(eventually([&] {
+    const auto m = robot.driver->metrics();
+    return m.rejected_foreign == 2 && m.rejected_malformed == 4;
+  }));
+  EXPECT_EQ(robot.driver->metrics().received, 0U);
+  EXPECT_EQ(robot.driver->metrics().replies, 0U);
+  EXPECT_FALSE(robot.driver->latest().valid);
+}
+
+TEST(RsiDriver, AGrowingDelayCountPastTheLimitIsAnEmergencyStop) {
+  RsiDriverConfig c;
+  c.late_limit = 10;
+  FakeController robot(c);
+  robot.send(4, 890.0, 10);
+  ASSERT_TRUE(robot.reply());
+  EXPECT_FALSE(robot.driver->emergency_stop_input());
+  EXPECT_EQ(robot.driver->metrics().controller_delay, 10U);
+  ASSERT_EQ(robot.driver->command({0.0, 0.0}), DriverStatus::kOk);
+  robot.send(8, 890.0, 11);
+  ASSERT_TRUE(robot.reply());
+  EXPECT_TRUE(robot.driver->emergency_stop_input());
+  EXPECT_EQ(robot.driver->latest().delay, 11U);
+  ASSERT_EQ(robot.driver->command({0.0, 0.0}), DriverStatus::kFault);
+}
+
+TEST(RsiDriver, ConfigurationIsCheckedNamingTheField) {
+  const auto fails = [](const RsiDriverConfig& c, const std::string& field) {
+    try {
+      RsiDriver d(c);
+    } catch (const std::invalid_argument& e) {
+      return std::string(e.what()).find(field) != std::string::npos;
+    }
+    return false;
+  };
+  RsiDriverConfig c;
+  c.local.port = 0;
+  c.period = 0.005;
+  EXPECT_TRUE(fails(c, "period"));
+  c.period = kRsiCycleFast;
+  c.reply_deadline = 0.004;
+  EXPECT_TRUE(fails(c, "reply_deadline"));
+  c.reply_deadline = 0.002;
+  c.axis.index = 3;
+  EXPECT_TRUE(fails(c, "axis.index"));
+  c.axis.index = 2;
+  c.sen_type = "a\"b";
+  EXPECT_TRUE(fails(c, "sen_type"));
+}
+
+TEST(RsiDriver, CycleMethodsAllocateNothing) {
+  FakeController robot;
+  robot.send(4, 890.0);
+  ASSERT_TRUE(robot.reply());
+  ActuatorDriver& actuator = *robot.driver;
+  double sum = 0.0;
+  testing::AllocGuard guard;
+  for (int i = 0; i < 1000; ++i) {
+    EXPECT_EQ(actuator.command({1e-5 * i, 0.0}), DriverStatus::kOk);
+    sum += actuator.state().position + (actuator.emergency_stop_input() ? 1.0 : 0.0);
+    sum += static_cast<double>(robot.driver->metrics().received + robot.driver->latest().ipoc);
+  }
+  EXPECT_EQ(guard.allocations(), 0U);
+  EXPECT_GT(sum, 0.0);
+}
+
+// ---- against the controller emulator ---------------------------------------------------------
+
+ServoActuatorConfig axis_plant(double period) {
+  ServoActuatorConfig p;
+  p.step = period;
+  p.omega = 50.0;
+  p.zeta = 0.8;
+  return p;
+}
+
+struct RsiPair {
+  std::unique_ptr<RsiDriver> driver;
+  std::unique_ptr<RsiControllerEmulator> robot;
+  explicit RsiPair(RsiControllerEmulatorConfig e, double period = kRsiCycleFast,
+                   double driver_timeout = 1.0) {
+    const std::uint16_t driver_port = free_udp_port();
+    e.sensor = {"127.0.0.1", driver_port};
+    e.plant = axis_plant(period);
+    robot = std::make_unique<RsiControllerEmulator>(e);
+    RsiDriverConfig d;
+    d.local = {"127.0.0.1", driver_port};
+    d.robot = {"127.0.0.1", robot->port()};
+    d.axis = e.axis;
+    d.sen_type = e.sen_type;
+    d.period = period;
+    d.reply_deadline = period / 2.0;
+    d.timeout = driver_timeout;
+    d.limits = {-2.5, 2.5, 100.0};
+    driver = std::make_unique<RsiDriver>(d);
+  }
+};
+
+RsiControllerEmulatorConfig emulator(std::uint64_t late_limit = 1000) {
+  RsiControllerEmulatorConfig e;
+  e.late_limit = late_limit;
+  e.latency_samples = 10000;
+  return e;
+}
+
+/// Commands `x` once a cycle for `seconds`, answering each <Rob> as it comes.
+void hold(RsiDriver& driver, double x, double seconds, double period) {
+  const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  std::uint64_t last = 0;
+  while (std::chrono::steady_clock::now() < end) {
+    const RsiSample s = driver.latest();
+    if (s.ipoc != last) {
+      last = s.ipoc;
+      ASSERT_NE(driver.command({x, 0.0}), DriverStatus::kFault);
+    }
+    std::this_thread::sleep_for(std::chrono::duration<double>(period / 40.0));
+  }
+}
+
+TEST(RsiControllerEmulator, AStepReachesTheCommandedPositionAt4And12Ms) {
+  // ω = 50 rad/s, ζ = 0.8: after 0.6 s the servo's error is e^{−24} of the step; what remains is
+  // the wire's rounding: corrections to 1e-6 mm, feedback to 1e-4 mm (1e-7 m).
+  for (double period : {kRsiCycleFast, kRsiCycleSlow}) {
+    RsiPair pair(emulator(), period);
+    ASSERT_TRUE(pair.driver->wait_for_robot(1.0));
+    hold(*pair.driver, 0.01, 0.7, period);
+    const double x = pair.robot->plant().true_displacement;
+    const double y = pair.driver->state().position;
+    std::printf("RSI %.0f ms: step 10 mm, plant at %.7f m, driver reads %.7f m\n", 1e3 * period, x,
+                y);
+    EXPECT_NEAR(x, 0.01, 1e-6) << period;
+    EXPECT_NEAR(y, 0.01, 2e-6) << period;
+    const RsiControllerEmulatorStats st = pair.robot->stats();
+    EXPECT_FALSE(st.stopped);
+    EXPECT_GT(st.corrections, static_cast<std::uint64_t>(0.5 / period));
+    EXPECT_EQ(st.rejected_malformed, 0U);
+    EXPECT_EQ(pair.driver->metrics().rejected_malformed, 0U);
+    EXPECT_EQ(pair.driver->metrics().lost, 0U);
+  }
+}
+
+TEST(RsiControllerEmulator, AStepReachesItsTargetOverALossyJitteryWire) {
+  // 2 % loss each way, 0.3 ms jitter, 5 % reordered: lost <Rob>s and late replies are
+  // counted, the held correction (HOLDON=1) carries the step through. Three seeds.
+  for (std::uint64_t seed : {31U, 32U, 33U}) {
+    auto e = emulator();
+    e.impairments = {5e-5, 3e-4, 0.02, 0.05, 0.0, seed};
+    RsiPair pair(e);
+    ASSERT_TRUE(pair.driver->wait_for_robot(1.0));
+    hold(*pair.driver, -0.02, 0.8, kRsiCycleFast);
+    const RsiControllerEmulatorStats st = pair.robot->stats();
+    const RsiDriverMetrics m = pair.driver->metrics();
+    std::printf("seed %llu: plant %.7f m; late %llu, lost %llu, reordered %llu\n",
+                static_cast<unsigned long long>(seed), pair.robot->plant().true_displacement,
+                static_cast<unsigned long long>(st.late), static_cast<unsigned long long>(m.lost),
+                static_cast<unsigned long long>(m.reordered));
+    EXPECT_NEAR(pair.robot->plant().true_displacement, -0.02, 1e-6);
+    EXPECT_GT(st.late + m.lost, 0U) << "the wire did lose something";
+    EXPECT_FALSE(st.stopped);
+  }
+}
+
+TEST(RsiControllerEmulator, LateRepliesPastTheLimitStopRsiAndTheAxisComesToRest) {
+  RsiPair pair(emulator(25));
+  ASSERT_TRUE(pair.driver->wait_for_robot(1.0));
+  hold(*pair.driver, 0.01, 0.3, kRsiCycleFast);
+  if (pair.robot->stats().late >= 10) {
+    GTEST_SKIP() << "the VM held the loop for many cycles before the sensor went silent";
+  }
+  const std::uint64_t late_before = pair.robot->stats().late;
+  pair.driver.reset();  // the sensor dies
+  const auto silent_at = std::chrono::steady_clock::now();
+  ASSERT_TRUE(eventually([&] { return pair.robot->stats().stopped; }, 1.0));
+  const double after =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - silent_at).count();
+  const double expected = static_cast<double>(25 - late_before) * kRsiCycleFast;
+  std::printf(
+      "RSI stopped %.1f ms after the sensor went silent (%llu late packets to go: %.0f ms)\n",
+      1e3 * after, static_cast<unsigned long long>(25 - late_before), 1e3 * expected);
+  EXPECT_GT(after, expected - 2 * kRsiCycleFast);
+  EXPECT_LT(after, expected + 0.3);  // the emulator's own thread can be stalled
+  const RsiControllerEmulatorStats st = pair.robot->stats();
+  EXPECT_EQ(st.late, 25U);
+  std::this_thread::sleep_for(std::chrono::milliseconds(400));
+  EXPECT_EQ(pair.robot->stats().sent, st.sent) << "a stopped controller sends nothing";
+  const double x = pair.robot->plant().true_displacement;
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  EXPECT_LT(std::abs(pair.robot->plant().velocity), 1e-6);
+  EXPECT_LT(std::abs(pair.robot->plant().true_displacement - x), 1e-7);
+}
+
+TEST(RsiControllerEmulator, HoldOnZeroResetsTheCorrectionOnALatePacket) {
+  auto e = emulator();
+  e.hold_on = false;
+  RsiPair pair(e);
+  ASSERT_TRUE(pair.driver->wait_for_robot(1.0));
+  hold(*pair.driver, 0.01, 0.6, kRsiCycleFast);
+  EXPECT_NEAR(pair.robot->plant().true_displacement, 0.01, 1e-6);
+  pair.driver.reset();  // silent: every cycle is late, the correction falls back to 0
+  std::this_thread::sleep_for(std::chrono::milliseconds(700));
+  EXPECT_NEAR(pair.robot->plant().true_displacement, 0.0, 1e-6) << "back at the start pose";
+  EXPECT_FALSE(pair.robot->stats().stopped);
+}
+
+TEST(RsiControllerEmulator, CorrectionsAreClippedAndBeyondTheMonitorStopRsi) {
+  auto e = emulator();
+  e.correction_limit = 5.0;  // mm
+  e.monitor_limit = 50.0;
+  RsiPair pair(e);
+  ASSERT_TRUE(pair.driver->wait_for_robot(1.0));
+  hold(*pair.driver, 0.01, 0.6, kRsiCycleFast);
+  EXPECT_NEAR(pair.robot->plant().true_displacement, 0.005, 1e-6) << "clipped to 5 mm";
+  EXPECT_GT(pair.robot->stats().clipped, 100U);
+  hold(*pair.driver, 0.06, 0.05, kRsiCycleFast);
+  ASSERT_TRUE(eventually([&] { return pair.robot->stats().stopped; }, 0.5));
+}
+
+TEST(RsiControllerEmulator, ADeadControllerFaultsTheDriverWithinItsTimeout) {
+  RsiPair pair(emulator(), kRsiCycleFast, 0.1);
+  ASSERT_TRUE(pair.driver->wait_for_robot(1.0));
+  hold(*pair.driver, 0.001, 0.1, kRsiCycleFast);
+  pair.robot->stop();
+  const auto stopped_at = std::chrono::steady_clock::now();
+  auto last = stopped_at;
+  double max_gap = 0.0;
+  while (pair.driver->command({0.001, 0.0}) != DriverStatus::kFault) {
+    std::this_thread::sleep_for(std::chrono::microseconds(500));
+    const auto now = std::chrono::steady_clock::now();
+    max_gap = std::max(max_gap, std::chrono::duration<double>(now - last).count());
+    last = now;
+  }
+  const double after =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - stopped_at).count();
+  std::printf("RSI driver fault %.1f ms after the controller died (timeout 100 ms)\n", 1e3 * after);
+  EXPECT_GT(after, 0.1 - 2 * kRsiCycleFast);
+  EXPECT_LT(after, 0.1 + max_gap + 0.005);
+}
+
+TEST(RsiControllerEmulator, RepliesOfAnotherTypeOrSourceAreRefused) {
+  auto e = emulator();
+  const std::uint16_t sensor_port = free_udp_port();
+  e.sensor = {"127.0.0.1", sensor_port};
+  e.plant = axis_plant(kRsiCycleFast);
+  RsiControllerEmulator robot(e);
+  const UdpSocket sensor("sensor", {"127.0.0.1", sensor_port});
+  const UdpSocket intruder("intruder", {"127.0.0.1", 0});
+  const sockaddr_in to = to_sockaddr("robot", {"127.0.0.1", robot.port()});
+  ASSERT_TRUE(eventually([&] { return robot.stats().sent > 2; }));
+  rsi::SensorFrame s;
+  s.ipoc = robot.stats().ipoc;
+  Bytes frame(rsi::kMaxDatagram);
+  frame.resize(rsi::write_sensor(s, {"Other", "RKorr", false}, frame));
+  ASSERT_TRUE(sensor.send_to(frame, to));
+  ASSERT_TRUE(intruder.send_to(frame, to));
+  ASSERT_TRUE(sensor.send_to(bytes("<Sen Type=\"ImFree\"><IPOC>1</IPOC></Sen>"), to));
+  ASSERT_TRUE(eventually([&] {
+    const auto st = robot.stats();
+    return st.rejected_malformed == 2 && st.rejected_foreign == 1;
+  }));
+  EXPECT_EQ(robot.stats().corrections, 0U);
 }
 
 }  // namespace

@@ -1,0 +1,255 @@
+#include "hyloop/hal/rsi_driver.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+
+#include "require.hpp"
+#include "wire_counter.hpp"
+
+namespace hyloop::hal {
+
+using detail::bump;
+using detail::require;
+
+void validate(const RsiAxis& axis) {
+  const int max_index = axis.mode == RsiMode::kCartesian ? 2 : static_cast<int>(rsi::kValues) - 1;
+  require(axis.index >= 0 && axis.index <= max_index, "axis.index", axis.index,
+          axis.mode == RsiMode::kCartesian ? "0..2 (X, Y, Z)" : "0..5 (A1..A6)");
+  require(std::isfinite(axis.scale) && axis.scale != 0.0, "axis.scale", axis.scale,
+          "finite and non-zero (wire units per loop unit)");
+}
+
+struct RsiDriver::Counters {
+  std::atomic<std::uint64_t> received{0}, replies{0}, lost{0}, duplicate{0}, reordered{0},
+      sessions{0}, rejected_foreign{0}, rejected_malformed{0}, rejected_commands{0},
+      late_replies{0}, controller_delay{0};
+  std::atomic<double> reply_time_max{0.0};
+};
+
+struct RsiDriver::Session {
+  bool active = false;
+  std::uint64_t last_ipoc = 0;
+  double last_heard = 0.0;
+  double start_value = 0.0;        ///< wire units
+  std::uint64_t command_base = 0;  ///< the loop's command sequence when the session started
+  double last_value = 0.0;
+  // The <Rob> awaiting its answer.
+  bool awaiting = false;
+  std::uint64_t ipoc = 0;
+  sockaddr_in from{};
+  double received_at = 0.0;
+  std::uint64_t command_at_arrival = 0;
+};
+
+namespace {
+
+const RsiDriverConfig& checked(const RsiDriverConfig& c) {
+  validate(c.axis);
+  require(c.period == kRsiCycleFast || c.period == kRsiCycleSlow, "period", c.period,
+          "0.004 or 0.012 s (the RSI cycles)");
+  require(std::isfinite(c.reply_deadline) && c.reply_deadline > 0.0 && c.reply_deadline < c.period,
+          "reply_deadline", c.reply_deadline, "finite, in (0, period) s");
+  require(std::isfinite(c.timeout) && c.timeout >= c.period, "timeout", c.timeout,
+          "finite and >= period");
+  return c;
+}
+
+rsi::SensorFormat format_of(const RsiDriverConfig& c) {
+  const bool axis = c.axis.mode == RsiMode::kAxis;
+  rsi::SensorFormat f{c.sen_type, c.correction_tag, axis};
+  if (c.correction_tag.empty()) {
+    f.tag = axis ? "AK" : "RKorr";
+  }
+  // A writer that refuses the names would answer nothing: check once here.
+  std::array<std::uint8_t, rsi::kMaxDatagram> probe{};
+  if (rsi::write_sensor({}, f, probe) == 0) {
+    throw std::invalid_argument("sen_type = '" + c.sen_type + "', correction_tag = '" +
+                                c.correction_tag +
+                                "': must be plain text and an XML name (e.g. ImFree, RKorr)");
+  }
+  return f;
+}
+
+}  // namespace
+
+RsiDriver::RsiDriver(const RsiDriverConfig& config)
+    : config_(checked(config)),
+      format_(format_of(config_)),
+      robot_(to_sockaddr("robot", config.robot)),
+      socket_("local", config.local),
+      link_(config.timeout),
+      counters_(std::make_unique<Counters>()),
+      session_(std::make_unique<Session>()),
+      io_(socket_, {robot_, config.robot.port == 0, rsi::kMaxDatagram, &counters_->rejected_foreign,
+                    &counters_->rejected_malformed}) {
+  io_.start(*this);
+}
+
+RsiDriver::~RsiDriver() { io_.stop(); }
+
+DriverStatus RsiDriver::command(const ActuatorCommand& c) noexcept {
+  const DriverStatus now = health();
+  if (check_command(c, config_.limits) != LimitVerdict::kOk) {
+    bump(counters_->rejected_commands);
+    return now == DriverStatus::kFault ? now : DriverStatus::kRejected;
+  }
+  link_.commanded();
+  pending_.store({c.position, ++command_sequence_});
+  io_.notify();
+  return now;
+}
+
+ActuatorState RsiDriver::state() const noexcept {
+  const RsiSample s = sample_.load();
+  return {s.position, s.velocity};
+}
+
+bool RsiDriver::emergency_stop_input() const noexcept { return link_.device_stop(); }
+
+DriverStatus RsiDriver::health() const noexcept { return link_.health(); }
+
+RsiDriverMetrics RsiDriver::metrics() const noexcept {
+  const Counters& c = *counters_;
+  constexpr auto r = std::memory_order_relaxed;
+  RsiDriverMetrics m;
+  m.received = c.received.load(r);
+  m.replies = c.replies.load(r);
+  m.lost = c.lost.load(r);
+  m.duplicate = c.duplicate.load(r);
+  m.reordered = c.reordered.load(r);
+  m.sessions = c.sessions.load(r);
+  m.rejected_foreign = c.rejected_foreign.load(r);
+  m.rejected_malformed = c.rejected_malformed.load(r);
+  m.rejected_commands = c.rejected_commands.load(r);
+  m.late_replies = c.late_replies.load(r);
+  m.controller_delay = c.controller_delay.load(r);
+  m.reply_time_max = c.reply_time_max.load(r);
+  return m;
+}
+
+bool RsiDriver::wait_for_robot(double timeout) const {
+  return poll_until([this] { return sample_.load().valid; }, timeout);
+}
+
+double RsiDriver::next_wake(double now) noexcept {
+  const Session& s = *session_;
+  return s.awaiting ? s.received_at + config_.reply_deadline : now + 0.1;
+}
+
+void RsiDriver::before_receive(double now) noexcept {
+  const Session& s = *session_;
+  if (s.awaiting) {
+    if (pending_.load().sequence > s.command_at_arrival) {
+      answer(false);
+    } else if (now >= s.received_at + config_.reply_deadline) {
+      answer(true);
+    }
+  }
+}
+
+double RsiDriver::wire_value(const rsi::RobotFrame& f) const noexcept {
+  const auto i = static_cast<std::size_t>(config_.axis.index);
+  return config_.axis.mode == RsiMode::kCartesian ? f.rist[i] : f.aipos[i];
+}
+
+void RsiDriver::on_datagram(std::span<const std::uint8_t> datagram, const sockaddr_in& from,
+                            double now) noexcept {
+  rsi::RobotFrame f;
+  const bool cartesian = config_.axis.mode == RsiMode::kCartesian;
+  if (rsi::parse_robot(datagram, f) != rsi::ParseResult::kOk ||
+      (cartesian ? !f.has_rist : !f.has_aipos)) {
+    bump(counters_->rejected_malformed);
+    return;
+  }
+  if (!accept_ipoc(f.ipoc, now)) {
+    return;
+  }
+  Session& s = *session_;
+  if (s.awaiting) {
+    answer(true);  // the next <Rob> is here: answer the previous one now
+  }
+  s.command_at_arrival = pending_.load().sequence;  // before the loop can see the frame
+  publish(f, now);
+  s.awaiting = true;
+  s.ipoc = f.ipoc;
+  s.from = from;
+  s.received_at = now;
+}
+
+bool RsiDriver::accept_ipoc(std::uint64_t ipoc, double now) noexcept {
+  Session& s = *session_;
+  if (!s.active || now - s.last_heard > config_.timeout) {
+    s.active = false;
+    return true;  // a new session
+  }
+  if (ipoc == s.last_ipoc) {
+    bump(counters_->duplicate);
+    return false;
+  }
+  if (ipoc < s.last_ipoc) {
+    bump(counters_->reordered);
+    return false;
+  }
+  const auto cycle_ms = static_cast<double>(std::lround(1e3 * config_.period));
+  const auto cycles = std::llround(static_cast<double>(ipoc - s.last_ipoc) / cycle_ms);
+  bump(counters_->lost, static_cast<std::uint64_t>(std::max(cycles - 1, 0LL)));
+  return true;
+}
+
+void RsiDriver::publish(const rsi::RobotFrame& f, double now) noexcept {
+  Session& s = *session_;
+  const double value = wire_value(f);
+  double dt = config_.period;
+  if (!s.active) {
+    s.active = true;
+    s.start_value = value;
+    s.command_base = pending_.load().sequence;
+    s.last_value = value;
+    bump(counters_->sessions);
+  } else {
+    dt = 1e-3 * static_cast<double>(f.ipoc - s.last_ipoc);
+  }
+  RsiSample sample;
+  sample.position = (value - s.start_value) / config_.axis.scale;
+  sample.velocity = (value - s.last_value) / config_.axis.scale / dt;
+  sample.ipoc = f.ipoc;
+  sample.delay = f.delay;
+  sample.received_at = now;
+  sample.valid = true;
+  sample_.store(sample);
+  s.last_ipoc = f.ipoc;
+  s.last_value = value;
+  s.last_heard = now;
+  link_.heard(now);
+  bump(counters_->received);
+  counters_->controller_delay.store(f.delay, std::memory_order_relaxed);
+  if (config_.late_limit > 0 && f.delay > config_.late_limit) {
+    link_.device_stopped();
+  }
+}
+
+void RsiDriver::answer(bool at_deadline) noexcept {
+  Session& s = *session_;
+  s.awaiting = false;
+  const Pending p = pending_.load();
+  rsi::SensorFrame reply;
+  reply.ipoc = s.ipoc;
+  if (p.sequence > s.command_base) {
+    reply.correction[static_cast<std::size_t>(config_.axis.index)] =
+        config_.axis.scale * p.position;
+    if (at_deadline) {
+      bump(counters_->late_replies);
+    }
+  }
+  std::array<std::uint8_t, rsi::kMaxDatagram> frame{};
+  const std::size_t n = rsi::write_sensor(reply, format_, frame);
+  if (n > 0 && socket_.send_to({frame.data(), n}, s.from)) {
+    bump(counters_->replies);
+    const double took = monotonic_seconds() - s.received_at;
+    auto& max = counters_->reply_time_max;
+    max.store(std::max(took, max.load(std::memory_order_relaxed)), std::memory_order_relaxed);
+  }
+}
+
+}  // namespace hyloop::hal
