@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <stdexcept>
 
 #include "require.hpp"
 #include "wire_counter.hpp"
@@ -44,7 +45,23 @@ struct RsiDriver::Session {
 
 namespace {
 
+rsi::SensorFormat format_of(const RsiDriverConfig& c) {
+  const bool axis = c.axis.mode == RsiMode::kAxis;
+  rsi::SensorFormat f{c.sen_type, c.correction_tag, axis};
+  if (c.correction_tag.empty()) {
+    f.tag = axis ? "AK" : "RKorr";
+  }
+  return f;
+}
+
 const RsiDriverConfig& checked(const RsiDriverConfig& c) {
+  validate(c);
+  return c;
+}
+
+}  // namespace
+
+void validate(const RsiDriverConfig& c) {
   validate(c.axis);
   require(c.period == kRsiCycleFast || c.period == kRsiCycleSlow, "period", c.period,
           "0.004 or 0.012 s (the RSI cycles)");
@@ -52,26 +69,14 @@ const RsiDriverConfig& checked(const RsiDriverConfig& c) {
           "reply_deadline", c.reply_deadline, "finite, in (0, period) s");
   require(std::isfinite(c.timeout) && c.timeout >= c.period, "timeout", c.timeout,
           "finite and >= period");
-  return c;
-}
-
-rsi::SensorFormat format_of(const RsiDriverConfig& c) {
-  const bool axis = c.axis.mode == RsiMode::kAxis;
-  rsi::SensorFormat f{c.sen_type, c.correction_tag, axis};
-  if (c.correction_tag.empty()) {
-    f.tag = axis ? "AK" : "RKorr";
-  }
   // A writer that refuses the names would answer nothing: check once here.
   std::array<std::uint8_t, rsi::kMaxDatagram> probe{};
-  if (rsi::write_sensor({}, f, probe) == 0) {
+  if (rsi::write_sensor({}, format_of(c), probe) == 0) {
     throw std::invalid_argument("sen_type = '" + c.sen_type + "', correction_tag = '" +
                                 c.correction_tag +
                                 "': must be plain text and an XML name (e.g. ImFree, RKorr)");
   }
-  return f;
 }
-
-}  // namespace
 
 RsiDriver::RsiDriver(const RsiDriverConfig& config)
     : config_(checked(config)),

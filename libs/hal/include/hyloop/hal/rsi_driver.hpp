@@ -80,6 +80,9 @@ struct RsiDriverConfig {
   ActuatorLimits limits;         ///< loop units
 };
 
+/// Everything the constructor checks but binding. @throws std::invalid_argument naming the field.
+void validate(const RsiDriverConfig& config);
+
 struct RsiDriverMetrics {
   std::uint64_t received = 0;  ///< accepted <Rob> datagrams
   std::uint64_t replies = 0;
