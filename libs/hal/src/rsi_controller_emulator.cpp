@@ -13,9 +13,9 @@ using detail::bump;
 using detail::require;
 
 struct RsiControllerEmulator::Counters {
-  std::atomic<std::uint64_t> sent{0}, corrections{0}, late{0}, late_replies{0}, clipped{0},
-      rejected_foreign{0}, rejected_malformed{0}, dropped_out{0}, dropped_in{0}, late_ticks{0},
-      ipoc{0};
+  std::atomic<std::uint64_t> sent{0}, corrections{0}, late{0}, late_weight{0}, late_replies{0},
+      clipped{0}, rejected_foreign{0}, rejected_malformed{0}, dropped_out{0}, dropped_in{0},
+      late_ticks{0}, ipoc{0};
   std::atomic<bool> stopped{false};
 };
 
@@ -68,6 +68,7 @@ RsiControllerEmulatorStats RsiControllerEmulator::stats() const noexcept {
   s.sent = c.sent.load(r);
   s.corrections = c.corrections.load(r);
   s.late = c.late.load(r);
+  s.late_weight = c.late_weight.load(r);
   s.late_replies = c.late_replies.load(r);
   s.clipped = c.clipped.load(r);
   s.rejected_foreign = c.rejected_foreign.load(r);
@@ -116,9 +117,11 @@ void RsiControllerEmulator::judge_reply() noexcept {
     }
     correction_ = std::clamp(reply_value_, -limit, limit);
     bump(counters_->corrections);
+    late_run_ = 0;
     return;
   }
   bump(counters_->late);
+  bump(counters_->late_weight, ++late_run_);
   if (!config_.hold_on) {
     correction_ = 0.0;  // HOLDON=0: the start pose again
   }

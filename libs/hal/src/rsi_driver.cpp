@@ -24,7 +24,7 @@ void validate(const RsiAxis& axis) {
 struct RsiDriver::Counters {
   std::atomic<std::uint64_t> received{0}, replies{0}, lost{0}, duplicate{0}, reordered{0},
       sessions{0}, rejected_foreign{0}, rejected_malformed{0}, rejected_commands{0},
-      late_replies{0}, controller_delay{0};
+      late_replies{0}, late_weight{0}, controller_delay{0};
   std::atomic<double> reply_time_max{0.0};
 };
 
@@ -41,6 +41,7 @@ struct RsiDriver::Session {
   sockaddr_in from{};
   double received_at = 0.0;
   std::uint64_t command_at_arrival = 0;
+  std::uint64_t late_run = 0;
 };
 
 namespace {
@@ -128,6 +129,7 @@ RsiDriverMetrics RsiDriver::metrics() const noexcept {
   m.rejected_malformed = c.rejected_malformed.load(r);
   m.rejected_commands = c.rejected_commands.load(r);
   m.late_replies = c.late_replies.load(r);
+  m.late_weight = c.late_weight.load(r);
   m.controller_delay = c.controller_delay.load(r);
   m.reply_time_max = c.reply_time_max.load(r);
   return m;
@@ -243,8 +245,10 @@ void RsiDriver::answer(bool at_deadline) noexcept {
   if (p.sequence > s.command_base) {
     reply.correction[static_cast<std::size_t>(config_.axis.index)] =
         config_.axis.scale * p.position;
+    s.late_run = at_deadline ? s.late_run + 1 : 0;
     if (at_deadline) {
       bump(counters_->late_replies);
+      bump(counters_->late_weight, s.late_run);
     }
   }
   std::array<std::uint8_t, rsi::kMaxDatagram> frame{};

@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -504,6 +505,88 @@ TEST(RsiControllerEmulator, AStepReachesTheCommandedPositionAt4And12Ms) {
     EXPECT_EQ(st.rejected_malformed, 0U);
     EXPECT_EQ(pair.driver->metrics().rejected_malformed, 0U);
     EXPECT_EQ(pair.driver->metrics().lost, 0U);
+  }
+}
+
+constexpr double kGain = 0.5;
+
+double reference(std::int64_t j) {
+  return 0.01 * std::sin(2.0 * std::numbers::pi * 0.5 * static_cast<double>(j) * kRsiCycleFast);
+}
+double control(std::int64_t j, double y) { return reference(j + 1) + kGain * (reference(j) - y); }
+
+TEST(RsiControllerEmulator, ClosedLoopInTheRobotsRhythmMatchesTheInProcessLoopWithinTheBound) {
+  // The loop answers each <Rob> j: u_j from y_j, applied in step j + 1, the in-process order. A
+  // step run on a correction c cycles old (its reply late c times in a row: the controller's
+  // late_weight, the driver's late_weight) is off by ≤ c·D_u; the wire rounds y to 1e-4 mm
+  // (±5e-8 m) and u to 1e-6 mm (±5e-10 m). The loop is linear, so
+  //   max |y_wire − y_in| ≤ P·D_u·Σc + P1·(K·5e-8 + 5e-10) + 5e-8
+  // (P: the largest, P1: the summed |output| after a unit input impulse of the closed loop).
+  constexpr int kCycles = 500;  // 2 s
+  double peak = 0.0;
+  double sum = 0.0;
+  {
+    ServoActuatorEmulator impulse(axis_plant(kRsiCycleFast));
+    impulse.reset(0.0);
+    for (int j = 0; j < 2000; ++j) {
+      const double y =
+          impulse.step(j == 0 ? 1.0 : -kGain * impulse.measurement().displacement).displacement;
+      peak = std::max(peak, std::abs(y));
+      sum += std::abs(y);
+    }
+  }
+  const double rounding = sum * (kGain * 5e-8 + 5e-10) + 5e-8;
+  for (std::uint64_t seed : {41U, 42U, 43U}) {
+    auto e = emulator();
+    e.impairments = {5e-5, 2e-4, 0.01, 0.0, 0.0, seed};
+    RsiPair pair(e);
+    ASSERT_TRUE(pair.driver->wait_for_robot(1.0));
+    const std::uint64_t first = pair.driver->latest().ipoc + 4;
+    const RsiControllerEmulatorStats before = pair.robot->stats();
+    const RsiDriverMetrics before_d = pair.driver->metrics();
+    std::vector<double> y_wire, u_wire;
+    std::vector<bool> seen;  // false where the <Rob> was lost on the wire
+    while (y_wire.size() < static_cast<std::size_t>(kCycles)) {
+      const RsiSample s = pair.driver->latest();
+      const auto j = (static_cast<std::int64_t>(s.ipoc) - static_cast<std::int64_t>(first)) / 4;
+      if (j < static_cast<std::int64_t>(y_wire.size())) {
+        std::this_thread::sleep_for(std::chrono::microseconds(100));
+        continue;
+      }
+      while (static_cast<std::int64_t>(y_wire.size()) < j) {
+        y_wire.push_back(0.0);
+        u_wire.push_back(0.0);
+        seen.push_back(false);
+      }
+      const double u = control(j, s.position);
+      pair.driver->command({u, 0.0});
+      y_wire.push_back(s.position);
+      u_wire.push_back(u);
+      seen.push_back(true);
+    }
+    const RsiControllerEmulatorStats st = pair.robot->stats();
+    const double slips =
+        static_cast<double>(st.late_weight - before.late_weight) +
+        static_cast<double>(pair.driver->metrics().late_weight - before_d.late_weight);
+    ServoActuatorEmulator plant(axis_plant(kRsiCycleFast));
+    plant.reset(0.0);
+    double deviation = 0.0;
+    double d_u = 0.0;
+    for (int j = 0; j < kCycles; ++j) {
+      plant.step(control(j, plant.measurement().displacement));
+      if (j > 0 && seen[j] && seen[j - 1]) {
+        d_u = std::max(d_u, std::abs(u_wire[j] - u_wire[j - 1]));
+      }
+      if (j + 1 < kCycles && seen[j + 1]) {
+        deviation = std::max(deviation, std::abs(y_wire[j + 1] - plant.measurement().displacement));
+      }
+    }
+    const double bound = peak * d_u * slips + rounding;
+    std::printf("RSI seed %llu: max |dy| = %.3e m, bound %.3e m (slips %.0f, lost %llu)\n",
+                static_cast<unsigned long long>(seed), deviation, bound, slips,
+                static_cast<unsigned long long>(pair.driver->metrics().lost));
+    EXPECT_LE(deviation, bound) << "seed " << seed;
+    EXPECT_FALSE(st.stopped);
   }
 }
 

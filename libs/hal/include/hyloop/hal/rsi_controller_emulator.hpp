@@ -58,9 +58,12 @@ struct RsiControllerEmulatorConfig {
 };
 
 struct RsiControllerEmulatorStats {
-  std::uint64_t sent = 0;          ///< <Rob> datagrams
-  std::uint64_t corrections = 0;   ///< replies applied
-  std::uint64_t late = 0;          ///< Delay.D: cycles without a reply in time
+  std::uint64_t sent = 0;         ///< <Rob> datagrams
+  std::uint64_t corrections = 0;  ///< replies applied
+  std::uint64_t late = 0;         ///< Delay.D: cycles without a reply in time
+  /// Σ over late packets of how many cycles in a row were late (so far): the command lag the
+  /// plant saw under HOLDON=1.
+  std::uint64_t late_weight = 0;
   std::uint64_t late_replies = 0;  ///< replies that came with an old IPOC (discarded)
   std::uint64_t clipped = 0;
   std::uint64_t rejected_foreign = 0;
@@ -116,6 +119,7 @@ class RsiControllerEmulator final : private IoHandler {
   std::uint64_t ipoc_ = 0;
   bool started_ = false;  ///< a <Rob> was sent
   bool replied_ = false;  ///< a reply to the newest <Rob> arrived
+  std::uint64_t late_run_ = 0;
   bool reply_pending_ = false;
   double reply_value_ = 0.0;  ///< wire units
   bool stopped_ = false;

@@ -93,7 +93,9 @@ struct RsiDriverMetrics {
   std::uint64_t rejected_foreign = 0;
   std::uint64_t rejected_malformed = 0;  ///< unparsable, not <Rob>, oversized, axis missing
   std::uint64_t rejected_commands = 0;
-  std::uint64_t late_replies = 0;      ///< replies sent at the deadline with an older command
+  std::uint64_t late_replies = 0;  ///< replies sent at the deadline with an older command
+  /// Σ over late replies of how many replies in a row were late (so far).
+  std::uint64_t late_weight = 0;
   std::uint64_t controller_delay = 0;  ///< the newest Delay.D
   double reply_time_max = 0.0;         ///< s, <Rob> received → <Sen> sent
 };
