@@ -7,6 +7,9 @@
 //   egm: EgmDriver + EgmRobotEmulator at 4 ms. Reply latency = the controller's view: EgmRobot
 //     sent → first correction received. Two loops: "synced" answers each robot message (polls
 //     the driver every 100 µs), "timer" runs on its own 4 ms timer as a rig service does.
+//   rsi: RsiDriver + RsiControllerEmulator at 4 ms, the same two loops. Reply latency = the
+//     controller's view: <Rob> sent → the <Sen> with its IPOC received; late = Delay.D, the
+//     cycles whose reply was not back before the next tick (the controller's late packets).
 // Run:
 //   ./build/bin/wire_bench --seconds 60 --out bench/results/wire.json
 #include <sys/prctl.h>
@@ -25,6 +28,8 @@
 
 #include "hyloop/hal/egm_driver.hpp"
 #include "hyloop/hal/egm_robot_emulator.hpp"
+#include "hyloop/hal/rsi_controller_emulator.hpp"
+#include "hyloop/hal/rsi_driver.hpp"
 #include "hyloop/hal/udp_target_driver.hpp"
 #include "hyloop/hal/udp_target_emulator.hpp"
 
@@ -186,6 +191,60 @@ nlohmann::json run_egm(bool synced, double seconds) {
           {"controller_late_ticks", st.late_ticks}};
 }
 
+/// One RSI run: `synced` answers each <Rob>, else a 4 ms timer loop.
+nlohmann::json run_rsi(bool synced, double seconds) {
+  constexpr double kPeriod = hal::kRsiCycleFast;
+  const std::uint16_t driver_port = hal::free_udp_port();
+  hal::RsiControllerEmulatorConfig e;
+  e.sensor = {"127.0.0.1", driver_port};
+  e.plant.step = kPeriod;
+  e.late_limit = 1000000;  // measure, do not stop
+  e.latency_samples = static_cast<std::size_t>(seconds / kPeriod) + 1000;
+  hal::RsiControllerEmulator robot(e);
+  hal::RsiDriverConfig d;
+  d.local = {"127.0.0.1", driver_port};
+  d.robot = {"127.0.0.1", robot.port()};
+  d.timeout = 1.0;
+  hal::RsiDriver driver(d);
+  driver.wait_for_robot(1.0);
+  const auto start = std::chrono::steady_clock::now();
+  const auto end = start + std::chrono::duration<double>(seconds);
+  const hal::RsiControllerEmulatorStats before = robot.stats();
+  std::uint64_t last = driver.latest().ipoc;
+  auto deadline = start;
+  for (std::int64_t k = 0; std::chrono::steady_clock::now() < end; ++k) {
+    if (synced) {
+      const hal::RsiSample s = driver.latest();
+      if (s.ipoc == last) {
+        std::this_thread::sleep_for(std::chrono::microseconds(100));
+        continue;
+      }
+      last = s.ipoc;
+    } else {
+      deadline += std::chrono::microseconds(4000);
+      std::this_thread::sleep_until(deadline);
+    }
+    driver.command(
+        {0.01 * std::sin(2.0 * std::numbers::pi * static_cast<double>(k) * kPeriod), 0.0});
+  }
+  robot.stop();
+  const hal::RsiControllerEmulatorStats st = robot.stats();
+  const hal::RsiDriverMetrics m = driver.metrics();
+  const std::vector<double>& lat = robot.reply_latencies();
+  return {{"driver", "rsi"},
+          {"loop", synced ? "synced to the robot" : "own 4 ms timer"},
+          {"period_ms", 1e3 * kPeriod},
+          {"seconds", seconds},
+          {"robot_messages", st.sent - before.sent},
+          {"replies_measured", lat.size()},
+          {"reply_p50_us", 1e6 * percentile(lat, 0.5)},
+          {"reply_p99_us", 1e6 * percentile(lat, 0.99)},
+          {"reply_max_us", 1e6 * percentile(lat, 1.0)},
+          {"controller_late_packets", st.late - before.late},
+          {"late_replies_at_deadline", m.late_replies},
+          {"controller_late_ticks", st.late_ticks}};
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -214,6 +273,10 @@ int main(int argc, char** argv) {
   for (bool synced : {true, false}) {
     const std::string load = loadavg();
     record(run_egm(synced, seconds), load);
+  }
+  for (bool synced : {true, false}) {
+    const std::string load = loadavg();
+    record(run_rsi(synced, seconds), load);
   }
   std::ofstream(out) << results.dump(2) << "\n";
   return 0;
