@@ -137,6 +137,33 @@ nlohmann::json run_udp(double rate, double seconds) {
           {"reordered", m.reordered}};
 }
 
+/// Commands a 10 mm sine for `seconds`: `synced` once per controller message (`stamp()` changed;
+/// polled every 100 µs), else on its own timer of `period`.
+template <typename Stamp>
+void drive(hal::ActuatorDriver& driver, Stamp stamp, bool synced, double seconds, double period) {
+  const auto start = std::chrono::steady_clock::now();
+  const auto end = start + std::chrono::duration<double>(seconds);
+  const auto step = std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+      std::chrono::duration<double>(period));
+  std::uint64_t last = stamp();
+  auto deadline = start;
+  for (std::int64_t k = 0; std::chrono::steady_clock::now() < end; ++k) {
+    if (synced) {
+      const std::uint64_t now = stamp();
+      if (now == last) {
+        std::this_thread::sleep_for(std::chrono::microseconds(100));
+        continue;
+      }
+      last = now;
+    } else {
+      deadline += step;
+      std::this_thread::sleep_until(deadline);
+    }
+    driver.command(
+        {0.01 * std::sin(2.0 * std::numbers::pi * static_cast<double>(k) * period), 0.0});
+  }
+}
+
 /// One EGM run: `synced` answers each robot message, else a 4 ms timer loop.
 nlohmann::json run_egm(bool synced, double seconds) {
   constexpr double kPeriod = 0.004;
@@ -153,26 +180,9 @@ nlohmann::json run_egm(bool synced, double seconds) {
   d.timeout = 1.0;
   hal::EgmDriver driver(d);
   driver.wait_for_robot(1.0);
-  const auto start = std::chrono::steady_clock::now();
-  const auto end = start + std::chrono::duration<double>(seconds);
   const hal::EgmRobotEmulatorStats before = robot.stats();
-  std::uint32_t last = driver.latest().seqno;
-  auto deadline = start;
-  for (std::int64_t k = 0; std::chrono::steady_clock::now() < end; ++k) {
-    if (synced) {
-      const hal::EgmSample s = driver.latest();
-      if (s.seqno == last) {
-        std::this_thread::sleep_for(std::chrono::microseconds(100));
-        continue;
-      }
-      last = s.seqno;
-    } else {
-      deadline += std::chrono::microseconds(4000);
-      std::this_thread::sleep_until(deadline);
-    }
-    driver.command(
-        {0.01 * std::sin(2.0 * std::numbers::pi * static_cast<double>(k) * kPeriod), 0.0});
-  }
+  drive(
+      driver, [&] { return std::uint64_t{driver.latest().seqno}; }, synced, seconds, kPeriod);
   robot.stop();
   const hal::EgmRobotEmulatorStats st = robot.stats();
   const hal::EgmDriverMetrics m = driver.metrics();
@@ -207,26 +217,9 @@ nlohmann::json run_rsi(bool synced, double seconds) {
   d.timeout = 1.0;
   hal::RsiDriver driver(d);
   driver.wait_for_robot(1.0);
-  const auto start = std::chrono::steady_clock::now();
-  const auto end = start + std::chrono::duration<double>(seconds);
   const hal::RsiControllerEmulatorStats before = robot.stats();
-  std::uint64_t last = driver.latest().ipoc;
-  auto deadline = start;
-  for (std::int64_t k = 0; std::chrono::steady_clock::now() < end; ++k) {
-    if (synced) {
-      const hal::RsiSample s = driver.latest();
-      if (s.ipoc == last) {
-        std::this_thread::sleep_for(std::chrono::microseconds(100));
-        continue;
-      }
-      last = s.ipoc;
-    } else {
-      deadline += std::chrono::microseconds(4000);
-      std::this_thread::sleep_until(deadline);
-    }
-    driver.command(
-        {0.01 * std::sin(2.0 * std::numbers::pi * static_cast<double>(k) * kPeriod), 0.0});
-  }
+  drive(
+      driver, [&] { return driver.latest().ipoc; }, synced, seconds, kPeriod);
   robot.stop();
   const hal::RsiControllerEmulatorStats st = robot.stats();
   const hal::RsiDriverMetrics m = driver.metrics();

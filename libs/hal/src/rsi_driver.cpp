@@ -22,26 +22,18 @@ void validate(const RsiAxis& axis) {
 }
 
 struct RsiDriver::Counters {
-  std::atomic<std::uint64_t> received{0}, replies{0}, lost{0}, duplicate{0}, reordered{0},
-      sessions{0}, rejected_foreign{0}, rejected_malformed{0}, rejected_commands{0},
-      late_replies{0}, late_weight{0}, controller_delay{0};
-  std::atomic<double> reply_time_max{0.0};
+  std::atomic<std::uint64_t> received{0}, lost{0}, duplicate{0}, reordered{0}, sessions{0},
+      rejected_foreign{0}, rejected_malformed{0}, controller_delay{0};
 };
 
 struct RsiDriver::Session {
   bool active = false;
   std::uint64_t last_ipoc = 0;
   double last_heard = 0.0;
-  double start_value = 0.0;        ///< wire units
-  std::uint64_t command_base = 0;  ///< the loop's command sequence when the session started
+  double start_value = 0.0;  ///< wire units
   double last_value = 0.0;
-  // The <Rob> awaiting its answer.
-  bool awaiting = false;
-  std::uint64_t ipoc = 0;
+  std::uint64_t ipoc = 0;  ///< of the <Rob> awaiting its answer
   sockaddr_in from{};
-  double received_at = 0.0;
-  std::uint64_t command_at_arrival = 0;
-  std::uint64_t late_run = 0;
 };
 
 namespace {
@@ -84,7 +76,7 @@ RsiDriver::RsiDriver(const RsiDriverConfig& config)
       format_(format_of(config_)),
       robot_(to_sockaddr("robot", config.robot)),
       socket_("local", config.local),
-      link_(config.timeout),
+      reply_(config.limits, config.reply_deadline, config.timeout),
       counters_(std::make_unique<Counters>()),
       session_(std::make_unique<Session>()),
       io_(socket_, {robot_, config.robot.port == 0, rsi::kMaxDatagram, &counters_->rejected_foreign,
@@ -95,15 +87,7 @@ RsiDriver::RsiDriver(const RsiDriverConfig& config)
 RsiDriver::~RsiDriver() { io_.stop(); }
 
 DriverStatus RsiDriver::command(const ActuatorCommand& c) noexcept {
-  const DriverStatus now = health();
-  if (check_command(c, config_.limits) != LimitVerdict::kOk) {
-    bump(counters_->rejected_commands);
-    return now == DriverStatus::kFault ? now : DriverStatus::kRejected;
-  }
-  link_.commanded();
-  pending_.store({c.position, ++command_sequence_});
-  io_.notify();
-  return now;
+  return reply_.command(c, io_);
 }
 
 ActuatorState RsiDriver::state() const noexcept {
@@ -111,27 +95,28 @@ ActuatorState RsiDriver::state() const noexcept {
   return {s.position, s.velocity};
 }
 
-bool RsiDriver::emergency_stop_input() const noexcept { return link_.device_stop(); }
+bool RsiDriver::emergency_stop_input() const noexcept { return reply_.link().device_stop(); }
 
-DriverStatus RsiDriver::health() const noexcept { return link_.health(); }
+DriverStatus RsiDriver::health() const noexcept { return reply_.health(); }
 
 RsiDriverMetrics RsiDriver::metrics() const noexcept {
   const Counters& c = *counters_;
   constexpr auto r = std::memory_order_relaxed;
+  const PacedReplyMetrics p = reply_.metrics();
   RsiDriverMetrics m;
   m.received = c.received.load(r);
-  m.replies = c.replies.load(r);
+  m.replies = p.replies;
   m.lost = c.lost.load(r);
   m.duplicate = c.duplicate.load(r);
   m.reordered = c.reordered.load(r);
   m.sessions = c.sessions.load(r);
   m.rejected_foreign = c.rejected_foreign.load(r);
   m.rejected_malformed = c.rejected_malformed.load(r);
-  m.rejected_commands = c.rejected_commands.load(r);
-  m.late_replies = c.late_replies.load(r);
-  m.late_weight = c.late_weight.load(r);
+  m.rejected_commands = p.rejected_commands;
+  m.late_replies = p.late_replies;
+  m.late_weight = p.late_weight;
   m.controller_delay = c.controller_delay.load(r);
-  m.reply_time_max = c.reply_time_max.load(r);
+  m.reply_time_max = p.reply_time_max;
   return m;
 }
 
@@ -139,19 +124,12 @@ bool RsiDriver::wait_for_robot(double timeout) const {
   return poll_until([this] { return sample_.load().valid; }, timeout);
 }
 
-double RsiDriver::next_wake(double now) noexcept {
-  const Session& s = *session_;
-  return s.awaiting ? s.received_at + config_.reply_deadline : now + 0.1;
-}
+double RsiDriver::next_wake(double now) noexcept { return reply_.next_wake(now); }
 
 void RsiDriver::before_receive(double now) noexcept {
-  const Session& s = *session_;
-  if (s.awaiting) {
-    if (pending_.load().sequence > s.command_at_arrival) {
-      answer(false);
-    } else if (now >= s.received_at + config_.reply_deadline) {
-      answer(true);
-    }
+  const PacedReply::Due due = reply_.due(now);
+  if (due != PacedReply::Due::kNotYet) {
+    answer(due == PacedReply::Due::kLate);
   }
 }
 
@@ -172,16 +150,13 @@ void RsiDriver::on_datagram(std::span<const std::uint8_t> datagram, const sockad
   if (!accept_ipoc(f.ipoc, now)) {
     return;
   }
-  Session& s = *session_;
-  if (s.awaiting) {
+  if (reply_.awaiting()) {
     answer(true);  // the next <Rob> is here: answer the previous one now
   }
-  s.command_at_arrival = pending_.load().sequence;  // before the loop can see the frame
+  reply_.arrived(now);  // before the loop can see the frame
   publish(f, now);
-  s.awaiting = true;
-  s.ipoc = f.ipoc;
-  s.from = from;
-  s.received_at = now;
+  session_->ipoc = f.ipoc;
+  session_->from = from;
 }
 
 bool RsiDriver::accept_ipoc(std::uint64_t ipoc, double now) noexcept {
@@ -211,7 +186,7 @@ void RsiDriver::publish(const rsi::RobotFrame& f, double now) noexcept {
   if (!s.active) {
     s.active = true;
     s.start_value = value;
-    s.command_base = pending_.load().sequence;
+    reply_.restart();
     s.last_value = value;
     bump(counters_->sessions);
   } else {
@@ -228,36 +203,26 @@ void RsiDriver::publish(const rsi::RobotFrame& f, double now) noexcept {
   s.last_ipoc = f.ipoc;
   s.last_value = value;
   s.last_heard = now;
-  link_.heard(now);
+  reply_.link().heard(now);
   bump(counters_->received);
   counters_->controller_delay.store(f.delay, std::memory_order_relaxed);
   if (config_.late_limit > 0 && f.delay > config_.late_limit) {
-    link_.device_stopped();
+    reply_.link().device_stopped();
   }
 }
 
 void RsiDriver::answer(bool at_deadline) noexcept {
-  Session& s = *session_;
-  s.awaiting = false;
-  const Pending p = pending_.load();
+  const PacedReply::Answer a = reply_.take(at_deadline);
   rsi::SensorFrame reply;
-  reply.ipoc = s.ipoc;
-  if (p.sequence > s.command_base) {
+  reply.ipoc = session_->ipoc;
+  if (a.commanded) {
     reply.correction[static_cast<std::size_t>(config_.axis.index)] =
-        config_.axis.scale * p.position;
-    s.late_run = at_deadline ? s.late_run + 1 : 0;
-    if (at_deadline) {
-      bump(counters_->late_replies);
-      bump(counters_->late_weight, s.late_run);
-    }
+        config_.axis.scale * a.position;
   }
   std::array<std::uint8_t, rsi::kMaxDatagram> frame{};
   const std::size_t n = rsi::write_sensor(reply, format_, frame);
-  if (n > 0 && socket_.send_to({frame.data(), n}, s.from)) {
-    bump(counters_->replies);
-    const double took = monotonic_seconds() - s.received_at;
-    auto& max = counters_->reply_time_max;
-    max.store(std::max(took, max.load(std::memory_order_relaxed)), std::memory_order_relaxed);
+  if (n > 0 && socket_.send_to({frame.data(), n}, session_->from)) {
+    reply_.sent(monotonic_seconds());
   }
 }
 

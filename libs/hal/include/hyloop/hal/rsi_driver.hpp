@@ -2,8 +2,8 @@
 // A KUKA robot under RobotSensorInterface (RSI, rsi_codec.hpp) behind ActuatorDriver: we are
 // the sensor PC, a UDP server. The controller paces the exchange: every cycle (4 or 12 ms) it
 // sends a <Rob> stamped with IPOC and expects the <Sen> carrying the same IPOC back within the
-// cycle. The I/O thread (paced_io_loop.hpp) publishes each <Rob> to the loop and answers it with
-// the first command the loop gives after it arrived (command() wakes the I/O thread), or, at
+// cycle. The I/O thread (paced_io_loop.hpp) publishes each <Rob> to the loop and answers it as
+// paced_reply.hpp does: with the first command the loop gives after it arrived, or, at
 // `reply_deadline`, with the newest command it has (a late reply, counted): never later, and
 // never a packet the controller did not ask for.
 //
@@ -44,6 +44,7 @@
 #include "hyloop/hal/drivers.hpp"
 #include "hyloop/hal/link_watch.hpp"
 #include "hyloop/hal/paced_io_loop.hpp"
+#include "hyloop/hal/paced_reply.hpp"
 #include "hyloop/hal/rsi_codec.hpp"
 #include "hyloop/hal/seqlock.hpp"
 #include "hyloop/hal/udp_socket.hpp"
@@ -130,10 +131,6 @@ class RsiDriver final : public ActuatorDriver, private IoHandler {
   bool wait_for_robot(double timeout) const;
 
  private:
-  struct Pending {
-    double position = 0.0;
-    std::uint64_t sequence = 0;
-  };
   struct Counters;
   struct Session;
 
@@ -150,10 +147,8 @@ class RsiDriver final : public ActuatorDriver, private IoHandler {
   rsi::SensorFormat format_;  ///< views config_'s strings
   sockaddr_in robot_{};
   UdpSocket socket_;
-  SeqLock<Pending> pending_;
-  std::uint64_t command_sequence_ = 0;  ///< loop thread only
+  PacedReply reply_;
   SeqLock<RsiSample> sample_;
-  LinkWatch link_;
   std::unique_ptr<Counters> counters_;
   std::unique_ptr<Session> session_;  ///< I/O thread only
   PacedIoLoop io_;
