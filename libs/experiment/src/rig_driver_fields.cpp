@@ -125,6 +125,9 @@ hal::RsiDriverConfig rsi_driver_config(const RigDriverSettings& d,
   c.reply_deadline = d.rsi_reply_deadline_s;
   c.timeout = d.timeout_s;
   c.late_limit = static_cast<std::uint64_t>(std::max(d.rsi_late_limit, 0));
+  c.force_tag = d.rsi_force_tag;
+  c.force_attribute = d.rsi_force_attribute;
+  c.force_scale = d.rsi_force_scale;
   c.limits = limits;
   return c;
 }

@@ -88,7 +88,7 @@ rig:
     peer_address: 192.168.1.1
     timeout_s: 0.1
     rsi: {axis: a3, scale: 57.29577951308232, cycle_ms: 12, reply_deadline_s: 0.005,
-          sen_type: Lab, correction_tag: AKorr, late_limit: 50}
+          sen_type: Lab, correction_tag: AKorr, late_limit: 50, force_tag: FT, force_scale: 10}
 )");
   const hal::RsiDriverConfig c = rsi_driver_config(s.driver, {-0.5, 0.5, 1.0});
   EXPECT_EQ(c.axis.mode, hal::RsiMode::kAxis);
@@ -99,6 +99,9 @@ rig:
   EXPECT_EQ(c.sen_type, "Lab");
   EXPECT_EQ(c.correction_tag, "AKorr");
   EXPECT_EQ(c.late_limit, 50U);
+  EXPECT_EQ(c.force_tag, "FT");
+  EXPECT_EQ(c.force_attribute, "Fz");
+  EXPECT_EQ(c.force_scale, 10.0);
   EXPECT_EQ(c.local.port, 49152);
   EXPECT_EQ(c.robot.address, "192.168.1.1");
   EXPECT_EQ(c.robot.port, 0);
@@ -136,6 +139,8 @@ TEST(RigDriverFields, RefusesWhatTheDriverWouldNamingTheField) {
                  "rig.driver.rsi: sen_type = 'a\"b'");
   expect_refused("rig: {driver: {type: rsi, rsi: {correction_tag: 'R Korr'}}}",
                  "rig.driver.rsi: sen_type");
+  expect_refused("rig: {driver: {type: rsi, rsi: {force_tag: FT, force_scale: 0}}}",
+                 "rig.driver.rsi: force_scale");
   expect_refused("rig: {driver: {type: udp, peer_address: robot.local, peer_port: 1}}",
                  "rig.driver.local_address/peer_address: peer.address = 'robot.local'");
   expect_refused("rig: {driver: {type: udp, peer_port: 1, udp: {command: [{name: x, type: f16}]}}}",

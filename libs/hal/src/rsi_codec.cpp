@@ -103,8 +103,10 @@ struct Ipoc {
 };
 
 struct RobotVisitor {
-  explicit RobotVisitor(RobotFrame& frame) noexcept : f(frame) {}
+  RobotVisitor(RobotFrame& frame, const Extra& extra_value) noexcept
+      : f(frame), extra(extra_value) {}
   RobotFrame& f;
+  const Extra& extra;
   Ipoc ipoc;
   bool has_ipoc_element = false;
   bool root(std::span<const Attribute>) noexcept { return true; }
@@ -118,6 +120,12 @@ struct RobotVisitor {
       if (f.has_delay || d == nullptr) return false;
       f.has_delay = true;
       return to_uint(d->value, f.delay);
+    }
+    if (!extra.tag.empty() && name == extra.tag) {
+      const Attribute* v = find(a, extra.attribute);
+      if (f.has_extra || v == nullptr) return false;
+      f.has_extra = true;
+      return to_double(v->value, f.extra);
     }
     if (name == "IPOC") {
       if (has_ipoc_element) return false;
@@ -216,7 +224,7 @@ bool plain_text(std::string_view s) noexcept {
   return s.find_first_of("<>&\"'") == std::string_view::npos;
 }
 
-bool is_tag(std::string_view s) noexcept {
+bool valid_name(std::string_view s) noexcept {
   const auto letter = [](char c) { return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z'); };
   if (s.empty() || s.size() > kMaxName || !(letter(s[0]) || s[0] == '_')) return false;
   for (char c : s) {
@@ -227,10 +235,13 @@ bool is_tag(std::string_view s) noexcept {
 
 }  // namespace
 
-ParseResult parse_robot(std::span<const std::uint8_t> datagram, RobotFrame& out) noexcept {
+bool is_name(std::string_view name) noexcept { return valid_name(name); }
+
+ParseResult parse_robot(std::span<const std::uint8_t> datagram, RobotFrame& out,
+                        const Extra& extra) noexcept {
   if (datagram.size() > kMaxDatagram) return ParseResult::kMalformed;
   RobotFrame f;
-  RobotVisitor v{f};
+  RobotVisitor v{f, extra};
   const ParseResult r = walk(datagram, "Rob", v);
   if (r == ParseResult::kOk) out = f;
   return r;
@@ -246,7 +257,10 @@ ParseResult parse_sensor(std::span<const std::uint8_t> datagram, const SensorFor
   return r;
 }
 
-std::size_t write_robot(const RobotFrame& f, std::span<std::uint8_t> out) noexcept {
+std::size_t write_robot(const RobotFrame& f, std::span<std::uint8_t> out,
+                        const Extra& extra) noexcept {
+  const bool with_extra = f.has_extra && !extra.tag.empty();
+  if (with_extra && (!is_name(extra.tag) || !is_name(extra.attribute))) return 0;
   Out o(out.first(std::min(out.size(), kMaxDatagram)));
   o.put("<Rob Type=\"KUKA\">");
   if (f.has_rist) o.element("RIst", kPoseNames, f.rist, 4);
@@ -258,6 +272,15 @@ std::size_t write_robot(const RobotFrame& f, std::span<std::uint8_t> out) noexce
     o.put(f.delay);
     o.put("\"/>");
   }
+  if (with_extra) {
+    o.put("<");
+    o.put(extra.tag);
+    o.put(" ");
+    o.put(extra.attribute);
+    o.put("=\"");
+    o.put(f.extra, 4);
+    o.put("\"/>");
+  }
   o.ipoc(f.ipoc);
   o.put("</Rob>");
   return o.size();
@@ -265,7 +288,7 @@ std::size_t write_robot(const RobotFrame& f, std::span<std::uint8_t> out) noexce
 
 std::size_t write_sensor(const SensorFrame& f, const SensorFormat& format,
                          std::span<std::uint8_t> out) noexcept {
-  if (!plain_text(format.type) || !is_tag(format.tag)) return 0;
+  if (!plain_text(format.type) || !valid_name(format.tag)) return 0;
   Out o(out.first(std::min(out.size(), kMaxDatagram)));
   o.put("<Sen Type=\"");
   o.put(format.type);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <stdexcept>
 
 #include "require.hpp"
 #include "wire_counter.hpp"
@@ -31,6 +32,11 @@ const RsiControllerEmulatorConfig& checked(const RsiControllerEmulatorConfig& c)
   require(std::isfinite(c.monitor_limit) && c.monitor_limit >= c.correction_limit, "monitor_limit",
           c.monitor_limit, "finite and >= correction_limit");
   require(c.sensor.port != 0, "sensor.port", c.sensor.port, "1..65535");
+  require(std::isfinite(c.force_scale) && c.force_scale != 0.0, "force_scale", c.force_scale,
+          "finite and non-zero");
+  if (!c.force_tag.empty() && (!rsi::is_name(c.force_tag) || !rsi::is_name(c.force_attribute))) {
+    throw std::invalid_argument("force_tag, force_attribute: must be XML names (e.g. FT, Fz)");
+  }
   return c;
 }
 
@@ -140,6 +146,8 @@ rsi::RobotFrame RsiControllerEmulator::frame(double actual, double target) const
   (axis ? f.aipos : f.rist)[i] += config_.axis.scale * actual;
   (axis ? f.aspos : f.rsol)[i] += config_.axis.scale * target;
   f.delay = counters_->late.load(std::memory_order_relaxed);
+  f.has_extra = !config_.force_tag.empty();
+  f.extra = plant_.measurement().force / config_.force_scale;
   f.ipoc = ipoc_;
   return f;
 }
@@ -160,7 +168,8 @@ void RsiControllerEmulator::tick(double now) noexcept {
   replied_ = false;
   counters_->ipoc.store(ipoc_, std::memory_order_relaxed);
   std::array<std::uint8_t, rsi::kMaxDatagram> out{};
-  const std::size_t n = rsi::write_robot(frame(m.displacement, target), out);
+  const std::size_t n = rsi::write_robot(frame(m.displacement, target), out,
+                                         {config_.force_tag, config_.force_attribute});
   if (n == 0 || !wire_.submit({out.data(), n}, now)) {
     bump(counters_->dropped_out);
   }

@@ -62,6 +62,12 @@ void validate(const RsiDriverConfig& c) {
           "reply_deadline", c.reply_deadline, "finite, in (0, period) s");
   require(std::isfinite(c.timeout) && c.timeout >= c.period, "timeout", c.timeout,
           "finite and >= period");
+  require(std::isfinite(c.force_scale) && c.force_scale != 0.0, "force_scale", c.force_scale,
+          "finite and non-zero (N per wire unit)");
+  if (!c.force_tag.empty() && (!rsi::is_name(c.force_tag) || !rsi::is_name(c.force_attribute))) {
+    throw std::invalid_argument("force_tag = '" + c.force_tag + "', force_attribute = '" +
+                                c.force_attribute + "': must be XML names (e.g. FT, Fz)");
+  }
   // A writer that refuses the names would answer nothing: check once here.
   std::array<std::uint8_t, rsi::kMaxDatagram> probe{};
   if (rsi::write_sensor({}, format_of(c), probe) == 0) {
@@ -70,6 +76,22 @@ void validate(const RsiDriverConfig& c) {
                                 "': must be plain text and an XML name (e.g. ImFree, RKorr)");
   }
 }
+
+class RsiDriver::ForceChannel final : public ForceSensorDriver {
+ public:
+  explicit ForceChannel(RsiDriver& driver) : driver_(driver) {}
+  DriverStatus read(ForceSample& sample) noexcept override {
+    const RsiSample s = driver_.sample_.load();
+    sample.force = s.force - offset_;
+    sample.cycle = static_cast<std::int64_t>(s.ipoc);
+    return driver_.health();
+  }
+  void tare() override { offset_ = driver_.sample_.load().force; }
+
+ private:
+  RsiDriver& driver_;
+  double offset_ = 0.0;
+};
 
 RsiDriver::RsiDriver(const RsiDriverConfig& config)
     : config_(checked(config)),
@@ -81,10 +103,20 @@ RsiDriver::RsiDriver(const RsiDriverConfig& config)
       session_(std::make_unique<Session>()),
       io_(socket_, {robot_, config.robot.port == 0, rsi::kMaxDatagram, &counters_->rejected_foreign,
                     &counters_->rejected_malformed}) {
+  if (!config_.force_tag.empty()) {
+    force_ = std::make_unique<ForceChannel>(*this);
+  }
   io_.start(*this);
 }
 
 RsiDriver::~RsiDriver() { io_.stop(); }
+
+ForceSensorDriver& RsiDriver::force_sensor() {
+  if (!force_) {
+    throw std::logic_error("the RSI driver has no force_tag: no force in the <Rob>");
+  }
+  return *force_;
+}
 
 DriverStatus RsiDriver::command(const ActuatorCommand& c) noexcept {
   return reply_.command(c, io_);
@@ -142,8 +174,9 @@ void RsiDriver::on_datagram(std::span<const std::uint8_t> datagram, const sockad
                             double now) noexcept {
   rsi::RobotFrame f;
   const bool cartesian = config_.axis.mode == RsiMode::kCartesian;
-  if (rsi::parse_robot(datagram, f) != rsi::ParseResult::kOk ||
-      (cartesian ? !f.has_rist : !f.has_aipos)) {
+  const rsi::Extra force{config_.force_tag, config_.force_attribute};
+  if (rsi::parse_robot(datagram, f, force) != rsi::ParseResult::kOk ||
+      (cartesian ? !f.has_rist : !f.has_aipos) || (!force.tag.empty() && !f.has_extra)) {
     bump(counters_->rejected_malformed);
     return;
   }
@@ -196,6 +229,7 @@ void RsiDriver::publish(const rsi::RobotFrame& f, double now) noexcept {
   sample.position = (value - s.start_value) / config_.axis.scale;
   sample.velocity = (value - s.last_value) / config_.axis.scale / dt;
   sample.ipoc = f.ipoc;
+  sample.force = config_.force_scale * f.extra;
   sample.delay = f.delay;
   sample.received_at = now;
   sample.valid = true;

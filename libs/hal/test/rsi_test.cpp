@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <numbers>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -113,6 +114,27 @@ TEST(RsiCodec, WritesTheSenFrameByteExactAndEchoesTheIpoc) {
   ASSERT_EQ(rsi::parse_sensor(out, ak, back), rsi::ParseResult::kOk);
   EXPECT_EQ(back.correction[2], 5.729578);
   EXPECT_EQ(rsi::parse_sensor(out, {}, back), rsi::ParseResult::kWrongType) << "Type ImFree";
+}
+
+TEST(RsiCodec, AUserElementCarriesOneExtraValue) {
+  // A force sensor wired to the controller, SEND section TAG="FT.Fz": <FT Fz=".."/>.
+  const std::string doc = "<Rob Type=\"KUKA\"><FT Fx=\"1\" Fz=\"-12.5\"/><IPOC>8</IPOC></Rob>";
+  const rsi::Extra ft{"FT", "Fz"};
+  rsi::RobotFrame f;
+  ASSERT_EQ(rsi::parse_robot(bytes(doc), f, ft), rsi::ParseResult::kOk);
+  EXPECT_TRUE(f.has_extra);
+  EXPECT_EQ(f.extra, -12.5);
+  ASSERT_EQ(rsi::parse_robot(bytes(doc), f), rsi::ParseResult::kOk);
+  EXPECT_FALSE(f.has_extra) << "skipped when not asked for";
+  EXPECT_EQ(rsi::parse_robot(bytes(doc), f, {"FT", "Fy"}), rsi::ParseResult::kMalformed);
+  Bytes out(rsi::kMaxDatagram);
+  f = {};
+  f.ipoc = 8;
+  f.has_extra = true;
+  f.extra = -12.5;
+  out.resize(rsi::write_robot(f, out, ft));
+  EXPECT_EQ(text(out), "<Rob Type=\"KUKA\"><FT Fz=\"-12.5000\"/><IPOC>8</IPOC></Rob>");
+  EXPECT_EQ(rsi::write_robot(f, out, {"F T", "Fz"}), 0U);
 }
 
 TEST(RsiCodec, WritersRefuseWhatDoesNotFit) {
@@ -238,16 +260,18 @@ struct FakeController {
   std::unique_ptr<RsiDriver> driver;
   sockaddr_in to{};
 
-  void send(std::uint64_t ipoc, double wire, std::uint64_t delay = 0) {
+  void send(std::uint64_t ipoc, double wire, std::uint64_t delay = 0, double force = 0.0) {
     rsi::RobotFrame f;
     f.has_rist = f.has_aipos = f.has_delay = true;
+    f.has_extra = !config.force_tag.empty();
+    f.extra = force;
     f.rist = {445.0, 0.0, 890.0, 180.0, 0.0, 180.0};
     f.aipos = {0.0, -90.0, 90.0, 0.0, 90.0, 0.0};
     (config.axis.mode == RsiMode::kAxis ? f.aipos : f.rist)[config.axis.index] = wire;
     f.ipoc = ipoc;
     f.delay = delay;
     Bytes frame(rsi::kMaxDatagram);
-    frame.resize(rsi::write_robot(f, frame));
+    frame.resize(rsi::write_robot(f, frame, {config.force_tag, config.force_attribute}));
     ASSERT_TRUE(socket.send_to(frame, to));
   }
   /// The next reply (nullopt after 1 s), parsed as `format`.
@@ -393,6 +417,33 @@ TEST(RsiDriver, AGrowingDelayCountPastTheLimitIsAnEmergencyStop) {
   ASSERT_EQ(robot.driver->command({0.0, 0.0}), DriverStatus::kFault);
 }
 
+TEST(RsiDriver, AForceRoutedThroughTheControllerIsAForceSensor) {
+  RsiDriverConfig c;
+  c.force_tag = "FT";
+  c.force_scale = 10.0;  // the controller sends daN
+  FakeController robot(c);
+  ForceSensorDriver& sensor = robot.driver->force_sensor();
+  robot.send(4, 890.0, 0, 1.25);
+  ASSERT_TRUE(robot.reply());
+  ForceSample s;
+  ASSERT_EQ(sensor.read(s), DriverStatus::kOk);
+  EXPECT_DOUBLE_EQ(s.force, 12.5);
+  EXPECT_EQ(s.cycle, 4);
+  sensor.tare();
+  robot.send(8, 890.0, 0, 2.0);
+  ASSERT_TRUE(robot.reply());
+  ASSERT_EQ(sensor.read(s), DriverStatus::kOk);
+  EXPECT_DOUBLE_EQ(s.force, 20.0 - 12.5);
+  FakeController plain;
+  EXPECT_THROW(plain.driver->force_sensor(), std::logic_error);
+  // Configured but missing from the <Rob>: malformed, not answered.
+  const UdpSocket& from = robot.socket;
+  ASSERT_TRUE(from.send_to(bytes("<Rob><RIst X=\"1\" Y=\"2\" Z=\"3\" A=\"4\" B=\"5\" "
+                                 "C=\"6\"/><IPOC>12</IPOC></Rob>"),
+                           robot.to));
+  ASSERT_TRUE(eventually([&] { return robot.driver->metrics().rejected_malformed == 1; }));
+}
+
 TEST(RsiDriver, ConfigurationIsCheckedNamingTheField) {
   const auto fails = [](const RsiDriverConfig& c, const std::string& field) {
     try {
@@ -415,6 +466,12 @@ TEST(RsiDriver, ConfigurationIsCheckedNamingTheField) {
   c.axis.index = 2;
   c.sen_type = "a\"b";
   EXPECT_TRUE(fails(c, "sen_type"));
+  c.sen_type = "ImFree";
+  c.force_tag = "F T";
+  EXPECT_TRUE(fails(c, "force_tag"));
+  c.force_tag = "FT";
+  c.force_scale = 0.0;
+  EXPECT_TRUE(fails(c, "force_scale"));
 }
 
 TEST(RsiDriver, CycleMethodsAllocateNothing) {
@@ -588,6 +645,30 @@ TEST(RsiControllerEmulator, ClosedLoopInTheRobotsRhythmMatchesTheInProcessLoopWi
     EXPECT_LE(deviation, bound) << "seed " << seed;
     EXPECT_FALSE(st.stopped);
   }
+}
+
+TEST(RsiControllerEmulator, TheSpecimensForceReachesTheForceSensor) {
+  auto e = emulator();
+  e.force_tag = "FT";
+  e.force_scale = 10.0;
+  e.plant.specimen_stiffness = 2e4;  // N/m
+  const std::uint16_t driver_port = free_udp_port();
+  e.sensor = {"127.0.0.1", driver_port};
+  e.plant.step = kRsiCycleFast;
+  RsiControllerEmulator robot(e);
+  RsiDriverConfig d;
+  d.local = {"127.0.0.1", driver_port};
+  d.robot = {"127.0.0.1", robot.port()};
+  d.force_tag = "FT";
+  d.force_scale = 10.0;
+  d.timeout = 1.0;
+  RsiDriver driver(d);
+  ASSERT_TRUE(driver.wait_for_robot(1.0));
+  hold(driver, 0.01, 0.7, kRsiCycleFast);
+  ForceSample s;
+  ASSERT_EQ(driver.force_sensor().read(s), DriverStatus::kOk);
+  std::printf("RSI force: %.4f N read, plant %.4f N\n", s.force, robot.plant().force);
+  EXPECT_NEAR(s.force, 2e4 * 0.01, 2e4 * 1e-6 + 10.0 * 5e-5) << "k·x, rounded to 1e-4 daN";
 }
 
 TEST(RsiControllerEmulator, AStepReachesItsTargetOverALossyJitteryWire) {

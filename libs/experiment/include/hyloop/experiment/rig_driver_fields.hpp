@@ -46,6 +46,9 @@ struct RigDriverSettings {
   std::string rsi_sen_type = "ImFree";
   std::string rsi_correction_tag;  ///< "" = RKorr (x, y, z) or AK (a1 … a6)
   int rsi_late_limit = 0;          ///< Delay.D above this stops the run; 0 = never
+  std::string rsi_force_tag;       ///< "" = no force in the <Rob>
+  std::string rsi_force_attribute = "Fz";
+  double rsi_force_scale = 1.0;  ///< N per wire unit
 };
 
 /// The driver configurations the block describes (`period`: the loop's step, s; `limits`: the
@@ -157,6 +160,15 @@ std::vector<BoundField<S>> rsi_fields(Get get) {
                  "(type: rsi) the controller's late-packet count (Delay.D) above which the run "
                  "stops; 0: never (the controller's own Timeout still stops RSI)",
                  at(&D::rsi_late_limit)),
+      text<S>("rig.driver.rsi.force_tag", FieldType::kString, {},
+              "(type: rsi) the <Rob> element carrying a force routed through the controller "
+              "(its SEND section's TAG=\"FT.Fz\" is <FT Fz=..>); \"\": none",
+              at(&D::rsi_force_tag)),
+      text<S>("rig.driver.rsi.force_attribute", FieldType::kString, {},
+              "(type: rsi) the attribute of force_tag holding the force",
+              at(&D::rsi_force_attribute)),
+      number<S>("rig.driver.rsi.force_scale", "", {},
+                "(type: rsi) N per wire unit of the force, non-zero", at(&D::rsi_force_scale)),
   };
 }
 

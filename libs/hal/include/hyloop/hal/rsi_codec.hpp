@@ -10,7 +10,9 @@
 //     <IPOC>3393226</IPOC>                                 the cycle's timestamp, ms
 //   </Rob>
 // (which elements come is the SEND section of the controller's config; others, e.g. Tech, DiL,
-// user tags, are skipped), and the sensor PC answers within the cycle with
+// user tags, are skipped, but one value of a user tag, e.g. a force routed through the
+// controller as <FT Fz=".."/>, can be read: an Extra), and the sensor PC answers within the
+// cycle with
 //   <Sen Type="ImFree"><RKorr X=".." .. C=".."/><IPOC>3393226</IPOC></Sen>   or  <AK A1=".." ../>
 // where Type is the controller's SENTYPE, the correction element (RKorr: X Y Z mm, A B C
 // degrees; AK: A1..A6 degrees) is named by its RECEIVE section, and IPOC echoes the Rob's.
@@ -60,6 +62,14 @@ struct RobotFrame {
   bool has_delay = false;
   Values rist{}, rsol{}, aipos{}, aspos{};
   std::uint64_t delay = 0;
+  bool has_extra = false;
+  double extra = 0.0;  ///< the Extra's value, as sent
+};
+
+/// One attribute of a user element of the <Rob> (the SEND section's TAG="FT.Fz": <FT Fz=".."/>).
+struct Extra {
+  std::string_view tag;  ///< "" = none
+  std::string_view attribute;
 };
 
 struct SensorFrame {
@@ -75,9 +85,14 @@ struct SensorFormat {
 };
 
 /// Parses a <Rob>; IPOC is required, the rest as sent.
-ParseResult parse_robot(std::span<const std::uint8_t> datagram, RobotFrame& out) noexcept;
+/// With `extra`, its element (once, the attribute present and finite) sets has_extra.
+ParseResult parse_robot(std::span<const std::uint8_t> datagram, RobotFrame& out,
+                        const Extra& extra = {}) noexcept;
 /// Writes a <Rob Type="KUKA"> with the elements flagged has_*, then IPOC. 0 when it does not fit.
-std::size_t write_robot(const RobotFrame& frame, std::span<std::uint8_t> out) noexcept;
+std::size_t write_robot(const RobotFrame& frame, std::span<std::uint8_t> out,
+                        const Extra& extra = {}) noexcept;
+/// Whether `name` can stand as an element or attribute name in the writers' output.
+[[nodiscard]] bool is_name(std::string_view name) noexcept;
 /// Parses a <Sen> of `format`: its correction element and IPOC are required.
 ParseResult parse_sensor(std::span<const std::uint8_t> datagram, const SensorFormat& format,
                          SensorFrame& out) noexcept;

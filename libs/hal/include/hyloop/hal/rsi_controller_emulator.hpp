@@ -53,6 +53,9 @@ struct RsiControllerEmulatorConfig {
   double correction_limit = 500.0;  ///< |correction| clipped to this, wire units; > 0
   double monitor_limit = 1000.0;    ///< |correction| beyond this stops RSI; ≥ correction_limit
   std::uint64_t ipoc_start = 3393226;
+  std::string force_tag;  ///< "" = none; else the plant's force goes out as <tag attr=".."/>
+  std::string force_attribute = "Fz";
+  double force_scale = 1.0;  ///< N per wire unit, as the driver's
   WireImpairments impairments;
   std::size_t latency_samples = 0;  ///< reply latencies kept (memory reserved up front)
 };

@@ -32,8 +32,13 @@
 // malformed, or without the axis' element; none reaches the loop or gets a reply. A command is
 // sent only when finite and within the limits (check_command); else kRejected, the last stays.
 //
-// RT-safety: command(), state(), emergency_stop_input(), health() and metrics() are wait-free
-// (seqlocks, relaxed atomics, one eventfd write); XML runs on the I/O thread only.
+// Force: with `force_tag`, one attribute of a user element of the <Rob> (a force sensor wired to
+// the controller and added to its SEND section, e.g. TAG="FT.Fz" → <FT Fz=".."/>) times
+// `force_scale` is the force in N, read through force_sensor() (ForceSensorDriver); a <Rob>
+// without it is malformed.
+//
+// RT-safety: command(), state(), read(), emergency_stop_input(), health() and metrics() are
+// wait-free (seqlocks, relaxed atomics, one eventfd write); XML runs on the I/O thread only.
 
 #include <atomic>
 #include <cstdint>
@@ -78,7 +83,10 @@ struct RsiDriverConfig {
   double reply_deadline = 0.002;
   double timeout = 0.1;          ///< s without a <Rob> once the loop commands → fault; ≥ period
   std::uint64_t late_limit = 0;  ///< Delay.D above this → emergency_stop_input(); 0 = never
-  ActuatorLimits limits;         ///< loop units
+  std::string force_tag;         ///< "" = no force in the <Rob>
+  std::string force_attribute = "Fz";
+  double force_scale = 1.0;  ///< N per wire unit; finite, ≠ 0
+  ActuatorLimits limits;     ///< loop units
 };
 
 /// Everything the constructor checks but binding. @throws std::invalid_argument naming the field.
@@ -106,6 +114,7 @@ struct RsiSample {
   double position = 0.0;
   double velocity = 0.0;
   std::uint64_t ipoc = 0;
+  double force = 0.0;        ///< N (force_tag), before tare
   std::uint64_t delay = 0;   ///< Delay.D
   double received_at = 0.0;  ///< monotonic_seconds()
   bool valid = false;
@@ -123,6 +132,9 @@ class RsiDriver final : public ActuatorDriver, private IoHandler {
   [[nodiscard]] ActuatorState state() const noexcept override;
   [[nodiscard]] bool emergency_stop_input() const noexcept override;
 
+  /// The force channel. @throws std::logic_error when no force_tag is configured.
+  ForceSensorDriver& force_sensor();
+
   [[nodiscard]] DriverStatus health() const noexcept;
   [[nodiscard]] RsiDriverMetrics metrics() const noexcept;
   [[nodiscard]] RsiSample latest() const noexcept { return sample_.load(); }
@@ -133,6 +145,7 @@ class RsiDriver final : public ActuatorDriver, private IoHandler {
  private:
   struct Counters;
   struct Session;
+  class ForceChannel;
 
   [[nodiscard]] double next_wake(double now) noexcept override;
   void before_receive(double now) noexcept override;
@@ -151,6 +164,7 @@ class RsiDriver final : public ActuatorDriver, private IoHandler {
   SeqLock<RsiSample> sample_;
   std::unique_ptr<Counters> counters_;
   std::unique_ptr<Session> session_;  ///< I/O thread only
+  std::unique_ptr<ForceChannel> force_;
   PacedIoLoop io_;
 };
 
