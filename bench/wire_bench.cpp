@@ -7,6 +7,9 @@
 //   egm: EgmDriver + EgmRobotEmulator at 4 ms. Reply latency = the controller's view: EgmRobot
 //     sent → first correction received. Two loops: "synced" answers each robot message (polls
 //     the driver every 100 µs), "timer" runs on its own 4 ms timer as a rig service does.
+//   rsi: RsiDriver + RsiControllerEmulator at 4 ms, the same two loops. Reply latency = the
+//     controller's view: <Rob> sent → the <Sen> with its IPOC received; late = Delay.D, the
+//     cycles whose reply was not back before the next tick (the controller's late packets).
 // Run:
 //   ./build/bin/wire_bench --seconds 60 --out bench/results/wire.json
 #include <sys/prctl.h>
@@ -25,6 +28,8 @@
 
 #include "hyloop/hal/egm_driver.hpp"
 #include "hyloop/hal/egm_robot_emulator.hpp"
+#include "hyloop/hal/rsi_controller_emulator.hpp"
+#include "hyloop/hal/rsi_driver.hpp"
 #include "hyloop/hal/udp_target_driver.hpp"
 #include "hyloop/hal/udp_target_emulator.hpp"
 
@@ -132,6 +137,33 @@ nlohmann::json run_udp(double rate, double seconds) {
           {"reordered", m.reordered}};
 }
 
+/// Commands a 10 mm sine for `seconds`: `synced` once per controller message (`stamp()` changed;
+/// polled every 100 µs), else on its own timer of `period`.
+template <typename Stamp>
+void drive(hal::ActuatorDriver& driver, Stamp stamp, bool synced, double seconds, double period) {
+  const auto start = std::chrono::steady_clock::now();
+  const auto end = start + std::chrono::duration<double>(seconds);
+  const auto step = std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+      std::chrono::duration<double>(period));
+  std::uint64_t last = stamp();
+  auto deadline = start;
+  for (std::int64_t k = 0; std::chrono::steady_clock::now() < end; ++k) {
+    if (synced) {
+      const std::uint64_t now = stamp();
+      if (now == last) {
+        std::this_thread::sleep_for(std::chrono::microseconds(100));
+        continue;
+      }
+      last = now;
+    } else {
+      deadline += step;
+      std::this_thread::sleep_until(deadline);
+    }
+    driver.command(
+        {0.01 * std::sin(2.0 * std::numbers::pi * static_cast<double>(k) * period), 0.0});
+  }
+}
+
 /// One EGM run: `synced` answers each robot message, else a 4 ms timer loop.
 nlohmann::json run_egm(bool synced, double seconds) {
   constexpr double kPeriod = 0.004;
@@ -148,26 +180,9 @@ nlohmann::json run_egm(bool synced, double seconds) {
   d.timeout = 1.0;
   hal::EgmDriver driver(d);
   driver.wait_for_robot(1.0);
-  const auto start = std::chrono::steady_clock::now();
-  const auto end = start + std::chrono::duration<double>(seconds);
   const hal::EgmRobotEmulatorStats before = robot.stats();
-  std::uint32_t last = driver.latest().seqno;
-  auto deadline = start;
-  for (std::int64_t k = 0; std::chrono::steady_clock::now() < end; ++k) {
-    if (synced) {
-      const hal::EgmSample s = driver.latest();
-      if (s.seqno == last) {
-        std::this_thread::sleep_for(std::chrono::microseconds(100));
-        continue;
-      }
-      last = s.seqno;
-    } else {
-      deadline += std::chrono::microseconds(4000);
-      std::this_thread::sleep_until(deadline);
-    }
-    driver.command(
-        {0.01 * std::sin(2.0 * std::numbers::pi * static_cast<double>(k) * kPeriod), 0.0});
-  }
+  drive(
+      driver, [&] { return std::uint64_t{driver.latest().seqno}; }, synced, seconds, kPeriod);
   robot.stop();
   const hal::EgmRobotEmulatorStats st = robot.stats();
   const hal::EgmDriverMetrics m = driver.metrics();
@@ -182,6 +197,43 @@ nlohmann::json run_egm(bool synced, double seconds) {
           {"reply_p99_us", 1e6 * percentile(lat, 0.99)},
           {"reply_max_us", 1e6 * percentile(lat, 1.0)},
           {"missing_replies", st.missing_replies - before.missing_replies},
+          {"late_replies_at_deadline", m.late_replies},
+          {"controller_late_ticks", st.late_ticks}};
+}
+
+/// One RSI run: `synced` answers each <Rob>, else a 4 ms timer loop.
+nlohmann::json run_rsi(bool synced, double seconds) {
+  constexpr double kPeriod = hal::kRsiCycleFast;
+  const std::uint16_t driver_port = hal::free_udp_port();
+  hal::RsiControllerEmulatorConfig e;
+  e.sensor = {"127.0.0.1", driver_port};
+  e.plant.step = kPeriod;
+  e.late_limit = 1000000;  // measure, do not stop
+  e.latency_samples = static_cast<std::size_t>(seconds / kPeriod) + 1000;
+  hal::RsiControllerEmulator robot(e);
+  hal::RsiDriverConfig d;
+  d.local = {"127.0.0.1", driver_port};
+  d.robot = {"127.0.0.1", robot.port()};
+  d.timeout = 1.0;
+  hal::RsiDriver driver(d);
+  driver.wait_for_robot(1.0);
+  const hal::RsiControllerEmulatorStats before = robot.stats();
+  drive(
+      driver, [&] { return driver.latest().ipoc; }, synced, seconds, kPeriod);
+  robot.stop();
+  const hal::RsiControllerEmulatorStats st = robot.stats();
+  const hal::RsiDriverMetrics m = driver.metrics();
+  const std::vector<double>& lat = robot.reply_latencies();
+  return {{"driver", "rsi"},
+          {"loop", synced ? "synced to the robot" : "own 4 ms timer"},
+          {"period_ms", 1e3 * kPeriod},
+          {"seconds", seconds},
+          {"robot_messages", st.sent - before.sent},
+          {"replies_measured", lat.size()},
+          {"reply_p50_us", 1e6 * percentile(lat, 0.5)},
+          {"reply_p99_us", 1e6 * percentile(lat, 0.99)},
+          {"reply_max_us", 1e6 * percentile(lat, 1.0)},
+          {"controller_late_packets", st.late - before.late},
           {"late_replies_at_deadline", m.late_replies},
           {"controller_late_ticks", st.late_ticks}};
 }
@@ -214,6 +266,10 @@ int main(int argc, char** argv) {
   for (bool synced : {true, false}) {
     const std::string load = loadavg();
     record(run_egm(synced, seconds), load);
+  }
+  for (bool synced : {true, false}) {
+    const std::string load = loadavg();
+    record(run_rsi(synced, seconds), load);
   }
   std::ofstream(out) << results.dump(2) << "\n";
   return 0;

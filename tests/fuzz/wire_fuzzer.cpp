@@ -1,13 +1,16 @@
-// Fuzz target: the wire drivers' decoders (libs/hal udp_packet.hpp, egm_codec.hpp), which see
-// whatever a peer or an attacker on the network sends.
+// Fuzz target: the wire drivers' decoders (libs/hal udp_packet.hpp, egm_codec.hpp, rsi_codec.hpp),
+// which see whatever a peer or an attacker on the network sends.
 //
-// Input: [0] selects the decoder (mod 3): a UDP target measurement packet (u16 sequence, f32, i32
-// big-endian, u32, u8, f64), an EgmRobot, an EgmSensor; the rest is one datagram.
+// Input: [0] selects the decoder (mod 5): a UDP target measurement packet (u16 sequence, f32, i32
+// big-endian, u32, u8, f64), an EgmRobot, an EgmSensor, an RSI <Rob>, an RSI <Sen Type="ImFree">
+// with RKorr; the rest is one datagram.
 //
 // Invariants (beyond "no crash, no sanitizer report"): a UDP packet decodes only when it is
 // exactly the layout's size, then every value is finite and re-encoding it decodes to the same
 // values (−0 may come back as +0: value = raw·scale + offset); an accepted EGM message has
-// finite values, and re-encoding and parsing it again gives the same message.
+// finite values, and re-encoding and parsing it again gives the same message; an accepted RSI
+// frame has finite values and, written again (fixed decimals) and parsed, the same IPOC and
+// elements with values within half a unit of the last decimal (or the writer refuses |v| ≥ 1e9).
 
 #include <array>
 #include <cmath>
@@ -17,12 +20,14 @@
 
 #include "fuzz_support.hpp"
 #include "hyloop/hal/egm_codec.hpp"
+#include "hyloop/hal/rsi_codec.hpp"
 #include "hyloop/hal/udp_packet.hpp"
 
 namespace {
 
 namespace hal = hyloop::hal;
 namespace egm = hyloop::hal::egm;
+namespace rsi = hyloop::hal::rsi;
 
 const hal::PacketCodec& packet_codec() {
   static const hal::PacketCodec codec("fuzz layout", [] {
@@ -98,6 +103,53 @@ void check_correction(std::span<const std::uint8_t> datagram) {
       "EgmSensor changed through re-encoding");
 }
 
+bool near(const rsi::Values& a, const rsi::Values& b, double tolerance) {
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    if (!(std::abs(a[i] - b[i]) <= tolerance)) return false;
+  }
+  return true;
+}
+
+void check_rsi_robot(std::span<const std::uint8_t> datagram) {
+  rsi::RobotFrame f;
+  if (rsi::parse_robot(datagram, f) != rsi::ParseResult::kOk) {
+    return;
+  }
+  FUZZ_CHECK(finite(f.rist) && finite(f.rsol) && finite(f.aipos) && finite(f.aspos),
+             "accepted a <Rob> value that is not finite");
+  std::vector<std::uint8_t> again(rsi::kMaxDatagram);
+  again.resize(rsi::write_robot(f, again));
+  if (again.empty()) {
+    return;  // a value the writer refuses (|v| >= 1e9)
+  }
+  rsi::RobotFrame back;
+  FUZZ_CHECK(rsi::parse_robot(again, back) == rsi::ParseResult::kOk, "re-written <Rob>");
+  FUZZ_CHECK(back.ipoc == f.ipoc && back.has_rist == f.has_rist && back.has_aipos == f.has_aipos &&
+                 back.delay == f.delay,
+             "<Rob> changed through re-writing");
+  FUZZ_CHECK(near(back.rist, f.rist, 5e-5) && near(back.aipos, f.aipos, 5e-5) &&
+                 near(back.rsol, f.rsol, 5e-5) && near(back.aspos, f.aspos, 5e-5),
+             "a <Rob> value moved by more than the 4 decimals written");
+}
+
+void check_rsi_sensor(std::span<const std::uint8_t> datagram) {
+  const rsi::SensorFormat format;
+  rsi::SensorFrame s;
+  if (rsi::parse_sensor(datagram, format, s) != rsi::ParseResult::kOk) {
+    return;
+  }
+  FUZZ_CHECK(finite(s.correction), "accepted a correction that is not finite");
+  std::vector<std::uint8_t> again(rsi::kMaxDatagram);
+  again.resize(rsi::write_sensor(s, format, again));
+  if (again.empty()) {
+    return;
+  }
+  rsi::SensorFrame back;
+  FUZZ_CHECK(rsi::parse_sensor(again, format, back) == rsi::ParseResult::kOk, "re-written <Sen>");
+  FUZZ_CHECK(back.ipoc == s.ipoc && near(back.correction, s.correction, 5e-7),
+             "<Sen> changed through re-writing");
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
@@ -105,15 +157,21 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     return 0;
   }
   const std::span<const std::uint8_t> datagram(data + 1, size - 1);
-  switch (data[0] % 3) {
+  switch (data[0] % 5) {
     case 0:
       check_packet(datagram);
       break;
     case 1:
       check_robot(datagram);
       break;
-    default:
+    case 2:
       check_correction(datagram);
+      break;
+    case 3:
+      check_rsi_robot(datagram);
+      break;
+    default:
+      check_rsi_sensor(datagram);
       break;
   }
   return 0;

@@ -1,5 +1,6 @@
 #include "hyloop/experiment/rig_driver_fields.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 
@@ -109,13 +110,61 @@ hal::EgmDriverConfig egm_driver_config(const RigDriverSettings& d,
   return c;
 }
 
+hal::RsiDriverConfig rsi_driver_config(const RigDriverSettings& d,
+                                       const hal::ActuatorLimits& limits) {
+  hal::RsiDriverConfig c;
+  c.local = endpoint(d.local_address, d.local_port);
+  c.robot = endpoint(d.peer_address, d.peer_port);
+  const bool axis = d.rsi_axis.size() == 2 && d.rsi_axis[0] == 'a';
+  c.axis.mode = axis ? hal::RsiMode::kAxis : hal::RsiMode::kCartesian;
+  c.axis.index = axis ? d.rsi_axis.back() - '1' : d.rsi_axis[0] - 'x';
+  c.axis.scale = d.rsi_scale;
+  c.sen_type = d.rsi_sen_type;
+  c.correction_tag = d.rsi_correction_tag;
+  c.period = d.rsi_cycle_ms == 12 ? hal::kRsiCycleSlow : hal::kRsiCycleFast;
+  c.reply_deadline = d.rsi_reply_deadline_s;
+  c.timeout = d.timeout_s;
+  c.late_limit = static_cast<std::uint64_t>(std::max(d.rsi_late_limit, 0));
+  c.force_tag = d.rsi_force_tag;
+  c.force_attribute = d.rsi_force_attribute;
+  c.force_scale = d.rsi_force_scale;
+  c.limits = limits;
+  return c;
+}
+
+namespace {
+
+void validate_rsi(const RigDriverSettings& d) {
+  const std::string& a = d.rsi_axis;
+  const bool cartesian = a == "x" || a == "y" || a == "z";
+  if (!cartesian && !(a.size() == 2 && a[0] == 'a' && a[1] >= '1' && a[1] <= '6')) {
+    throw ScenarioError("rig.driver.rsi.axis: \"" + excerpt(a) + "\" must be x, y, z or a1..a6");
+  }
+  require(d.rsi_cycle_ms == 4 || d.rsi_cycle_ms == 12, "rig.driver.rsi.cycle_ms", d.rsi_cycle_ms,
+          "must be 4 or 12 (the RSI cycles)");
+  require(std::isfinite(d.rsi_scale) && d.rsi_scale != 0.0, "rig.driver.rsi.scale", d.rsi_scale,
+          "must be finite and non-zero");
+  require(d.rsi_reply_deadline_s > 0.0 && d.rsi_reply_deadline_s < 1e-3 * d.rsi_cycle_ms,
+          "rig.driver.rsi.reply_deadline_s", d.rsi_reply_deadline_s,
+          "must be > 0 s and below rig.driver.rsi.cycle_ms");
+  require(d.timeout_s >= 1e-3 * d.rsi_cycle_ms, "rig.driver.timeout_s", d.timeout_s,
+          "must be at least rig.driver.rsi.cycle_ms");
+  try {
+    hal::validate(rsi_driver_config(d, {}));
+  } catch (const std::invalid_argument& e) {
+    refuse("rsi", e);
+  }
+}
+
+}  // namespace
+
 void validate_rig_driver(const RigDriverSettings& d, double period) {
   if (d.type == "emulator") {
     return;
   }
-  if (d.type != "udp" && d.type != "egm") {
+  if (d.type != "udp" && d.type != "egm" && d.type != "rsi") {
     throw ScenarioError("rig.driver.type: \"" + excerpt(d.type) +
-                        "\" must be emulator, udp or egm");
+                        "\" must be emulator, udp, egm or rsi");
   }
   try {
     (void)hal::to_sockaddr("local", endpoint(d.local_address, d.local_port));
@@ -133,6 +182,10 @@ void validate_rig_driver(const RigDriverSettings& d, double period) {
     } catch (const std::invalid_argument& e) {
       refuse("udp", e);
     }
+    return;
+  }
+  if (d.type == "rsi") {
+    validate_rsi(d);
     return;
   }
   require(std::isfinite(d.egm_scale) && d.egm_scale != 0.0, "rig.driver.egm.scale", d.egm_scale,

@@ -79,6 +79,46 @@ rig: {driver: {type: egm, local_port: 6511, peer_address: 192.168.125.1, egm: {a
       1);
 }
 
+TEST(RigDriverFields, ParsesAKukaRsiAxis) {
+  const Scenario s = parse(R"(
+rig:
+  driver:
+    type: rsi
+    local_port: 49152
+    peer_address: 192.168.1.1
+    timeout_s: 0.1
+    rsi: {axis: a3, scale: 57.29577951308232, cycle_ms: 12, reply_deadline_s: 0.005,
+          sen_type: Lab, correction_tag: AKorr, late_limit: 50, force_tag: FT, force_scale: 10}
+)");
+  const hal::RsiDriverConfig c = rsi_driver_config(s.driver, {-0.5, 0.5, 1.0});
+  EXPECT_EQ(c.axis.mode, hal::RsiMode::kAxis);
+  EXPECT_EQ(c.axis.index, 2);
+  EXPECT_EQ(c.axis.scale, 57.29577951308232);
+  EXPECT_EQ(c.period, hal::kRsiCycleSlow);
+  EXPECT_EQ(c.reply_deadline, 0.005);
+  EXPECT_EQ(c.sen_type, "Lab");
+  EXPECT_EQ(c.correction_tag, "AKorr");
+  EXPECT_EQ(c.late_limit, 50U);
+  EXPECT_EQ(c.force_tag, "FT");
+  EXPECT_EQ(c.force_attribute, "Fz");
+  EXPECT_EQ(c.force_scale, 10.0);
+  EXPECT_EQ(c.local.port, 49152);
+  EXPECT_EQ(c.robot.address, "192.168.1.1");
+  EXPECT_EQ(c.robot.port, 0);
+  EXPECT_EQ(c.limits.position_max, 0.5);
+  const hal::RsiDriverConfig x = rsi_driver_config(parse("rig: {driver: {type: rsi}}").driver, {});
+  EXPECT_EQ(x.axis.mode, hal::RsiMode::kCartesian);
+  EXPECT_EQ(x.axis.index, 2) << "z by default";
+  EXPECT_EQ(x.period, hal::kRsiCycleFast);
+  EXPECT_EQ(x.sen_type, "ImFree");
+  EXPECT_EQ(
+      rsi_driver_config(parse("rig: {driver: {type: rsi, rsi: {axis: x}}}").driver, {}).axis.index,
+      0);
+  Scenario again;
+  table().parse(YAML::Load(table().emit(s)), "resolved.yaml", again);
+  EXPECT_EQ(table().emit(again), table().emit(s));
+}
+
 void expect_refused(const std::string& yaml, const std::string& message) {
   try {
     parse(yaml);
@@ -89,7 +129,18 @@ void expect_refused(const std::string& yaml, const std::string& message) {
 }
 
 TEST(RigDriverFields, RefusesWhatTheDriverWouldNamingTheField) {
-  expect_refused("rig: {driver: {type: rsi}}", "rig.driver.type");
+  expect_refused("rig: {driver: {type: fanuc}}", "rig.driver.type");
+  expect_refused("rig: {driver: {type: rsi, rsi: {cycle_ms: 8}}}", "rig.driver.rsi.cycle_ms");
+  expect_refused("rig: {driver: {type: rsi, rsi: {axis: a7}}}", "rig.driver.rsi.axis");
+  expect_refused("rig: {driver: {type: rsi, rsi: {scale: 0}}}", "rig.driver.rsi.scale");
+  expect_refused("rig: {driver: {type: rsi, rsi: {reply_deadline_s: 0.004}}}",
+                 "rig.driver.rsi.reply_deadline_s");
+  expect_refused("rig: {driver: {type: rsi, rsi: {sen_type: 'a\"b'}}}",
+                 "rig.driver.rsi: sen_type = 'a\"b'");
+  expect_refused("rig: {driver: {type: rsi, rsi: {correction_tag: 'R Korr'}}}",
+                 "rig.driver.rsi: sen_type");
+  expect_refused("rig: {driver: {type: rsi, rsi: {force_tag: FT, force_scale: 0}}}",
+                 "rig.driver.rsi: force_scale");
   expect_refused("rig: {driver: {type: udp, peer_address: robot.local, peer_port: 1}}",
                  "rig.driver.local_address/peer_address: peer.address = 'robot.local'");
   expect_refused("rig: {driver: {type: udp, peer_port: 1, udp: {command: [{name: x, type: f16}]}}}",

@@ -65,7 +65,9 @@ UdpTargetDriver::UdpTargetDriver(const UdpTargetConfig& config)
       peer_(to_sockaddr("peer", config.peer)),
       socket_("local", config.local),
       link_(config.timeout),
-      counters_(std::make_unique<Counters>()) {
+      counters_(std::make_unique<Counters>()),
+      io_(socket_, {peer_, false, kMaxPacketBytes, &counters_->rejected_foreign,
+                    &counters_->rejected_malformed}) {
   require(cmd_position_.present, "signals.command_position (empty)", 0.0,
           "the name of a command field");
   require(meas_position_.present, "signals.measured_position (empty)", 0.0,
@@ -82,14 +84,10 @@ UdpTargetDriver::UdpTargetDriver(const UdpTargetConfig& config)
   if (meas_force_.present) {
     force_ = std::make_unique<ForceChannel>(*this);
   }
-  io_ = std::thread([this] { run(); });
+  io_.start(*this);
 }
 
-UdpTargetDriver::~UdpTargetDriver() {
-  stop_.store(true);
-  wakeup_.notify();
-  io_.join();
-}
+UdpTargetDriver::~UdpTargetDriver() { io_.stop(); }
 
 ForceSensorDriver& UdpTargetDriver::force_sensor() {
   if (!force_) {
@@ -110,7 +108,7 @@ DriverStatus UdpTargetDriver::command(const ActuatorCommand& c) noexcept {
   link_.commanded();
   ++command_sequence_;
   pending_.store({c.position, c.velocity, command_sequence_});
-  wakeup_.notify();
+  io_.notify();
   return health_now;
 }
 
@@ -149,20 +147,7 @@ bool UdpTargetDriver::wait_for_measurement(double timeout) const {
   return poll_until([this] { return sample_.load().valid; }, timeout);
 }
 
-void UdpTargetDriver::run() noexcept {
-  while (!stop_.load(std::memory_order_relaxed)) {
-    const int ready = wait_readable(socket_.fd(), wakeup_.fd(), 0.1);
-    if ((ready & 2) != 0) {
-      wakeup_.drain();
-      send_pending();
-    }
-    if ((ready & 1) != 0) {
-      receive_all();
-    }
-  }
-}
-
-void UdpTargetDriver::send_pending() noexcept {
+void UdpTargetDriver::before_receive(double /*now*/) noexcept {
   const Pending p = pending_.load();
   if (p.sequence == last_sent_) {
     return;
@@ -186,23 +171,8 @@ void UdpTargetDriver::send_pending() noexcept {
   }
 }
 
-void UdpTargetDriver::receive_all() noexcept {
-  std::array<std::uint8_t, kMaxPacketBytes + 1> buffer{};
-  sockaddr_in from{};
-  for (long n = socket_.receive(buffer, from); n >= 0; n = socket_.receive(buffer, from)) {
-    if (!same_endpoint(from, peer_)) {
-      bump(counters_->rejected_foreign);
-      continue;
-    }
-    if (static_cast<std::size_t>(n) > kMaxPacketBytes) {
-      bump(counters_->rejected_malformed);
-      continue;
-    }
-    accept({buffer.data(), static_cast<std::size_t>(n)}, monotonic_seconds());
-  }
-}
-
-void UdpTargetDriver::accept(std::span<const std::uint8_t> datagram, double now) noexcept {
+void UdpTargetDriver::on_datagram(std::span<const std::uint8_t> datagram,
+                                  const sockaddr_in& /*from*/, double now) noexcept {
   std::array<double, kMaxPacketFields> values{};
   std::uint64_t sequence = 0;
   if (measurement_codec_.decode(datagram, values, sequence) != DecodeResult::kOk) {

@@ -52,7 +52,9 @@ UdpTargetEmulator::UdpTargetEmulator(const UdpTargetEmulatorConfig& config)
       plant_(config.plant),
       counters_(std::make_unique<Counters>()),
       period_(config.plant.step),
-      wire_(config.impairments, 1.5 * config.plant.step) {
+      wire_(config.impairments, 1.5 * config.plant.step),
+      io_(socket_, {host_, false, kMaxPacketBytes, &counters_->rejected_foreign,
+                    &counters_->rejected_malformed}) {
   validate_emulator_config(config);
   const auto position =
       optional_field(command_codec_, config.signals.command_position, "command_position");
@@ -74,14 +76,11 @@ UdpTargetEmulator::UdpTargetEmulator(const UdpTargetEmulatorConfig& config)
   plant_.reset(config.initial_position);
   plant_view_.store(plant_.measurement());
   held_ = config.initial_position;
-  io_ = std::thread([this] { run(); });
+  last_step_at_ = monotonic_seconds();
+  io_.start(*this);
 }
 
-UdpTargetEmulator::~UdpTargetEmulator() {
-  stop_.store(true);
-  wakeup_.notify();
-  io_.join();
-}
+UdpTargetEmulator::~UdpTargetEmulator() { io_.stop(); }
 
 UdpTargetEmulatorStats UdpTargetEmulator::stats() const noexcept {
   const Counters& c = *counters_;
@@ -102,21 +101,12 @@ UdpTargetEmulatorStats UdpTargetEmulator::stats() const noexcept {
   return s;
 }
 
-void UdpTargetEmulator::run() noexcept {
-  last_step_at_ = monotonic_seconds();
-  while (!stop_.load(std::memory_order_relaxed)) {
-    double now = monotonic_seconds();
-    const int ready = wait_readable(socket_.fd(), wakeup_.fd(), next_wake(now) - now);
-    now = monotonic_seconds();
-    if ((ready & 1) != 0) {
-      receive_all(now);
-    }
-    tick(now);
-    bump(counters_->sent, wire_.flush(socket_, host_, now));
-  }
+void UdpTargetEmulator::after_receive(double now) noexcept {
+  tick(now);
+  bump(counters_->sent, wire_.flush(socket_, host_, now));
 }
 
-double UdpTargetEmulator::next_wake(double now) const noexcept {
+double UdpTargetEmulator::next_wake(double now) noexcept {
   double wake = last_step_at_ + (mode_ == Mode::kRunning ? 1.5 : 1.0) * period_;
   return std::max(wire_.next_due(wake), now);
 }
@@ -147,28 +137,19 @@ void UdpTargetEmulator::tick(double now) noexcept {
   }
 }
 
-void UdpTargetEmulator::receive_all(double now) noexcept {
-  std::array<std::uint8_t, kMaxPacketBytes + 1> buffer{};
+void UdpTargetEmulator::on_datagram(std::span<const std::uint8_t> datagram,
+                                    const sockaddr_in& /*from*/, double now) noexcept {
   std::array<double, kMaxPacketFields> values{};
-  sockaddr_in from{};
-  for (long n = socket_.receive(buffer, from); n >= 0; n = socket_.receive(buffer, from)) {
-    if (!same_endpoint(from, host_)) {
-      bump(counters_->rejected_foreign);
-      continue;
-    }
-    std::uint64_t sequence = 0;
-    if (static_cast<std::size_t>(n) > kMaxPacketBytes ||
-        command_codec_.decode({buffer.data(), static_cast<std::size_t>(n)}, values, sequence) !=
-            DecodeResult::kOk) {
-      bump(counters_->rejected_malformed);
-      continue;
-    }
-    if (wire_.lose_incoming()) {
-      bump(counters_->dropped_in);
-      continue;
-    }
-    on_command(sequence, values[cmd_position_], cmd_velocity_ ? values[*cmd_velocity_] : 0.0, now);
+  std::uint64_t sequence = 0;
+  if (command_codec_.decode(datagram, values, sequence) != DecodeResult::kOk) {
+    bump(counters_->rejected_malformed);
+    return;
   }
+  if (wire_.lose_incoming()) {
+    bump(counters_->dropped_in);
+    return;
+  }
+  on_command(sequence, values[cmd_position_], cmd_velocity_ ? values[*cmd_velocity_] : 0.0, now);
 }
 
 void UdpTargetEmulator::on_command(std::uint64_t raw_sequence, double position, double velocity,

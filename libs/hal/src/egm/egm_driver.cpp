@@ -24,10 +24,8 @@ void validate(const EgmAxis& axis) {
 }
 
 struct EgmDriver::Counters {
-  std::atomic<std::uint64_t> received{0}, replies{0}, lost{0}, duplicate{0}, reordered{0},
-      sessions{0}, rejected_foreign{0}, rejected_malformed{0}, rejected_commands{0},
-      late_replies{0}, late_weight{0};
-  std::atomic<double> reply_time_max{0.0};
+  std::atomic<std::uint64_t> received{0}, lost{0}, duplicate{0}, reordered{0}, sessions{0},
+      rejected_foreign{0}, rejected_malformed{0};
 };
 
 struct EgmDriver::Session {
@@ -37,16 +35,11 @@ struct EgmDriver::Session {
   egm::RobotMessage start;
   double start_value = 0.0;  ///< start[axis], wire units
   std::uint32_t reply_seqno = 0;
-  std::uint64_t command_base = 0;  ///< the loop's command sequence when the session started
   double last_value = 0.0;
   double last_clock = -1.0;
   // The EgmRobot awaiting its answer.
-  bool awaiting = false;
   egm::RobotMessage message;
   sockaddr_in from{};
-  double received_at = 0.0;
-  std::uint64_t command_at_arrival = 0;
-  std::uint64_t late_run = 0;
   bool was_running = false;
   double opened_at = 0.0;
 };
@@ -55,9 +48,11 @@ EgmDriver::EgmDriver(const EgmDriverConfig& config)
     : config_(config),
       robot_(to_sockaddr("robot", config.robot)),
       socket_("local", config.local),
-      link_(config.timeout),
+      reply_(config.limits, config.reply_deadline, config.timeout),
       counters_(std::make_unique<Counters>()),
-      session_(std::make_unique<Session>()) {
+      session_(std::make_unique<Session>()),
+      io_(socket_, {robot_, config.robot.port == 0, egm::kMaxDatagram, &counters_->rejected_foreign,
+                    &counters_->rejected_malformed}) {
   validate(config.axis);
   require(std::isfinite(config.period) && config.period > 0.0, "period", config.period,
           "finite and > 0 s");
@@ -67,25 +62,13 @@ EgmDriver::EgmDriver(const EgmDriverConfig& config)
   require(std::isfinite(config.timeout) && config.timeout >= config.period, "timeout",
           config.timeout, "finite and >= period");
   session_->opened_at = monotonic_seconds();
-  io_ = std::thread([this] { run(); });
+  io_.start(*this);
 }
 
-EgmDriver::~EgmDriver() {
-  stop_.store(true);
-  wakeup_.notify();
-  io_.join();
-}
+EgmDriver::~EgmDriver() { io_.stop(); }
 
 DriverStatus EgmDriver::command(const ActuatorCommand& c) noexcept {
-  const DriverStatus now = health();
-  if (check_command(c, config_.limits) != LimitVerdict::kOk) {
-    bump(counters_->rejected_commands);
-    return now == DriverStatus::kFault ? now : DriverStatus::kRejected;
-  }
-  link_.commanded();
-  pending_.store({c.position, ++command_sequence_});
-  wakeup_.notify();
-  return now;
+  return reply_.command(c, io_);
 }
 
 ActuatorState EgmDriver::state() const noexcept {
@@ -93,26 +76,27 @@ ActuatorState EgmDriver::state() const noexcept {
   return {s.position, s.velocity};
 }
 
-bool EgmDriver::emergency_stop_input() const noexcept { return link_.device_stop(); }
+bool EgmDriver::emergency_stop_input() const noexcept { return reply_.link().device_stop(); }
 
-DriverStatus EgmDriver::health() const noexcept { return link_.health(); }
+DriverStatus EgmDriver::health() const noexcept { return reply_.health(); }
 
 EgmDriverMetrics EgmDriver::metrics() const noexcept {
   const Counters& c = *counters_;
   constexpr auto r = std::memory_order_relaxed;
+  const PacedReplyMetrics p = reply_.metrics();
   EgmDriverMetrics m;
   m.received = c.received.load(r);
-  m.replies = c.replies.load(r);
+  m.replies = p.replies;
   m.lost = c.lost.load(r);
   m.duplicate = c.duplicate.load(r);
   m.reordered = c.reordered.load(r);
   m.sessions = c.sessions.load(r);
   m.rejected_foreign = c.rejected_foreign.load(r);
   m.rejected_malformed = c.rejected_malformed.load(r);
-  m.rejected_commands = c.rejected_commands.load(r);
-  m.late_replies = c.late_replies.load(r);
-  m.late_weight = c.late_weight.load(r);
-  m.reply_time_max = c.reply_time_max.load(r);
+  m.rejected_commands = p.rejected_commands;
+  m.late_replies = p.late_replies;
+  m.late_weight = p.late_weight;
+  m.reply_time_max = p.reply_time_max;
   return m;
 }
 
@@ -120,38 +104,12 @@ bool EgmDriver::wait_for_robot(double timeout) const {
   return poll_until([this] { return sample_.load().valid; }, timeout);
 }
 
-void EgmDriver::run() noexcept {
-  std::array<std::uint8_t, egm::kMaxDatagram + 1> buffer{};
-  Session& s = *session_;
-  while (!stop_.load(std::memory_order_relaxed)) {
-    const double deadline = s.received_at + config_.reply_deadline;
-    const double wait = s.awaiting ? deadline - monotonic_seconds() : 0.1;
-    const int ready = wait_readable(socket_.fd(), wakeup_.fd(), wait);
-    if ((ready & 2) != 0) {
-      wakeup_.drain();
-    }
-    if (s.awaiting) {
-      if (pending_.load().sequence > s.command_at_arrival) {
-        answer(false);
-      } else if (monotonic_seconds() >= deadline) {
-        answer(true);
-      }
-    }
-    if ((ready & 1) == 0) {
-      continue;
-    }
-    sockaddr_in from{};
-    for (long n = socket_.receive(buffer, from); n >= 0; n = socket_.receive(buffer, from)) {
-      const bool from_robot = from.sin_addr.s_addr == robot_.sin_addr.s_addr &&
-                              (config_.robot.port == 0 || from.sin_port == robot_.sin_port);
-      if (!from_robot) {
-        bump(counters_->rejected_foreign);
-      } else if (static_cast<std::size_t>(n) > egm::kMaxDatagram) {
-        bump(counters_->rejected_malformed);
-      } else {
-        on_datagram({buffer.data(), static_cast<std::size_t>(n)}, from, monotonic_seconds());
-      }
-    }
+double EgmDriver::next_wake(double now) noexcept { return reply_.next_wake(now); }
+
+void EgmDriver::before_receive(double now) noexcept {
+  const PacedReply::Due due = reply_.due(now);
+  if (due != PacedReply::Due::kNotYet) {
+    answer(due == PacedReply::Due::kLate);
   }
 }
 
@@ -173,15 +131,13 @@ void EgmDriver::on_datagram(std::span<const std::uint8_t> datagram, const sockad
     return;
   }
   Session& s = *session_;
-  if (s.awaiting) {
+  if (reply_.awaiting()) {
     answer(true);  // the next EgmRobot is here: answer the previous one now
   }
-  s.command_at_arrival = pending_.load().sequence;  // before the loop can see the message
+  reply_.arrived(now);  // before the loop can see the message
   publish(m, now);
-  s.awaiting = true;
   s.message = m;
   s.from = from;
-  s.received_at = now;
 }
 
 bool EgmDriver::accept_sequence(std::uint32_t seqno) noexcept {
@@ -213,7 +169,7 @@ void EgmDriver::publish(const egm::RobotMessage& m, double now) noexcept {
     s.start = m;
     s.start_value = value;
     s.reply_seqno = 0;
-    s.command_base = pending_.load().sequence;
+    reply_.restart();
     s.last_value = value;
     s.last_clock = clock;
     s.was_running = false;
@@ -236,46 +192,36 @@ void EgmDriver::publish(const egm::RobotMessage& m, double now) noexcept {
   s.last_seqno = m.seqno;
   s.last_value = value;
   s.last_clock = clock;
-  link_.heard(now);
+  reply_.link().heard(now);
   bump(counters_->received);
   const bool running = m.motor == egm::MotorState::kOn && m.mci == egm::MciState::kRunning;
   if (s.was_running && !running) {
-    link_.device_stopped();
+    reply_.link().device_stopped();
   }
   s.was_running = s.was_running || running;
 }
 
 void EgmDriver::answer(bool at_deadline) noexcept {
   Session& s = *session_;
-  s.awaiting = false;
   const egm::RobotMessage& m = s.message;
-  const Pending p = pending_.load();
+  const PacedReply::Answer a = reply_.take(at_deadline);
   egm::Correction c;
   c.seqno = s.reply_seqno++;
-  c.tm = static_cast<std::uint32_t>(std::lround(1e3 * (s.received_at - s.opened_at)));
+  c.tm = static_cast<std::uint32_t>(std::lround(1e3 * (reply_.received_at() - s.opened_at)));
   c.joint_mode = config_.axis.mode == EgmMode::kJoint;
   c.joints = m.joints;
   c.pose = m.pose;
-  if (p.sequence > s.command_base) {
+  if (a.commanded) {
     // Commanded: the start pose, the loop's axis moved to the target.
     const auto i = static_cast<std::size_t>(config_.axis.index);
-    const double target = s.start_value + config_.axis.scale * p.position;
     c.joints = s.start.joints;
     c.pose = s.start.pose;
-    (c.joint_mode ? c.joints[i] : c.pose.pos[i]) = target;
-    s.late_run = at_deadline ? s.late_run + 1 : 0;
-    if (at_deadline) {
-      bump(counters_->late_replies);
-      bump(counters_->late_weight, s.late_run);
-    }
+    (c.joint_mode ? c.joints[i] : c.pose.pos[i]) = s.start_value + config_.axis.scale * a.position;
   }
   std::array<std::uint8_t, egm::kMaxDatagram> frame{};
   const std::size_t n = s.codec.encode_correction(c, frame);
   if (n > 0 && socket_.send_to({frame.data(), n}, s.from)) {
-    bump(counters_->replies);
-    const double took = monotonic_seconds() - s.received_at;
-    auto& max = counters_->reply_time_max;
-    max.store(std::max(took, max.load(std::memory_order_relaxed)), std::memory_order_relaxed);
+    reply_.sent(monotonic_seconds());
   }
 }
 

@@ -40,22 +40,20 @@ EgmRobotEmulator::EgmRobotEmulator(const EgmRobotEmulatorConfig& config)
       socket_("local", config.local),
       plant_(config.plant),
       counters_(std::make_unique<Counters>()),
-      wire_(config.impairments, 1.5 * config.plant.step) {
+      wire_(config.impairments, 1.5 * config.plant.step),
+      io_(socket_, {sensor_, false, egm::kMaxDatagram, &counters_->rejected_foreign,
+                    &counters_->rejected_malformed}) {
   latencies_.reserve(config.latency_samples);
   plant_.reset(0.0);
   plant_view_.store(plant_.measurement());
-  io_ = std::thread([this] { run(); });
+  started_at_ = monotonic_seconds();
+  next_tick_ = started_at_;
+  io_.start(*this);
 }
 
 EgmRobotEmulator::~EgmRobotEmulator() { stop(); }
 
-void EgmRobotEmulator::stop() {
-  if (io_.joinable()) {
-    stop_.store(true);
-    wakeup_.notify();
-    io_.join();
-  }
-}
+void EgmRobotEmulator::stop() { io_.stop(); }
 
 EgmRobotEmulatorStats EgmRobotEmulator::stats() const noexcept {
   const Counters& c = *counters_;
@@ -76,26 +74,19 @@ EgmRobotEmulatorStats EgmRobotEmulator::stats() const noexcept {
   return s;
 }
 
-void EgmRobotEmulator::run() noexcept {
+double EgmRobotEmulator::next_wake(double /*now*/) noexcept { return wire_.next_due(next_tick_); }
+
+void EgmRobotEmulator::after_receive(double now) noexcept {
   const double period = config_.plant.step;
-  started_at_ = monotonic_seconds();
-  double next_tick = started_at_;
-  while (!stop_.load(std::memory_order_relaxed)) {
-    double now = monotonic_seconds();
-    if (now >= next_tick) {
-      tick(now);
-      next_tick += period;
-      if (now - next_tick > period) {
-        bump(counters_->late_ticks);
-        next_tick = now + period;  // the controller's clock slipped: start again from now
-      }
-    }
-    bump(counters_->sent, wire_.flush(socket_, sensor_, now));
-    const double wake = wire_.next_due(next_tick);
-    if ((wait_readable(socket_.fd(), wakeup_.fd(), wake - now) & 1) != 0) {
-      receive_all(monotonic_seconds());
+  if (now >= next_tick_) {
+    tick(now);
+    next_tick_ += period;
+    if (now - next_tick_ > period) {
+      bump(counters_->late_ticks);
+      next_tick_ = now + period;  // the controller's clock slipped: start again from now
     }
   }
+  bump(counters_->sent, wire_.flush(socket_, sensor_, now));
 }
 
 egm::Pose EgmRobotEmulator::pose_at(double position) const noexcept {
@@ -150,29 +141,19 @@ void EgmRobotEmulator::tick(double now) noexcept {
   answered_ = false;
 }
 
-void EgmRobotEmulator::receive_all(double now) noexcept {
-  std::array<std::uint8_t, egm::kMaxDatagram + 1> buffer{};
-  sockaddr_in from{};
-  for (long n = socket_.receive(buffer, from); n >= 0; n = socket_.receive(buffer, from)) {
-    if (!same_endpoint(from, sensor_)) {
-      bump(counters_->rejected_foreign);
-      continue;
-    }
-    egm::Correction c;
-    const bool joint = config_.axis.mode == EgmMode::kJoint;
-    if (static_cast<std::size_t>(n) > egm::kMaxDatagram ||
-        codec_.parse_correction({buffer.data(), static_cast<std::size_t>(n)}, c) !=
-            egm::ParseResult::kOk ||
-        c.joint_mode != joint) {
-      bump(counters_->rejected_malformed);
-      continue;
-    }
-    if (wire_.lose_incoming()) {
-      bump(counters_->dropped_in);
-      continue;
-    }
-    apply(c, now);
+void EgmRobotEmulator::on_datagram(std::span<const std::uint8_t> datagram,
+                                   const sockaddr_in& /*from*/, double now) noexcept {
+  egm::Correction c;
+  const bool joint = config_.axis.mode == EgmMode::kJoint;
+  if (codec_.parse_correction(datagram, c) != egm::ParseResult::kOk || c.joint_mode != joint) {
+    bump(counters_->rejected_malformed);
+    return;
   }
+  if (wire_.lose_incoming()) {
+    bump(counters_->dropped_in);
+    return;
+  }
+  apply(c, now);
 }
 
 void EgmRobotEmulator::apply(const egm::Correction& c, double now) noexcept {

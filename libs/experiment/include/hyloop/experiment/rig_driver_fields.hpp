@@ -3,25 +3,29 @@
 // rig is position-commanded: which driver stands where the in-process emulator stands, its
 // endpoints, and the protocol's own settings. Not yet included by any kind (the kinds are being
 // moved): a kind adds fields::rig_driver(...) to its table, calls validate_rig_driver() from its
-// validate(), and its rig part builds the driver from udp_target_config()/egm_driver_config().
+// validate(), and its rig part builds the driver from udp_target_config()/egm_driver_config()/
+// rsi_driver_config().
 //
 //   type: emulator   the kind's in-process emulator (the default; nothing else is read)
 //   type: udp        hal::UdpTargetDriver, a real-time target exchanging fixed binary packets;
 //                    udp.command / udp.measurement declare the packets field by field
 //   type: egm        hal::EgmDriver, an ABB robot under EGM position guidance; we bind
 //                    local_*, the robot sends from peer_address (peer_port 0: any port)
+//   type: rsi        hal::RsiDriver, a KUKA robot under RSI (we are the sensor PC); we bind
+//                    local_*, the controller sends from peer_address (peer_port 0: any port)
 
 #include <string>
 #include <vector>
 
 #include "hyloop/experiment/scenario_fields.hpp"
 #include "hyloop/hal/egm_driver.hpp"
+#include "hyloop/hal/rsi_driver.hpp"
 #include "hyloop/hal/udp_target_driver.hpp"
 
 namespace hyloop::experiment {
 
 struct RigDriverSettings {
-  std::string type = "emulator";  ///< emulator | udp | egm
+  std::string type = "emulator";  ///< emulator | udp | egm | rsi
   std::string local_address = "127.0.0.1";
   int local_port = 0;
   std::string peer_address = "127.0.0.1";
@@ -35,6 +39,16 @@ struct RigDriverSettings {
   std::string egm_axis = "z";  ///< x | y | z | joint1 … joint6
   double egm_scale = 1000.0;   ///< mm (or degrees) per loop unit
   double egm_reply_deadline_s = 0.002;
+  std::string rsi_axis = "z";  ///< x | y | z | a1 … a6
+  double rsi_scale = 1000.0;   ///< mm (or degrees) per loop unit
+  int rsi_cycle_ms = 4;        ///< 4 | 12
+  double rsi_reply_deadline_s = 0.002;
+  std::string rsi_sen_type = "ImFree";
+  std::string rsi_correction_tag;  ///< "" = RKorr (x, y, z) or AK (a1 … a6)
+  int rsi_late_limit = 0;          ///< Delay.D above this stops the run; 0 = never
+  std::string rsi_force_tag;       ///< "" = no force in the <Rob>
+  std::string rsi_force_attribute = "Fz";
+  double rsi_force_scale = 1.0;  ///< N per wire unit
 };
 
 /// The driver configurations the block describes (`period`: the loop's step, s; `limits`: the
@@ -43,6 +57,8 @@ struct RigDriverSettings {
                                                      const hal::ActuatorLimits& limits,
                                                      double period);
 [[nodiscard]] hal::EgmDriverConfig egm_driver_config(const RigDriverSettings& d,
+                                                     const hal::ActuatorLimits& limits);
+[[nodiscard]] hal::RsiDriverConfig rsi_driver_config(const RigDriverSettings& d,
                                                      const hal::ActuatorLimits& limits);
 
 /// Checks the block as the driver would. @throws ScenarioError naming the rig.driver.* field,
@@ -113,18 +129,63 @@ std::vector<BoundField<S>> udp_signal_fields(Get get) {
   };
 }
 
+/// rig.driver.rsi.*: the KUKA RSI settings (rsi_driver.hpp).
+template <typename S, typename Get>
+std::vector<BoundField<S>> rsi_fields(Get get) {
+  const auto at = [get](auto member) {
+    return [ get, member ](auto& s) -> auto& { return get(s).*member; };
+  };
+  using D = RigDriverSettings;
+  return {
+      text<S>("rig.driver.rsi.axis", FieldType::kEnum,
+              {"x", "y", "z", "a1", "a2", "a3", "a4", "a5", "a6"},
+              "(type: rsi) the robot coordinate the loop drives: TCP x/y/z (RKorr) or axis a1..a6 "
+              "(AK)",
+              at(&D::rsi_axis)),
+      number<S>("rig.driver.rsi.scale", "", {},
+                "(type: rsi) wire units (mm or degrees) per loop unit, non-zero",
+                at(&D::rsi_scale)),
+      integer<S>("rig.driver.rsi.cycle_ms", "ms", closed(4, 12),
+                 "(type: rsi) the controller's RSI cycle: 4 or 12", at(&D::rsi_cycle_ms)),
+      number<S>("rig.driver.rsi.reply_deadline_s", "s", above(0),
+                "(type: rsi) answer each <Rob> by then, below the cycle",
+                at(&D::rsi_reply_deadline_s)),
+      text<S>("rig.driver.rsi.sen_type", FieldType::kString, {},
+              "(type: rsi) the controller's SENTYPE, sent as <Sen Type=...>", at(&D::rsi_sen_type)),
+      text<S>("rig.driver.rsi.correction_tag", FieldType::kString, {},
+              "(type: rsi) the correction element of the controller's RECEIVE section (\"\": "
+              "RKorr for x/y/z, AK for a1..a6)",
+              at(&D::rsi_correction_tag)),
+      integer<S>("rig.driver.rsi.late_limit", "", closed(0, 1000000),
+                 "(type: rsi) the controller's late-packet count (Delay.D) above which the run "
+                 "stops; 0: never (the controller's own Timeout still stops RSI)",
+                 at(&D::rsi_late_limit)),
+      text<S>("rig.driver.rsi.force_tag", FieldType::kString, {},
+              "(type: rsi) the <Rob> element carrying a force routed through the controller "
+              "(its SEND section's TAG=\"FT.Fz\" is <FT Fz=..>); \"\": none",
+              at(&D::rsi_force_tag)),
+      text<S>("rig.driver.rsi.force_attribute", FieldType::kString, {},
+              "(type: rsi) the attribute of force_tag holding the force",
+              at(&D::rsi_force_attribute)),
+      number<S>("rig.driver.rsi.force_scale", "", {},
+                "(type: rsi) N per wire unit of the force, non-zero", at(&D::rsi_force_scale)),
+  };
+}
+
 /// rig.driver.*: `get` returns the scenario's RigDriverSettings.
 template <typename S, typename Get>
 std::vector<BoundField<S>> rig_driver(Get get) {
   const auto at = [get](auto member) {
     return [ get, member ](auto& s) -> auto& { return get(s).*member; };
   };
-  const auto wire = [](BoundField<S> f) { return used_when(std::move(f), "type", {"udp", "egm"}); };
+  const auto wire = [](BoundField<S> f) {
+    return used_when(std::move(f), "type", {"udp", "egm", "rsi"});
+  };
   using D = RigDriverSettings;
   std::vector<BoundField<S>> f{
-      text<S>("rig.driver.type", FieldType::kEnum, {"emulator", "udp", "egm"},
-              "what stands for the rig: the in-process emulator, a UDP real-time target or an "
-              "ABB robot under EGM",
+      text<S>("rig.driver.type", FieldType::kEnum, {"emulator", "udp", "egm", "rsi"},
+              "what stands for the rig: the in-process emulator, a UDP real-time target, an "
+              "ABB robot under EGM or a KUKA robot under RSI",
               at(&D::type)),
       wire(text<S>("rig.driver.local_address", FieldType::kString, {},
                    "the numeric IPv4 address the driver binds (only this one)",
@@ -135,7 +196,8 @@ std::vector<BoundField<S>> rig_driver(Get get) {
                    "the device's numeric IPv4 address: datagrams from anywhere else are dropped",
                    at(&D::peer_address))),
       wire(integer<S>("rig.driver.peer_port", "", closed(0, 65535),
-                      "the device's port (egm: 0 = any port of peer_address)", at(&D::peer_port))),
+                      "the device's port (egm, rsi: 0 = any port of peer_address)",
+                      at(&D::peer_port))),
       wire(number<S>("rig.driver.timeout_s", "s", above(0),
                      "the device silent this long (once commanded) stops the run",
                      at(&D::timeout_s))),
@@ -158,6 +220,7 @@ std::vector<BoundField<S>> rig_driver(Get get) {
                 at(&D::egm_reply_deadline_s)),
   };
   for (BoundField<S>& s : udp_signal_fields<S>(get)) f.push_back(std::move(s));
+  for (BoundField<S>& s : rsi_fields<S>(get)) f.push_back(std::move(s));
   return f;
 }
 

@@ -2,11 +2,10 @@
 // An ABB robot under Externally Guided Motion (EGM), position guidance, behind ActuatorDriver:
 // we are the sensor, a UDP server. The robot controller paces the exchange: every cycle (≥ 4 ms)
 // it sends an EgmRobot and steers toward the newest EgmSensor correction at its next cycle
-// (egm_codec.hpp). The I/O thread publishes each EgmRobot to the loop and answers it with the
-// first command the loop gives after it arrived (command() wakes the I/O thread), so a loop
-// that runs on the robot's messages drives step j + 1 with the command computed from step j,
-// the in-process order. If no command comes within `reply_deadline`, it answers with the newest
-// command it has (a late reply, counted): the controller never waits on the loop.
+// (egm_codec.hpp). The I/O thread publishes each EgmRobot to the loop and answers it as
+// paced_reply.hpp does: with the first command the loop gives after it arrived, so a loop that
+// runs on the robot's messages drives step j + 1 with the command computed from step j, the
+// in-process order; else at `reply_deadline` with the newest command (a late reply, counted).
 //
 // One axis of the robot is the loop's actuator: Cartesian x, y or z of the TCP (mm on the wire),
 // or one joint (degrees). With `scale` wire units per loop unit (1000 mm per m; 180/π degrees
@@ -35,12 +34,13 @@
 #include <cstdint>
 #include <memory>
 #include <string>
-#include <thread>
 
 #include "hyloop/hal/actuator_limits.hpp"
 #include "hyloop/hal/drivers.hpp"
 #include "hyloop/hal/egm_codec.hpp"
 #include "hyloop/hal/link_watch.hpp"
+#include "hyloop/hal/paced_io_loop.hpp"
+#include "hyloop/hal/paced_reply.hpp"
 #include "hyloop/hal/seqlock.hpp"
 #include "hyloop/hal/udp_packet.hpp"
 #include "hyloop/hal/udp_socket.hpp"
@@ -100,7 +100,7 @@ struct EgmSample {
   bool valid = false;
 };
 
-class EgmDriver final : public ActuatorDriver {
+class EgmDriver final : public ActuatorDriver, private IoHandler {
  public:
   /// @throws std::invalid_argument naming the field; std::system_error when binding fails.
   explicit EgmDriver(const EgmDriverConfig& config);
@@ -120,16 +120,14 @@ class EgmDriver final : public ActuatorDriver {
   bool wait_for_robot(double timeout) const;
 
  private:
-  struct Pending {
-    double position = 0.0;
-    std::uint64_t sequence = 0;
-  };
   struct Counters;
   struct Session;
 
-  void run() noexcept;
+  // The I/O thread (paced_io_loop.hpp).
+  [[nodiscard]] double next_wake(double now) noexcept override;
+  void before_receive(double now) noexcept override;
   void on_datagram(std::span<const std::uint8_t> datagram, const sockaddr_in& from,
-                   double now) noexcept;
+                   double now) noexcept override;
   bool accept_sequence(std::uint32_t seqno) noexcept;
   void publish(const egm::RobotMessage& m, double now) noexcept;
   void answer(bool at_deadline) noexcept;
@@ -138,15 +136,11 @@ class EgmDriver final : public ActuatorDriver {
   EgmDriverConfig config_;
   sockaddr_in robot_{};
   UdpSocket socket_;
-  Wakeup wakeup_;
-  SeqLock<Pending> pending_;
-  std::uint64_t command_sequence_ = 0;  ///< loop thread only
+  PacedReply reply_;
   SeqLock<EgmSample> sample_;
-  LinkWatch link_;
-  std::atomic<bool> stop_{false};
   std::unique_ptr<Counters> counters_;
   std::unique_ptr<Session> session_;  ///< I/O thread only
-  std::thread io_;
+  PacedIoLoop io_;
 };
 
 }  // namespace hyloop::hal

@@ -26,11 +26,11 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
-#include <thread>
 #include <vector>
 
 #include "hyloop/hal/egm_codec.hpp"
 #include "hyloop/hal/egm_driver.hpp"
+#include "hyloop/hal/paced_io_loop.hpp"
 #include "hyloop/hal/seqlock.hpp"
 #include "hyloop/hal/servo_actuator_emulator.hpp"
 #include "hyloop/hal/udp_socket.hpp"
@@ -67,11 +67,11 @@ struct EgmRobotEmulatorStats {
   bool stopped = false;          ///< the reflex fired
 };
 
-class EgmRobotEmulator {
+class EgmRobotEmulator final : private IoHandler {
  public:
   /// @throws std::invalid_argument naming the field; std::system_error when binding fails.
   explicit EgmRobotEmulator(const EgmRobotEmulatorConfig& config);
-  ~EgmRobotEmulator();
+  ~EgmRobotEmulator() override;
   EgmRobotEmulator(const EgmRobotEmulator&) = delete;
   EgmRobotEmulator& operator=(const EgmRobotEmulator&) = delete;
 
@@ -87,20 +87,21 @@ class EgmRobotEmulator {
  private:
   struct Counters;
 
-  void run() noexcept;
+  // The I/O thread (paced_io_loop.hpp): a tick every period on its own clock.
+  [[nodiscard]] double next_wake(double now) noexcept override;
+  void on_datagram(std::span<const std::uint8_t> datagram, const sockaddr_in& from,
+                   double now) noexcept override;
+  void after_receive(double now) noexcept override;
   void tick(double now) noexcept;
-  void receive_all(double now) noexcept;
   void apply(const egm::Correction& c, double now) noexcept;
   [[nodiscard]] egm::Pose pose_at(double position) const noexcept;
 
   EgmRobotEmulatorConfig config_;
   sockaddr_in sensor_{};
   UdpSocket socket_;
-  Wakeup wakeup_;
   ServoActuatorEmulator plant_;
   SeqLock<ServoMeasurement> plant_view_;
   std::unique_ptr<Counters> counters_;
-  std::atomic<bool> stop_{false};
   std::vector<double> latencies_;
 
   // I/O thread only.
@@ -117,7 +118,8 @@ class EgmRobotEmulator {
   double last_sent_at_ = 0.0;
   double last_correction_at_ = 0.0;
   double started_at_ = 0.0;
-  std::thread io_;
+  double next_tick_ = 0.0;
+  PacedIoLoop io_;
 };
 
 }  // namespace hyloop::hal

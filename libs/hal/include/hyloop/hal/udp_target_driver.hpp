@@ -30,11 +30,11 @@
 #include <cstdint>
 #include <memory>
 #include <string>
-#include <thread>
 
 #include "hyloop/hal/actuator_limits.hpp"
 #include "hyloop/hal/drivers.hpp"
 #include "hyloop/hal/link_watch.hpp"
+#include "hyloop/hal/paced_io_loop.hpp"
 #include "hyloop/hal/seqlock.hpp"
 #include "hyloop/hal/udp_packet.hpp"
 #include "hyloop/hal/udp_socket.hpp"
@@ -92,7 +92,7 @@ struct UdpTargetSample {
   bool valid = false;
 };
 
-class UdpTargetDriver final : public ActuatorDriver {
+class UdpTargetDriver final : public ActuatorDriver, private IoHandler {
  public:
   explicit UdpTargetDriver(const UdpTargetConfig& config);
   ~UdpTargetDriver() override;
@@ -128,10 +128,11 @@ class UdpTargetDriver final : public ActuatorDriver {
   class ForceChannel;
   struct Counters;
 
-  void run() noexcept;
-  void send_pending() noexcept;
-  void receive_all() noexcept;
-  void accept(std::span<const std::uint8_t> datagram, double now) noexcept;
+  // The I/O thread (paced_io_loop.hpp): sends each new command, accepts measurements.
+  [[nodiscard]] double next_wake(double now) noexcept override { return now + 0.1; }
+  void before_receive(double now) noexcept override;
+  void on_datagram(std::span<const std::uint8_t> datagram, const sockaddr_in& from,
+                   double now) noexcept override;
   void note_round_trip(std::uint64_t echo, double now) noexcept;
   [[nodiscard]] Field field(const PacketCodec& codec, const std::string& name,
                             const char* what) const;
@@ -142,7 +143,6 @@ class UdpTargetDriver final : public ActuatorDriver {
   Field cmd_position_, cmd_velocity_, meas_position_, meas_velocity_, meas_force_, echo_, status_;
   sockaddr_in peer_{};
   UdpSocket socket_;
-  Wakeup wakeup_;
 
   // Loop thread → I/O thread.
   SeqLock<Pending> pending_;
@@ -150,7 +150,6 @@ class UdpTargetDriver final : public ActuatorDriver {
   // I/O thread → loop thread.
   SeqLock<UdpTargetSample> sample_;
   LinkWatch link_;
-  std::atomic<bool> stop_{false};
   std::unique_ptr<Counters> counters_;
   // I/O thread only.
   std::uint64_t last_sent_ = 0;
@@ -163,7 +162,7 @@ class UdpTargetDriver final : public ActuatorDriver {
   };
   std::array<SendStamp, 256> send_stamps_{};
   std::unique_ptr<ForceChannel> force_;
-  std::thread io_;
+  PacedIoLoop io_;
 };
 
 }  // namespace hyloop::hal

@@ -25,9 +25,9 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
-#include <thread>
 
 #include "hyloop/hal/actuator_limits.hpp"
+#include "hyloop/hal/paced_io_loop.hpp"
 #include "hyloop/hal/seqlock.hpp"
 #include "hyloop/hal/servo_actuator_emulator.hpp"
 #include "hyloop/hal/udp_packet.hpp"
@@ -67,11 +67,11 @@ struct UdpTargetEmulatorStats {
   bool stopped = false;  ///< the reflex fired
 };
 
-class UdpTargetEmulator {
+class UdpTargetEmulator final : private IoHandler {
  public:
   /// @throws std::invalid_argument naming the field; std::system_error when binding fails.
   explicit UdpTargetEmulator(const UdpTargetEmulatorConfig& config);
-  ~UdpTargetEmulator();
+  ~UdpTargetEmulator() override;
   UdpTargetEmulator(const UdpTargetEmulator&) = delete;
   UdpTargetEmulator& operator=(const UdpTargetEmulator&) = delete;
 
@@ -85,13 +85,15 @@ class UdpTargetEmulator {
  private:
   struct Counters;
 
-  void run() noexcept;
-  void receive_all(double now) noexcept;
+  // The I/O thread (paced_io_loop.hpp): steps on commands, falls back on its own clock.
+  [[nodiscard]] double next_wake(double now) noexcept override;
+  void on_datagram(std::span<const std::uint8_t> datagram, const sockaddr_in& from,
+                   double now) noexcept override;
+  void after_receive(double now) noexcept override;
   void on_command(std::uint64_t raw_sequence, double position, double velocity,
                   double now) noexcept;
   void step(std::uint64_t echo, bool fallback, double now) noexcept;
   void send_measurement(std::uint64_t echo, double now) noexcept;
-  [[nodiscard]] double next_wake(double now) const noexcept;
   void tick(double now) noexcept;
 
   UdpTargetEmulatorConfig config_;
@@ -102,12 +104,10 @@ class UdpTargetEmulator {
       status_;
   sockaddr_in host_{};
   UdpSocket socket_;
-  Wakeup wakeup_;
   ServoActuatorEmulator plant_;
   SeqLock<ServoMeasurement> plant_view_;
   std::unique_ptr<Counters> counters_;
   std::atomic<bool> muted_{false};
-  std::atomic<bool> stop_{false};
 
   // I/O thread only.
   enum class Mode : std::uint8_t { kIdle, kRunning, kStopped };
@@ -121,7 +121,7 @@ class UdpTargetEmulator {
   double last_step_at_ = 0.0;
   double last_command_at_ = 0.0;
   WireImpairer wire_;
-  std::thread io_;
+  PacedIoLoop io_;
 };
 
 }  // namespace hyloop::hal

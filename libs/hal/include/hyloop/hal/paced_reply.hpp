@@ -1,0 +1,92 @@
+#pragma once
+// The sensor side of a controller-paced exchange (EGM, RSI): the robot controller sends a message
+// every cycle and steers by the answer it gets before its next one. We answer each message once:
+// with the first command the loop gives after the message arrived (on time: command() wakes the
+// I/O thread), or, if none comes within `reply_deadline`, with the newest command we have (late,
+// counted): the controller never waits on the loop. A message that arrives while the previous one
+// is unanswered gets the previous one answered first (late).
+//
+// Call order: the loop thread calls command(); the I/O thread (paced_io_loop.hpp) calls arrived()
+// for each accepted message before publishing it to the loop, restart() when a session starts,
+// due() in before_receive(), then take() and sent() to answer. Until the loop commands in the
+// session, take() says so (answer without motion).
+//
+// RT-safety: command(), health(), link() and metrics() are wait-free (a seqlock, relaxed atomics,
+// one eventfd write through the loop); no allocation, no lock, no exception.
+
+#include <atomic>
+#include <cstdint>
+
+#include "hyloop/hal/actuator_limits.hpp"
+#include "hyloop/hal/drivers.hpp"
+#include "hyloop/hal/link_watch.hpp"
+#include "hyloop/hal/paced_io_loop.hpp"
+#include "hyloop/hal/seqlock.hpp"
+
+namespace hyloop::hal {
+
+struct PacedReplyMetrics {
+  std::uint64_t replies = 0;
+  std::uint64_t rejected_commands = 0;  ///< not finite or outside the limits
+  std::uint64_t late_replies = 0;       ///< commanded replies sent at the deadline
+  /// Σ over late replies of how many replies in a row were late (so far): the cycles' worth of
+  /// command lag the controller saw.
+  std::uint64_t late_weight = 0;
+  double reply_time_max = 0.0;  ///< s, message received → answer sent
+};
+
+class PacedReply {
+ public:
+  enum class Due : std::uint8_t { kNotYet, kOnTime, kLate };
+  struct Answer {
+    bool commanded = false;  ///< the loop has commanded in this session
+    double position = 0.0;   ///< the newest command, loop units
+  };
+
+  /// `limits`: loop units; `timeout`: s of silence once commanded → fault (link()).
+  PacedReply(const ActuatorLimits& limits, double reply_deadline, double timeout) noexcept;
+
+  // The loop thread.
+  /// Checks `c` (check_command) and hands it to the I/O thread, waking `io`. RT-safe.
+  DriverStatus command(const ActuatorCommand& c, const PacedIoLoop& io) noexcept;
+  [[nodiscard]] DriverStatus health() const noexcept { return link_.health(); }
+  [[nodiscard]] LinkWatch& link() noexcept { return link_; }
+  [[nodiscard]] const LinkWatch& link() const noexcept { return link_; }
+  [[nodiscard]] PacedReplyMetrics metrics() const noexcept;
+
+  // The I/O thread.
+  [[nodiscard]] double next_wake(double now) const noexcept;
+  [[nodiscard]] Due due(double now) const noexcept;
+  [[nodiscard]] bool awaiting() const noexcept { return awaiting_; }
+  [[nodiscard]] double received_at() const noexcept { return received_at_; }
+  /// A controller message to answer arrived at `now`.
+  void arrived(double now) noexcept;
+  /// A new session: commands the loop gave before it do not move the robot.
+  void restart() noexcept;
+  /// The answer to the awaiting message (no longer awaiting); counts a commanded late one.
+  Answer take(bool late) noexcept;
+  /// The answer went out at `now`.
+  void sent(double now) noexcept;
+
+ private:
+  struct Pending {
+    double position = 0.0;
+    std::uint64_t sequence = 0;
+  };
+
+  ActuatorLimits limits_;
+  double reply_deadline_;
+  LinkWatch link_;
+  SeqLock<Pending> pending_;
+  std::uint64_t command_sequence_ = 0;  ///< loop thread only
+  std::atomic<std::uint64_t> replies_{0}, rejected_commands_{0}, late_replies_{0}, late_weight_{0};
+  std::atomic<double> reply_time_max_{0.0};
+  // I/O thread only.
+  bool awaiting_ = false;
+  double received_at_ = 0.0;
+  std::uint64_t command_at_arrival_ = 0;
+  std::uint64_t command_base_ = 0;  ///< the command sequence when the session started
+  std::uint64_t late_run_ = 0;
+};
+
+}  // namespace hyloop::hal

@@ -1,0 +1,75 @@
+#include "hyloop/hal/paced_reply.hpp"
+
+#include <algorithm>
+
+#include "wire_counter.hpp"
+
+namespace hyloop::hal {
+
+using detail::bump;
+
+PacedReply::PacedReply(const ActuatorLimits& limits, double reply_deadline, double timeout) noexcept
+    : limits_(limits), reply_deadline_(reply_deadline), link_(timeout) {}
+
+DriverStatus PacedReply::command(const ActuatorCommand& c, const PacedIoLoop& io) noexcept {
+  const DriverStatus now = health();
+  if (check_command(c, limits_) != LimitVerdict::kOk) {
+    bump(rejected_commands_);
+    return now == DriverStatus::kFault ? now : DriverStatus::kRejected;
+  }
+  link_.commanded();
+  pending_.store({c.position, ++command_sequence_});
+  io.notify();
+  return now;
+}
+
+PacedReplyMetrics PacedReply::metrics() const noexcept {
+  constexpr auto r = std::memory_order_relaxed;
+  return {replies_.load(r), rejected_commands_.load(r), late_replies_.load(r), late_weight_.load(r),
+          reply_time_max_.load(r)};
+}
+
+double PacedReply::next_wake(double now) const noexcept {
+  return awaiting_ ? received_at_ + reply_deadline_ : now + 0.1;
+}
+
+PacedReply::Due PacedReply::due(double now) const noexcept {
+  if (!awaiting_) {
+    return Due::kNotYet;
+  }
+  if (pending_.load().sequence > command_at_arrival_) {
+    return Due::kOnTime;
+  }
+  return now >= received_at_ + reply_deadline_ ? Due::kLate : Due::kNotYet;
+}
+
+void PacedReply::arrived(double now) noexcept {
+  command_at_arrival_ = pending_.load().sequence;  // before the loop can see the message
+  received_at_ = now;
+  awaiting_ = true;
+}
+
+void PacedReply::restart() noexcept { command_base_ = pending_.load().sequence; }
+
+PacedReply::Answer PacedReply::take(bool late) noexcept {
+  awaiting_ = false;
+  const Pending p = pending_.load();
+  if (p.sequence <= command_base_) {
+    return {};
+  }
+  late_run_ = late ? late_run_ + 1 : 0;
+  if (late) {
+    bump(late_replies_);
+    bump(late_weight_, late_run_);
+  }
+  return {true, p.position};
+}
+
+void PacedReply::sent(double now) noexcept {
+  bump(replies_);
+  const double took = now - received_at_;
+  reply_time_max_.store(std::max(took, reply_time_max_.load(std::memory_order_relaxed)),
+                        std::memory_order_relaxed);
+}
+
+}  // namespace hyloop::hal
