@@ -10,6 +10,8 @@
 #include <nlohmann/json.hpp>
 
 #include "hyloop/experiment/experiment.hpp"
+#include "hyloop/experiment/kind.hpp"
+#include "hyloop/experiment/yaml_fields.hpp"
 #include "hyloop/recording/run_directory.hpp"
 #include "run_output.hpp"
 
@@ -42,9 +44,12 @@ int run_in_process(const RunOptions& options) {
   const std::vector<std::string>& overrides = options.overrides;
   const fs::path out = options.out;
   const bool force = options.force;
-  const auto experiment = ex::make_experiment(scenario_path, overrides);
+  // One parse: the runner and the notices from one loaded scenario.
+  const auto loaded = ex::load_scenario_text(ex::read_scenario_text(scenario_path), scenario_path,
+                                             overrides, ex::DataSource::local_file(scenario_path));
+  const auto experiment = loaded->experiment();
   check_out_directory(out, force);
-  print_scenario_notices(scenario_path, overrides, std::cerr);
+  print_notices(loaded->notices(), std::cerr);
   if (force) replace_out_directory(out);
   const std::string name = experiment->name();
   auto recording = std::make_unique<rec::RunRecording>(
@@ -79,6 +84,7 @@ int run_in_process(const RunOptions& options) {
   std::cout << summary.dump(2) << "\n";
   warn_about_outcome(summary, std::cerr);
   std::cerr << "run directory: " << out.string() << "\n";
+  report_yaml_parses(std::cerr);
   return 0;
 }
 

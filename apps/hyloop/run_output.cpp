@@ -6,6 +6,7 @@
 #include <array>
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <stdexcept>
@@ -13,6 +14,7 @@
 
 #include "hyloop/experiment/experiment.hpp"
 #include "hyloop/experiment/scenario_error.hpp"
+#include "hyloop/experiment/yaml_fields.hpp"
 #include "hyloop/recording/run_directory.hpp"
 
 namespace hyloop::app {
@@ -122,14 +124,22 @@ void replace_out_directory(const fs::path& out) {
   recording::remove_output_directory(out);
 }
 
+void print_notices(const std::vector<std::string>& notices, std::ostream& out) {
+  for (const std::string& n : notices) out << "hyloop: warning: " << n << "\n";
+}
+
 void print_scenario_notices(const std::string& path, const std::vector<std::string>& overrides,
                             std::ostream& out) {
   try {
-    for (const std::string& n : experiment::scenario_notices(path, overrides)) {
-      out << "hyloop: warning: " << n << "\n";
-    }
+    print_notices(experiment::scenario_notices(path, overrides), out);
   } catch (const std::exception&) {
     // The run or the coordinator says what is wrong with the scenario.
+  }
+}
+
+void report_yaml_parses(std::ostream& out) {
+  if (std::getenv("HYLOOP_COUNT_PARSES") != nullptr) {
+    out << "hyloop: scenario YAML parses: " << experiment::yaml_parses() << "\n";
   }
 }
 

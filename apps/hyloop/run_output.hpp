@@ -28,6 +28,11 @@ void replace_out_directory(const std::filesystem::path& out);
 /// a metrics window shortened to the run); nothing for a scenario that does not parse here.
 void print_scenario_notices(const std::string& path, const std::vector<std::string>& overrides,
                             std::ostream& out);
+/// "hyloop: warning: <notice>" for each of `notices`.
+void print_notices(const std::vector<std::string>& notices, std::ostream& out);
+/// With HYLOOP_COUNT_PARSES set: "hyloop: scenario YAML parses: N" (the test that holds `hyloop
+/// run` and `validate` to one parse reads it).
+void report_yaml_parses(std::ostream& out);
 
 /// After a run, from its summary.json: a prominent warning when the loop diverged or stopped on
 /// a safety limit before its end. Returns whether it warned.

@@ -4,6 +4,8 @@
 #include <iostream>
 
 #include "hyloop/experiment/experiment.hpp"
+#include "hyloop/experiment/kind.hpp"
+#include "hyloop/experiment/yaml_fields.hpp"
 #include "run_output.hpp"
 
 namespace hyloop::app {
@@ -17,14 +19,21 @@ CLI::App* add_validate_subcommand(CLI::App& app, ValidateOptions& options) {
 }
 
 int run_validate(const ValidateOptions& options) {
-  const auto experiment = hyloop::experiment::make_experiment(options.scenario, options.overrides);
-  print_scenario_notices(options.scenario, options.overrides, std::cerr);
+  namespace ex = hyloop::experiment;
+  // One parse, and the scenario described without building its runner (whose recorder would
+  // reserve memory for every step of the run).
+  const auto loaded =
+      ex::load_scenario_text(ex::read_scenario_text(options.scenario), options.scenario,
+                             options.overrides, ex::DataSource::local_file(options.scenario));
+  print_notices(loaded->notices(), std::cerr);
+  const ex::LoadedScenario::Description d = loaded->describe();
   if (options.print) {
-    std::cout << experiment->resolved_yaml();
+    std::cout << d.resolved_yaml;
   } else {
-    std::cout << options.scenario << ": valid " << experiment->kind() << " scenario ("
-              << experiment->total_steps() << " steps of " << experiment->step_size() << " s)\n";
+    std::cout << options.scenario << ": valid " << loaded->kind().name() << " scenario ("
+              << d.total_steps << " steps of " << d.step << " s)\n";
   }
+  report_yaml_parses(std::cerr);
   return 0;
 }
 

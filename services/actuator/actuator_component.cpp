@@ -78,8 +78,9 @@ void ActuatorComponent::count_limit_hits() noexcept {
 }
 
 void ActuatorComponent::configure_loop(const v1::ConfigureRequest& request) {
-  const ex::Kind& kind = ex::find_scenario_kind(request.scenario_yaml());
-  plan_ = ex::loop_plan(request.scenario_yaml());
+  const auto loaded = ex::load_scenario_text(request.scenario_yaml(), "scenario");  // one parse
+  const ex::Kind& kind = loaded->kind();
+  plan_ = loaded->loop_plan();
   tp::require_layout(request.layouts(), "command", plan_.command);
   stage_.emplace(plan_.hold_steps, plan_.safety);
   tp::size_frame(out_, plan_.command);

@@ -239,25 +239,28 @@ grpc::Status Coordinator::load_scenario(const v1::LoadScenarioRequest& request,
     }
     ticket = ++load_tickets_;
   }
-  std::unique_ptr<ex::Experiment> e;
+  // One parse, and no runner: a scenario is described, not built (its recorder would reserve
+  // memory for every cycle of the run).
+  std::unique_ptr<ex::LoadedScenario> loaded;
   const std::string origin = request.source_name().empty() ? "scenario" : request.source_name();
   try {
     const std::vector<std::string> overrides(request.overrides().begin(),
                                              request.overrides().end());
-    e = ex::make_experiment_from_text(request.scenario_yaml(), origin, overrides);
+    loaded = ex::load_scenario_text(request.scenario_yaml(), origin, overrides);
   } catch (const std::exception& err) {
     return {grpc::StatusCode::INVALID_ARGUMENT, err.what()};
   }
   try {
-    (void)ex::loop_plan(e->resolved_yaml());  // refused by a kind without a distributed form
+    (void)loaded->loop_plan();  // refused by a kind without a distributed form
   } catch (const std::exception& err) {
     return {grpc::StatusCode::FAILED_PRECONDITION, origin + ": " + err.what()};
   }
+  const ex::LoadedScenario::Description d = loaded->describe();
   const std::lock_guard<std::mutex> lock(mutex_);
   // It lands only for a caller still waiting, and only if no newer load arrived meanwhile.
   if (gone && gone()) {
     runtime::logger()->warn("LoadScenario of {} dropped: its caller gave up (deadline or cancel)",
-                            e->name());
+                            d.name);
     return {grpc::StatusCode::CANCELLED,
             "LoadScenario: the caller gave up (deadline passed or cancelled) before " + origin +
                 " was read: nothing was loaded"};
@@ -270,18 +273,18 @@ grpc::Status Coordinator::load_scenario(const v1::LoadScenarioRequest& request,
   if (status_.state() == v1::RUN_STATE_RUNNING) {
     return {grpc::StatusCode::FAILED_PRECONDITION, "a run is in progress: stop it first"};
   }
-  scenario_text_ = e->resolved_yaml();
-  scenario_name_ = e->name();
-  reply->set_name(e->name());
-  reply->set_kind(e->kind());
+  scenario_text_ = d.resolved_yaml;
+  scenario_name_ = d.name;
+  reply->set_name(d.name);
+  reply->set_kind(loaded->kind().name());
   reply->set_resolved_yaml(scenario_text_);
-  reply->set_total_cycles(static_cast<std::uint64_t>(e->total_steps()));
-  reply->set_step_s(e->step_size());
+  reply->set_total_cycles(static_cast<std::uint64_t>(d.total_steps));
+  reply->set_step_s(d.step);
   load_request_id_ = request.request_id();
   load_reply_ = *reply;
   set_state_locked(v1::RUN_STATE_LOADED);
   status_.set_scenario(scenario_name_);
-  status_.set_total_cycles(static_cast<std::uint64_t>(e->total_steps()));
+  status_.set_total_cycles(static_cast<std::uint64_t>(d.total_steps));
   status_.set_cycle(0);
   status_.set_message("loaded");
   return grpc::Status::OK;

@@ -142,10 +142,11 @@ void DynamicsComponent::resolve_columns(const ex::Kind& kind) {
 }
 
 void DynamicsComponent::configure_loop(const v1::ConfigureRequest& request) {
-  const ex::Kind& kind = ex::find_scenario_kind(request.scenario_yaml());
-  plan_ = ex::loop_plan(request.scenario_yaml());
+  const auto loaded = ex::load_scenario_text(request.scenario_yaml(), "scenario");  // one parse
+  const ex::Kind& kind = loaded->kind();
+  plan_ = loaded->loop_plan();
   tp::require_loop_layouts(request.layouts(), plan_.measurement, plan_.command);
-  dynamics_ = kind.make_dynamics_part(request.scenario_yaml());
+  dynamics_ = loaded->make_dynamics_part();
   values_.assign(dynamics_->names().size(), 0.0);
   samples_ = std::make_unique<tp::LoopInput<v2::Frame>>(
       context(),

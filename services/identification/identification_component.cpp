@@ -179,14 +179,15 @@ void IdentificationComponent::publish_rls(bool wait) noexcept {
 // ---- the loop -----------------------------------------------------------------------------------
 
 void IdentificationComponent::configure_loop(const v1::ConfigureRequest& request) {
-  // Refuses a kind without identification by name, and a scenario that is not a sweep run.
-  sweep_ =
-      ex::kind_identification(request.scenario_yaml()).sweep(request.scenario_yaml(), "scenario");
+  // One parse. Refuses a kind without identification by name, and a scenario that is not a
+  // sweep run.
+  const auto loaded = ex::load_scenario_text(request.scenario_yaml(), "scenario");
+  sweep_ = ex::kind_identification(loaded->kind()).sweep(*loaded);
   const std::size_t n = sweep_->samples();
   data_.command.assign(n, 0.0);
   data_.position.assign(n, 0.0);
   filled_.assign(n, 0);
-  const ex::LoopPlan plan = ex::loop_plan(request.scenario_yaml());
+  const ex::LoopPlan plan = loaded->loop_plan();
   tp::require_loop_layouts(request.layouts(), plan.measurement, plan.command);
   tp::size_frame(command_, plan.command);
   samples_ = std::make_unique<tp::LoopInput<v2::Frame>>(

@@ -47,12 +47,13 @@ void RigEmulatorComponent::show_command_quantity(const experiment::CommandGauges
 }
 
 void RigEmulatorComponent::configure_loop(const v1::ConfigureRequest& request) {
-  const experiment::Kind& kind = experiment::find_scenario_kind(request.scenario_yaml());
-  plan_ = experiment::loop_plan(request.scenario_yaml());
+  // One parse: the plan and the rig part from one loaded scenario.
+  const auto loaded = experiment::load_scenario_text(request.scenario_yaml(), "scenario");
+  plan_ = loaded->loop_plan();
   tp::require_loop_layouts(request.layouts(), plan_.measurement, plan_.command);
   // The gauges of the kind's command quantity (the others read NaN).
-  show_command_quantity(kind.command_gauges());
-  rig_ = kind.make_rig_part(request.scenario_yaml());
+  show_command_quantity(loaded->kind().command_gauges());
+  rig_ = loaded->make_rig_part();
   commands_ = std::make_unique<tp::LoopInput<v2::Frame>>(
       context(),
       channel(endpoints_.actuator_to_rig(), "actuator_to_rig", tp::Pattern::kPull,

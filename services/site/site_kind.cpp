@@ -10,6 +10,7 @@
 #include <map>
 #include <mutex>
 #include <stdexcept>
+#include <utility>
 
 #include "hyloop/experiment/scenario_error.hpp"
 #include "hyloop/experiment/yaml_fields.hpp"
@@ -124,7 +125,10 @@ void read_site_rig(const SiteYamlReader& r, const YAML::Node& rig,
 
 SiteOptions site_options_from_yaml(const std::string& text, const std::string& origin,
                                    const std::vector<std::string>& overrides) {
-  const YAML::Node root = ex::load_yaml(text, origin, overrides);
+  return site_options_from_node(ex::load_yaml(text, origin, overrides), origin);
+}
+
+SiteOptions site_options_from_node(const YAML::Node& root, const std::string& origin) {
   const SiteYamlReader r(origin);
   r.only(root, "", {"kind", "name", "site", "rig", "max_rows"});
   if (r.get<std::string>(root, "", "kind", true, "") != "opensees_site") {
@@ -143,22 +147,36 @@ SiteOptions site_options_from_yaml(const std::string& text, const std::string& o
   return o;
 }
 
-std::unique_ptr<ex::Experiment> SiteKind::make_experiment(const std::string& text,
-                                                          const std::string& origin,
-                                                          const std::vector<std::string>& overrides,
-                                                          const ex::DataSource& /*data*/) const {
-  const SiteOptions o = site_options_from_yaml(text, origin, overrides);
-  return std::make_unique<SiteRun>(o.name, site_yaml(o), o.rig.servo.step * o.rig.steps_per_trial,
-                                   o.max_rows);
-}
+namespace {
 
-std::vector<std::string> SiteKind::notices(const std::string& /*text*/,
-                                           const std::string& /*origin*/,
-                                           const std::vector<std::string>& /*overrides*/) const {
-  return {
-      "an opensees_site scenario is a site's configuration: its runs are made by an OpenSees "
-      "peer driving the site that `hyloop up`, `hyloop site` or hyloop-site serve "
-      "(docs/opensees.md); `hyloop run` records no cycle"};
+/// A site's scenario: its options, a SiteRun for the journal's rows; no distributed form.
+class SiteScenario final : public ex::LoadedScenario {
+ public:
+  SiteScenario(const ex::Kind& kind, SiteOptions options)
+      : LoadedScenario(kind), o_(std::move(options)) {}
+  std::vector<std::string> notices() const override {
+    return {
+        "an opensees_site scenario is a site's configuration: its runs are made by an OpenSees "
+        "peer driving the site that `hyloop up`, `hyloop site` or hyloop-site serve "
+        "(docs/opensees.md); `hyloop run` records no cycle"};
+  }
+
+ protected:
+  std::unique_ptr<ex::Experiment> make_experiment() const override {
+    return std::make_unique<SiteRun>(o_.name, site_yaml(o_),
+                                     o_.rig.servo.step * o_.rig.steps_per_trial, o_.max_rows);
+  }
+
+ private:
+  SiteOptions o_;
+};
+
+}  // namespace
+
+std::unique_ptr<ex::LoadedScenario> SiteKind::load(const YAML::Node& root,
+                                                   const std::string& origin,
+                                                   const ex::DataSource& /*data*/) const {
+  return std::make_unique<SiteScenario>(*this, site_options_from_node(root, origin));
 }
 
 ex::SignalRoles SiteKind::signal_roles() const { return site_signal_roles(); }

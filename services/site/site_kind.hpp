@@ -24,15 +24,15 @@ namespace hyloop::services {
 [[nodiscard]] SiteOptions site_options_from_yaml(const std::string& text, const std::string& origin,
                                                  const std::vector<std::string>& overrides = {});
 
+/// The same from the parsed YAML (overrides applied).
+[[nodiscard]] SiteOptions site_options_from_node(const YAML::Node& root, const std::string& origin);
+
 class SiteKind final : public experiment::Kind {
  public:
   [[nodiscard]] std::string name() const override { return "opensees_site"; }
-  [[nodiscard]] std::unique_ptr<experiment::Experiment> make_experiment(
-      const std::string& text, const std::string& origin, const std::vector<std::string>& overrides,
+  [[nodiscard]] std::unique_ptr<experiment::LoadedScenario> load(
+      const YAML::Node& root, const std::string& origin,
       const experiment::DataSource& data) const override;
-  [[nodiscard]] std::vector<std::string> notices(
-      const std::string& text, const std::string& origin,
-      const std::vector<std::string>& overrides) const override;
   [[nodiscard]] experiment::SignalRoles signal_roles() const override;
 };
 

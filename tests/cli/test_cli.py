@@ -275,3 +275,28 @@ class TuneOwnTuner(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class OneParse(unittest.TestCase):
+    """Issue 23: `hyloop run` and `hyloop validate` parse the scenario's YAML once, for every
+    kind (HYLOOP_COUNT_PARSES makes the tool say how many times it did)."""
+
+    SCENARIOS = ["sits/table1_fgc.yaml", "rht/ats.yaml", "fcu/polynomial.yaml",
+                 "vrths/case1_amb.yaml"]
+
+    def count(self, *args):
+        r = subprocess.run([HYLOOP, *args], capture_output=True, text=True, timeout=300,
+                           env={**os.environ, "HYLOOP_COUNT_PARSES": "1"})
+        self.assertEqual(r.returncode, 0, r.stderr)
+        found = re.findall(r"hyloop: scenario YAML parses: (\d+)", r.stderr)
+        self.assertEqual(len(found), 1, r.stderr)
+        return int(found[0])
+
+    def test_run_and_validate_parse_once(self):
+        with tempfile.TemporaryDirectory(prefix="hyloop_parse_") as tmp:
+            for i, s in enumerate(self.SCENARIOS):
+                path = str(REPO / "scenarios" / s)
+                with self.subTest(scenario=s):
+                    self.assertEqual(self.count("validate", path, *SHORT), 1)
+                    self.assertEqual(
+                        self.count("run", path, "--out", str(Path(tmp) / str(i)), *SHORT), 1)

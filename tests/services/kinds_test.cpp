@@ -15,6 +15,7 @@
 #include "actuator/actuator_component.hpp"
 #include "dynamics/dynamics_component.hpp"
 #include "hyloop/experiment/experiment.hpp"
+#include "hyloop/experiment/kind.hpp"
 #include "hyloop/experiment/loop_parts.hpp"
 #include "hyloop/experiment/yaml_fields.hpp"
 #include "hyloop/kinds/sits/sits_jobs.hpp"
@@ -159,6 +160,62 @@ TEST(ServiceLayouts, TheCoordinatorsOwnLayoutsAreAccepted) {
   const v1::LifecycleReply reply = sensor.configure(full);
   EXPECT_EQ(reply.state(), v1::LIFECYCLE_STATE_INACTIVE) << reply.message();
   sensor.shutdown();
+}
+
+/// `scenario_yaml` with its plan's layouts and every loop endpoint (inproc, named by `tag`).
+v1::ConfigureRequest complete_request(const std::string& scenario_yaml, const std::string& tag) {
+  v1::ConfigureRequest c = unknown_kind_request();
+  c.set_scenario_yaml(scenario_yaml);
+  const experiment::LoopPlan plan = experiment::loop_plan(scenario_yaml);
+  transport::add_loop_layouts(plan.measurement, plan.command, *c.mutable_layouts());
+  v1::LoopEndpoints* e = c.mutable_endpoints();
+  e->set_actuator_to_rig("inproc://parse-a2r-" + tag);
+  e->set_rig_to_sensor("inproc://parse-r2s-" + tag);
+  e->set_sensor_to_dynamics("inproc://parse-s2d-" + tag);
+  e->set_dynamics_to_actuator("inproc://parse-d2a-" + tag);
+  e->set_telemetry("inproc://parse-telemetry-" + tag);
+  return c;
+}
+
+/// Configures `component` with `request` (accepted) and returns how many YAML parses it took.
+std::uint64_t parses_of_configure(runtime::LoopComponent& component,
+                                  const v1::ConfigureRequest& request) {
+  zmq::context_t context;
+  component.set_context(&context);
+  component.set_loop_plane({});
+  const std::uint64_t before = experiment::yaml_parses();
+  const v1::LifecycleReply r = component.configure(request);
+  const std::uint64_t parses = experiment::yaml_parses() - before;
+  EXPECT_EQ(r.state(), v1::LIFECYCLE_STATE_INACTIVE) << r.message();
+  component.shutdown();
+  return parses;
+}
+
+// One parse (issue 23): each loop service reads the scenario's YAML once at Configure, for every
+// shipped kind (the identification service for the sweep it plays).
+TEST(ServiceKinds, EveryServiceParsesTheScenarioOnceAtConfigure) {
+  std::vector<std::string> scenarios = {identify_request("N", "m").scenario_yaml()};
+  for (const char* file : {"rht/ats.yaml", "fcu/polynomial.yaml", "vrths/case1_amb.yaml"}) {
+    const std::string path = std::string(HYLOOP_SOURCE_DIR) + "/scenarios/" + file;
+    scenarios.push_back(experiment::load_scenario_text(experiment::read_scenario_text(path), path,
+                                                       {}, experiment::DataSource::local_file(path))
+                            ->describe()
+                            .resolved_yaml);
+  }
+  int tag = 0;
+  for (const std::string& yaml : scenarios) {
+    services::ActuatorComponent actuator;
+    services::RigEmulatorComponent rig;
+    services::SensorComponent sensor;
+    services::DynamicsComponent dynamics;
+    std::vector<runtime::LoopComponent*> components = {&actuator, &rig, &sensor, &dynamics};
+    services::IdentificationComponent identification;
+    if (tag == 0) components.push_back(&identification);
+    for (runtime::LoopComponent* c : components) {
+      const v1::ConfigureRequest request = complete_request(yaml, std::to_string(tag++));
+      EXPECT_EQ(parses_of_configure(*c, request), 1U) << c->name() << "\n" << yaml;
+    }
+  }
 }
 
 /// Every line of `expected` is in the component's exposition.

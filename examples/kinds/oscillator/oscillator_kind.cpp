@@ -15,6 +15,7 @@
 
 #include <cmath>
 #include <numbers>
+#include <utility>
 
 #include "hyloop/experiment/kind.hpp"
 #include "hyloop/experiment/kind_plugin.hpp"
@@ -57,9 +58,7 @@ hyloop::hal::SafetyConfig safety_config(const Scenario& s) {
   return safety;
 }
 
-Scenario parse(const std::string& text, const std::string& origin,
-               const std::vector<std::string>& overrides) {
-  const YAML::Node root = ex::load_yaml(text, origin, overrides);
+Scenario parse(const YAML::Node& root, const std::string& origin) {
   Scenario s;
   ex::MapReader top(root, "", origin);
   std::string kind;
@@ -209,25 +208,33 @@ class Dynamics final : public ex::DynamicsPart {
   double x_, v_ = 0.0, x_i_, v_i_ = 0.0;
 };
 
+/// The scenario parsed once (Kind::load): the plan, the parts, and in process a LoopExperiment
+/// over the same parts.
+class Loaded final : public ex::LoadedScenario {
+ public:
+  Loaded(const ex::Kind& kind, Scenario s) : LoadedScenario(kind), s_(std::move(s)) {}
+  std::unique_ptr<ex::RigPart> make_rig_part() const override { return std::make_unique<Rig>(s_); }
+  std::unique_ptr<ex::DynamicsPart> make_dynamics_part() const override {
+    return std::make_unique<Dynamics>(s_);
+  }
+
+ protected:
+  std::unique_ptr<ex::Experiment> make_experiment() const override {
+    return std::make_unique<ex::LoopExperiment>(plan(s_), make_rig_part(), make_dynamics_part(),
+                                                s_.name, resolved_yaml(s_));
+  }
+  ex::LoopPlan make_loop_plan() const override { return plan(s_); }
+
+ private:
+  Scenario s_;
+};
+
 class OscillatorKind final : public ex::Kind {
  public:
   std::string name() const override { return kKind; }
-  std::unique_ptr<ex::Experiment> make_experiment(const std::string& text,
-                                                  const std::string& origin,
-                                                  const std::vector<std::string>& overrides,
-                                                  const ex::DataSource& /*data*/) const override {
-    const Scenario s = parse(text, origin, overrides);
-    return std::make_unique<ex::LoopExperiment>(
-        plan(s), std::make_unique<Rig>(s), std::make_unique<Dynamics>(s), s.name, resolved_yaml(s));
-  }
-  ex::LoopPlan loop_plan(const std::string& text) const override {
-    return plan(parse(text, "scenario", {}));
-  }
-  std::unique_ptr<ex::RigPart> make_rig_part(const std::string& text) const override {
-    return std::make_unique<Rig>(parse(text, "scenario", {}));
-  }
-  std::unique_ptr<ex::DynamicsPart> make_dynamics_part(const std::string& text) const override {
-    return std::make_unique<Dynamics>(parse(text, "scenario", {}));
+  std::unique_ptr<ex::LoadedScenario> load(const YAML::Node& root, const std::string& origin,
+                                           const ex::DataSource& /*data*/) const override {
+    return std::make_unique<Loaded>(*this, parse(root, origin));
   }
   /// The mass's motion x, which the actuator reproduces (x_a); x_ideal the one-piece twin's.
   ex::SignalRoles signal_roles() const override {

@@ -8,7 +8,6 @@
 namespace hyloop::experiment {
 namespace {
 
-constexpr const char* kOrigin = "scenario";
 /// Prometheus's base unit of mass is the gram (as runtime::kGramsPerKilogram; this library
 /// does not link the runtime).
 constexpr double kGramsPerKilogram = 1000.0;
@@ -81,19 +80,14 @@ class FcuKind final : public Kind {
  public:
   std::string name() const override { return "fcu"; }
   const FieldTable* fields() const override { return &fcu_field_table(); }
-  std::unique_ptr<Experiment> make_experiment(const std::string& text, const std::string& origin,
-                                              const std::vector<std::string>& overrides,
-                                              const DataSource& /*data*/) const override {
-    return std::make_unique<FcuExperiment>(parse_fcu_scenario(text, origin, overrides));
-  }
-  LoopPlan loop_plan(const std::string& text) const override {
-    return fcu_loop_plan(parse_fcu_scenario(text, kOrigin, {}));
-  }
-  std::unique_ptr<RigPart> make_rig_part(const std::string& text) const override {
-    return make_fcu_rig_part(parse_fcu_scenario(text, kOrigin, {}));
-  }
-  std::unique_ptr<DynamicsPart> make_dynamics_part(const std::string& text) const override {
-    return make_fcu_dynamics_part(parse_fcu_scenario(text, kOrigin, {}));
+  std::unique_ptr<LoadedScenario> load(const YAML::Node& root, const std::string& origin,
+                                       const DataSource& /*data*/) const override {
+    using Loaded = ParsedScenario<FcuScenario, FcuExperiment>;
+    return std::make_unique<Loaded>(*this, parse_fcu_scenario(root, origin),
+                                    Loaded::Form{.plan = &fcu_loop_plan,
+                                                 .rig = &make_fcu_rig_part,
+                                                 .dynamics = &make_fcu_dynamics_part,
+                                                 .yaml = &to_yaml});
   }
   /// No mechanical target: the tracking gauges read NaN.
   /// The engine speed of the hybrid loop (n) against the ideal twin's (n_ideal), which is what

@@ -552,7 +552,10 @@ void validate(const FcuScenario& s) {
 
 FcuScenario parse_fcu_scenario(const std::string& yaml_text, const std::string& origin,
                                const std::vector<std::string>& overrides) {
-  const YAML::Node root = load_yaml(yaml_text, origin, overrides);
+  return parse_fcu_scenario(load_yaml(yaml_text, origin, overrides), origin);
+}
+
+FcuScenario parse_fcu_scenario(const YAML::Node& root, const std::string& origin) {
   FcuScenario s;
   parse_into(root, origin, s);
   validate_with_origin(origin, [&] { validate(s); });

@@ -7,8 +7,6 @@
 namespace hyloop::experiment {
 namespace {
 
-constexpr const char* kOrigin = "scenario";
-
 class RhtRig final : public RigPart {
  public:
   explicit RhtRig(const RhtScenario& s) : servo_(rht_servo_config(s, s.servo.seed)) {
@@ -60,19 +58,14 @@ class RhtKind final : public Kind {
  public:
   std::string name() const override { return "rht"; }
   const FieldTable* fields() const override { return &rht_field_table(); }
-  std::unique_ptr<Experiment> make_experiment(const std::string& text, const std::string& origin,
-                                              const std::vector<std::string>& overrides,
-                                              const DataSource& data) const override {
-    return std::make_unique<RhtExperiment>(parse_rht_scenario(text, origin, overrides, data));
-  }
-  LoopPlan loop_plan(const std::string& text) const override {
-    return rht_loop_plan(parse_rht_scenario(text, kOrigin, {}));
-  }
-  std::unique_ptr<RigPart> make_rig_part(const std::string& text) const override {
-    return make_rht_rig_part(parse_rht_scenario(text, kOrigin, {}));
-  }
-  std::unique_ptr<DynamicsPart> make_dynamics_part(const std::string& text) const override {
-    return make_rht_dynamics_part(parse_rht_scenario(text, kOrigin, {}));
+  std::unique_ptr<LoadedScenario> load(const YAML::Node& root, const std::string& origin,
+                                       const DataSource& data) const override {
+    using Loaded = ParsedScenario<RhtScenario, RhtExperiment>;
+    return std::make_unique<Loaded>(*this, parse_rht_scenario(root, origin, data),
+                                    Loaded::Form{.plan = &rht_loop_plan,
+                                                 .rig = &make_rht_rig_part,
+                                                 .dynamics = &make_rht_dynamics_part,
+                                                 .yaml = &to_yaml});
   }
   /// The structure's displacement (d_desired) is the target the actuator reproduces
   /// (d_measured), the reference structure's (d_numerical) its ideal twin; velocities by

@@ -434,7 +434,11 @@ void validate_rht_stop_time(const RhtScenario& s) {
 
 RhtScenario parse_rht_scenario(const std::string& text, const std::string& path,
                                const std::vector<std::string>& overrides, const DataSource& data) {
-  const YAML::Node root = load_yaml(text, path, overrides);
+  return parse_rht_scenario(load_yaml(text, path, overrides), path, data);
+}
+
+RhtScenario parse_rht_scenario(const YAML::Node& root, const std::string& path,
+                               const DataSource& data) {
   RhtScenario s;
   s.origin = path;
   s.data = data;

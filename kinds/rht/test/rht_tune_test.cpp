@@ -60,7 +60,7 @@ class RhtTune : public ::testing::Test {
       std::vector<std::string> set = r.overrides;
       for (const json& line : row["set"]) set.push_back(line);
       for (const json& line : d["plants"][i]) set.push_back(line);
-      const auto e = rht().make_experiment(r.text, r.origin, set, r.data);
+      const auto e = load_scenario_text(r.text, r.origin, set, r.data)->experiment();
       e->run();
       const json summary = e->summary();
       EXPECT_EQ(summary["stop_reason"], nullptr) << row["set"];

@@ -7,7 +7,9 @@
 
 #include "hyloop/experiment/capabilities.hpp"
 #include "hyloop/experiment/experiment.hpp"
+#include "hyloop/experiment/kind.hpp"
 #include "hyloop/kinds/sits/sits_jobs.hpp"
+#include "hyloop/kinds/sits/sits_runner.hpp"
 #include "hyloop/kinds/sits/sits_scenario.hpp"
 
 namespace hyloop::experiment {
@@ -45,9 +47,13 @@ class SitsIdentification final : public Identification {
     return std::make_unique<SitsSweep>(identification_run_scenario(text, origin, overrides));
   }
 
-  std::unique_ptr<SweepIdentification> sweep(const std::string& text,
-                                             const std::string& origin) const override {
-    SitsScenario s = parse_scenario(text, origin, {});
+  std::unique_ptr<SweepIdentification> sweep(const LoadedScenario& loaded) const override {
+    const auto* parsed = dynamic_cast<const ParsedScenario<SitsScenario, SitsRunner>*>(&loaded);
+    if (parsed == nullptr) {
+      throw std::invalid_argument("scenario kind \"" + loaded.kind().name() +
+                                  "\": not a sits scenario");
+    }
+    SitsScenario s = parsed->scenario();
     const auto n = static_cast<std::size_t>(s.identification.samples);
     if (s.hold_steps() != 1) {
       throw std::invalid_argument("delays.control_cycle: the actuator holds each command for h = " +

@@ -10,8 +10,6 @@
 namespace hyloop::experiment {
 namespace {
 
-constexpr const char* kOrigin = "scenario";
-
 // The emulated robot and force sensor behind hal's drivers, stepped as a real rig's would be
 // (step_drivers); the emulator is the plant clock.
 class SitsRig final : public RigPart, private PlantClock {
@@ -66,27 +64,21 @@ class SitsDynamicsPart final : public DynamicsPart {
   std::vector<std::string> names_;
 };
 
+std::vector<std::string> sits_notices(const SitsScenario& s) { return s.notices; }
+
 class SitsKind final : public Kind {
  public:
   std::string name() const override { return "sits"; }
   const FieldTable* fields() const override { return &sits_field_table(); }
-  std::unique_ptr<Experiment> make_experiment(const std::string& text, const std::string& origin,
-                                              const std::vector<std::string>& overrides,
-                                              const DataSource& /*data*/) const override {
-    return std::make_unique<SitsRunner>(parse_scenario(text, origin, overrides));
-  }
-  std::vector<std::string> notices(const std::string& text, const std::string& origin,
-                                   const std::vector<std::string>& overrides) const override {
-    return parse_scenario(text, origin, overrides).notices;
-  }
-  LoopPlan loop_plan(const std::string& text) const override {
-    return sits_loop_plan(parse_scenario(text, kOrigin, {}));
-  }
-  std::unique_ptr<RigPart> make_rig_part(const std::string& text) const override {
-    return make_sits_rig_part(parse_scenario(text, kOrigin, {}));
-  }
-  std::unique_ptr<DynamicsPart> make_dynamics_part(const std::string& text) const override {
-    return make_sits_dynamics_part(parse_scenario(text, kOrigin, {}));
+  std::unique_ptr<LoadedScenario> load(const YAML::Node& root, const std::string& origin,
+                                       const DataSource& /*data*/) const override {
+    using Loaded = ParsedScenario<SitsScenario, SitsRunner>;
+    return std::make_unique<Loaded>(*this, parse_scenario(root, origin),
+                                    Loaded::Form{.plan = &sits_loop_plan,
+                                                 .rig = &make_sits_rig_part,
+                                                 .dynamics = &make_sits_dynamics_part,
+                                                 .notices = &sits_notices,
+                                                 .yaml = &to_yaml});
   }
   /// The target's motion x, which the robot (x_robot) reproduces; its ideal twin x_ideal.
   SignalRoles signal_roles() const override {

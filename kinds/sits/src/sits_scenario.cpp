@@ -583,7 +583,10 @@ std::string zero_gain_notice(const SitsScenario& s) {
 
 SitsScenario parse_scenario(const std::string& yaml_text, const std::string& origin,
                             const std::vector<std::string>& overrides) {
-  const YAML::Node root = load_yaml(yaml_text, origin, overrides);
+  return parse_scenario(load_yaml(yaml_text, origin, overrides), origin);
+}
+
+SitsScenario parse_scenario(const YAML::Node& root, const std::string& origin) {
   SitsScenario s;
   parse_into(root, origin, s);
   if (std::isnan(s.metrics.window)) {

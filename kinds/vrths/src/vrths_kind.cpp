@@ -10,7 +10,6 @@ namespace hyloop::experiment {
 namespace {
 
 namespace rths = core::rths;
-constexpr const char* kVrthsOrigin = "scenario";
 
 // The dynamics part's values, then the rig's truth: vrths_record_columns().
 const std::vector<std::string>& dynamics_names() {
@@ -180,19 +179,14 @@ class VrthsKind final : public Kind {
  public:
   std::string name() const override { return "vrths"; }
   const FieldTable* fields() const override { return &vrths_field_table(); }
-  std::unique_ptr<Experiment> make_experiment(const std::string& text, const std::string& origin,
-                                              const std::vector<std::string>& overrides,
-                                              const DataSource& data) const override {
-    return std::make_unique<VrthsExperiment>(parse_vrths_scenario(text, origin, overrides, data));
-  }
-  LoopPlan loop_plan(const std::string& text) const override {
-    return vrths_loop_plan(parse_vrths_scenario(text, kVrthsOrigin, {}));
-  }
-  std::unique_ptr<RigPart> make_rig_part(const std::string& text) const override {
-    return make_vrths_rig_part(parse_vrths_scenario(text, kVrthsOrigin, {}));
-  }
-  std::unique_ptr<DynamicsPart> make_dynamics_part(const std::string& text) const override {
-    return make_vrths_dynamics_part(parse_vrths_scenario(text, kVrthsOrigin, {}));
+  std::unique_ptr<LoadedScenario> load(const YAML::Node& root, const std::string& origin,
+                                       const DataSource& data) const override {
+    using Loaded = ParsedScenario<VrthsScenario, VrthsExperiment>;
+    return std::make_unique<Loaded>(*this, parse_vrths_scenario(root, origin, data),
+                                    Loaded::Form{.plan = &vrths_loop_plan,
+                                                 .rig = &make_vrths_rig_part,
+                                                 .dynamics = &make_vrths_dynamics_part,
+                                                 .yaml = &to_yaml});
   }
   /// The numerical floor 1 (y1) is the target the specimen reproduces (x_m; the benchmark's
   /// J2/J3 compare the two), the reference structure's floor 1 (r1) its ideal twin.

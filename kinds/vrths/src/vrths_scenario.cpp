@@ -469,7 +469,11 @@ void validate_vrths_plant_and_controllers(VrthsScenario& s) {
 VrthsScenario parse_vrths_scenario(const std::string& text, const std::string& origin,
                                    const std::vector<std::string>& overrides,
                                    const DataSource& data) {
-  const YAML::Node root = load_yaml(text, origin, overrides);
+  return parse_vrths_scenario(load_yaml(text, origin, overrides), origin, data);
+}
+
+VrthsScenario parse_vrths_scenario(const YAML::Node& root, const std::string& origin,
+                                   const DataSource& data) {
   VrthsScenario s;
   s.origin = origin;
   s.data = data;

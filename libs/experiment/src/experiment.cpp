@@ -106,8 +106,10 @@ nlohmann::ordered_json signal_roles_json(const SignalRoles& r) {
   return j;
 }
 
-std::string scenario_kind_of_text(const std::string& text, const std::string& origin) {
-  const YAML::Node root = load_yaml(text, origin, {});
+namespace {
+
+/// The `kind` of a parsed scenario. @throws ScenarioError when it has none or it is not a string.
+std::string kind_of(const YAML::Node& root, const std::string& origin) {
   if (!root.IsMap()) {
     throw ScenarioError(origin + ": not a scenario (a mapping of fields, starting with `kind`)");
   }
@@ -119,8 +121,31 @@ std::string scenario_kind_of_text(const std::string& text, const std::string& or
   return root["kind"].Scalar();
 }
 
+}  // namespace
+
+std::string scenario_kind_of_text(const std::string& text, const std::string& origin) {
+  return kind_of(load_yaml(text, origin, {}), origin);
+}
+
 std::string scenario_kind(const std::string& path) {
   return scenario_kind_of_text(read_scenario_text(path), path);
+}
+
+std::unique_ptr<LoadedScenario> load_scenario_text(const std::string& text,
+                                                   const std::string& origin_in,
+                                                   const std::vector<std::string>& overrides,
+                                                   const DataSource& data) {
+  const std::string origin = excerpt(origin_in);
+  const YAML::Node root = load_yaml(text, origin, overrides);
+  const std::string kind = kind_of(root, origin);
+  const Kind* found = nullptr;
+  try {
+    found = &find_kind(kind);
+  } catch (const std::invalid_argument&) {
+    throw ScenarioError(origin + ": kind = \"" + excerpt(kind) + "\": must be one of " +
+                        known_kinds());
+  }
+  return found->load(root, origin, data);
 }
 
 std::unique_ptr<Experiment> make_experiment(const std::string& path,
@@ -130,27 +155,16 @@ std::unique_ptr<Experiment> make_experiment(const std::string& path,
 }
 
 std::unique_ptr<Experiment> make_experiment_from_text(const std::string& text,
-                                                      const std::string& origin_in,
+                                                      const std::string& origin,
                                                       const std::vector<std::string>& overrides,
                                                       const DataSource& data) {
-  const std::string origin = excerpt(origin_in);
-  const std::string kind = scenario_kind_of_text(text, origin);
-  const Kind* found = nullptr;
-  try {
-    found = &find_kind(kind);
-  } catch (const std::invalid_argument&) {
-    throw ScenarioError(origin + ": kind = \"" + excerpt(kind) + "\": must be one of " +
-                        known_kinds());
-  }
-  std::unique_ptr<Experiment> experiment = found->make_experiment(text, origin, overrides, data);
-  experiment->set_signal_roles(found->signal_roles());
-  return experiment;
+  return load_scenario_text(text, origin, overrides, data)->experiment();
 }
 
 std::vector<std::string> scenario_notices(const std::string& path,
                                           const std::vector<std::string>& overrides) {
-  const std::string text = read_scenario_text(path);
-  return find_kind(scenario_kind_of_text(text, path)).notices(text, path, overrides);
+  return load_scenario_text(read_scenario_text(path), path, overrides, DataSource::local_file(path))
+      ->notices();
 }
 
 }  // namespace hyloop::experiment

@@ -31,18 +31,30 @@ std::string joined(const std::vector<std::string>& names) {
 
 }  // namespace
 
-LoopPlan Kind::loop_plan(const std::string& /*text*/) const { no_distributed_form(); }
-
-std::unique_ptr<RigPart> Kind::make_rig_part(const std::string& /*text*/) const {
-  no_distributed_form();
+std::unique_ptr<Experiment> LoadedScenario::experiment() const {
+  std::unique_ptr<Experiment> e = make_experiment();
+  e->set_signal_roles(kind().signal_roles());
+  return e;
 }
 
-std::unique_ptr<DynamicsPart> Kind::make_dynamics_part(const std::string& /*text*/) const {
-  no_distributed_form();
+LoadedScenario::Description LoadedScenario::describe() const {
+  const std::unique_ptr<Experiment> e = experiment();
+  return {.name = e->name(),
+          .resolved_yaml = e->resolved_yaml(),
+          .total_steps = e->total_steps(),
+          .step = e->step_size()};
 }
 
-void Kind::no_distributed_form() const {
-  throw std::invalid_argument("scenario kind \"" + name() +
+LoopPlan LoadedScenario::loop_plan() const { return checked_loop_plan(make_loop_plan()); }
+
+LoopPlan LoadedScenario::make_loop_plan() const { no_distributed_form(); }
+
+std::unique_ptr<RigPart> LoadedScenario::make_rig_part() const { no_distributed_form(); }
+
+std::unique_ptr<DynamicsPart> LoadedScenario::make_dynamics_part() const { no_distributed_form(); }
+
+void LoadedScenario::no_distributed_form() const {
+  throw std::invalid_argument("scenario kind \"" + kind().name() +
                               "\" has no distributed form (loop services): run it in process "
                               "(hyloop run)");
 }
@@ -136,10 +148,14 @@ const Kind& identification_kind(const std::string& text) {
                        [](const Kind& k) { return k.identification() != nullptr; });
 }
 
-const Identification& kind_identification(const std::string& text, const std::string& origin) {
-  return *kind_offering(find_scenario_kind(text, origin), "identification", [](const Kind& k) {
+const Identification& kind_identification(const Kind& kind) {
+  return *kind_offering(kind, "identification", [](const Kind& k) {
             return k.identification() != nullptr;
           }).identification();
+}
+
+const Identification& kind_identification(const std::string& text, const std::string& origin) {
+  return kind_identification(find_scenario_kind(text, origin));
 }
 
 const Analysis& kind_analysis(const std::string& text, const std::string& origin) {

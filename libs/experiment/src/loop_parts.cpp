@@ -80,7 +80,10 @@ std::vector<std::size_t> columns_except(std::size_t count,
 }
 
 LoopPlan loop_plan(const std::string& text) {
-  LoopPlan plan = find_scenario_kind(text).loop_plan(text);
+  return load_scenario_text(text, "scenario")->loop_plan();
+}
+
+LoopPlan checked_loop_plan(LoopPlan plan) {
   hal::validate_layout("measurement", plan.measurement, false);
   hal::validate_layout("command", plan.command, true);
   const hal::Signal& measured = plan.measurement.signals[0];
@@ -95,11 +98,11 @@ LoopPlan loop_plan(const std::string& text) {
 }
 
 std::unique_ptr<RigPart> make_rig_part(const std::string& text) {
-  return find_scenario_kind(text).make_rig_part(text);
+  return load_scenario_text(text, "scenario")->make_rig_part();
 }
 
 std::unique_ptr<DynamicsPart> make_dynamics_part(const std::string& text) {
-  return find_scenario_kind(text).make_dynamics_part(text);
+  return load_scenario_text(text, "scenario")->make_dynamics_part();
 }
 
 }  // namespace hyloop::experiment

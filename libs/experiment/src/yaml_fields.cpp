@@ -1,6 +1,7 @@
 #include "hyloop/experiment/yaml_fields.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
 #include <fstream>
 #include <map>
@@ -224,8 +225,15 @@ std::string read_scenario_text(const std::string& path) {
   return text;
 }
 
+namespace {
+std::atomic<std::uint64_t> yaml_parse_count{0};
+}  // namespace
+
+std::uint64_t yaml_parses() noexcept { return yaml_parse_count.load(std::memory_order_relaxed); }
+
 YAML::Node load_yaml(const std::string& text, const std::string& origin,
                      const std::vector<std::string>& overrides) {
+  yaml_parse_count.fetch_add(1, std::memory_order_relaxed);
   if (text.size() > kMaxScenarioBytes) {
     throw ScenarioError(origin + ": " + std::to_string(text.size()) +
                         " bytes, larger than the limit of " + std::to_string(kMaxScenarioBytes) +

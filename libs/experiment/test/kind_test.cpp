@@ -104,15 +104,17 @@ TEST(KindRegistry, CapabilitiesAreOfferedByKindAndRefusedByName) {
   // field it needs, before any loop exists.
   const std::string path = std::string(HYLOOP_SOURCE_DIR) + "/scenarios/sits/identify.yaml";
   const std::string text = read_scenario_text(path);
-  EXPECT_THAT(message_of<std::invalid_argument>(
-                  [&] { (void)kind_identification(text).sweep(text, "scenario"); }),
+  EXPECT_THAT(message_of<std::invalid_argument>([&] {
+                (void)kind_identification(text).sweep(*load_scenario_text(text, "scenario"));
+              }),
               HasSubstr("delays.control_cycle: the actuator holds each command for h = 2 steps"));
   const auto run = kind_identification(text).sweep_run(text, "scenario", {});
   EXPECT_EQ(run->samples(), 1501U);  // identification.samples
   EXPECT_EQ(run->step_s(), 0.002);
   EXPECT_EQ(run->command(0).position, 0.0);  // A·sin(0)
   EXPECT_NEAR(run->command(25).position, 0.025 * std::sin(18.84955592153876 * 0.05), 1e-15);
-  const auto again = kind_identification(text).sweep(run->scenario_yaml(), "scenario");
+  const auto again =
+      kind_identification(text).sweep(*load_scenario_text(run->scenario_yaml(), "scenario"));
   EXPECT_EQ(again->samples(), run->samples());
   EXPECT_EQ(again->step_s(), run->step_s());
   for (std::uint64_t k : {0U, 1U, 17U, 1000U}) {
@@ -121,27 +123,41 @@ TEST(KindRegistry, CapabilitiesAreOfferedByKindAndRefusedByName) {
   }
 }
 
-/// A test-only kind: a distributed form whose plan says where it came from; no runner.
-class ProbeKind final : public Kind {
+/// A test-only kind's scenario: a distributed form whose plan says where it came from; no
+/// runner.
+class ProbeScenario final : public LoadedScenario {
  public:
-  explicit ProbeKind(std::string name, bool distributed)
-      : name_(std::move(name)), distributed_(distributed) {}
-  std::string name() const override { return name_; }
-  std::unique_ptr<Experiment> make_experiment(const std::string& /*text*/,
-                                              const std::string& origin,
-                                              const std::vector<std::string>& /*overrides*/,
-                                              const DataSource& /*data*/) const override {
-    throw ScenarioError(origin + ": probe kind " + name_ + " has no runner");
+  ProbeScenario(const Kind& kind, std::string origin, bool distributed)
+      : LoadedScenario(kind), origin_(std::move(origin)), distributed_(distributed) {}
+
+ protected:
+  std::unique_ptr<Experiment> make_experiment() const override {
+    throw ScenarioError(origin_ + ": probe kind " + kind().name() + " has no runner");
   }
-  LoopPlan loop_plan(const std::string& text) const override {
-    if (!distributed_) return Kind::loop_plan(text);
+  LoopPlan make_loop_plan() const override {
+    if (!distributed_) return LoadedScenario::make_loop_plan();
     LoopPlan p;
-    p.kind = name_;
+    p.kind = kind().name();
     p.total_steps = 7;
     p.step = 0.25;
     p.measurement = {{{"level", "m", "length"}}};
     p.command = set_point_command("level_set", "m", "length");
     return p;
+  }
+
+ private:
+  std::string origin_;
+  bool distributed_;
+};
+
+class ProbeKind final : public Kind {
+ public:
+  explicit ProbeKind(std::string name, bool distributed)
+      : name_(std::move(name)), distributed_(distributed) {}
+  std::string name() const override { return name_; }
+  std::unique_ptr<LoadedScenario> load(const YAML::Node& /*root*/, const std::string& origin,
+                                       const DataSource& /*data*/) const override {
+    return std::make_unique<ProbeScenario>(*this, origin, distributed_);
   }
 
  private:
@@ -172,6 +188,33 @@ TEST(KindRegistry, ARegisteredKindIsDispatchedToAndNeverDefaulted) {
                   [] { register_kind(std::make_unique<ProbeKind>("sits", true)); }),
               HasSubstr("\"sits\" is already registered"));
   EXPECT_EQ(find_kind("sits").name(), "sits");
+}
+
+// One parse (issue 23): a scenario's YAML is parsed once by load_scenario_text, and the runner,
+// the notices, the plan and both parts all come from that one LoadedScenario; the text-taking
+// entry points parse once each.
+TEST(KindRegistry, AScenarioIsParsedOnceForEverythingMadeFromIt) {
+  for (const char* file :
+       {"sits/table1_scvg.yaml", "rht/ats.yaml", "fcu/polynomial.yaml", "vrths/case1_amb.yaml"}) {
+    const std::string path = std::string(HYLOOP_SOURCE_DIR) + "/scenarios/" + file;
+    const std::string text = read_scenario_text(path);
+    const std::uint64_t before = yaml_parses();
+    const auto loaded =
+        load_scenario_text(text, path, {"timing.duration_s=1"}, DataSource::local_file(path));
+    const auto experiment = loaded->experiment();
+    (void)loaded->notices();
+    const LoopPlan plan = loaded->loop_plan();
+    const auto rig = loaded->make_rig_part();
+    const auto dynamics = loaded->make_dynamics_part();
+    EXPECT_EQ(yaml_parses() - before, 1U) << file;
+    EXPECT_EQ(plan.kind, loaded->kind().name()) << file;
+    EXPECT_EQ(experiment->kind(), loaded->kind().name()) << file;
+    EXPECT_FALSE(experiment->signal_roles().target.empty()) << file;
+    const std::uint64_t again = yaml_parses();
+    (void)make_experiment_from_text(text, path, {"timing.duration_s=1"},
+                                    DataSource::local_file(path));
+    EXPECT_EQ(yaml_parses() - again, 1U) << file;
+  }
 }
 
 }  // namespace

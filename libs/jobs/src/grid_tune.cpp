@@ -47,7 +47,7 @@ double score_of(const json& summary, const TuneScore& score) {
   return summary.contains(p) && summary.at(p).is_number() ? summary.at(p).get<double>() : kInf;
 }
 
-RunResult run_one(const Kind& kind, const TuneRequest& request, const GridTune& tune,
+RunResult run_one(const Kind& /*kind*/, const TuneRequest& request, const GridTune& tune,
                   const TuneCandidate& candidate, const std::vector<std::string>& plant) {
   std::vector<std::string> overrides = request.overrides;
   for (const TuneSetting& x : candidate.settings) overrides.push_back(x.field + "=" + x.value);
@@ -55,7 +55,9 @@ RunResult run_one(const Kind& kind, const TuneRequest& request, const GridTune& 
   overrides.push_back("outputs.samples=false");
   RunResult r;
   try {
-    const auto e = kind.make_experiment(request.text, request.origin, overrides, request.data);
+    const auto e =
+        experiment::load_scenario_text(request.text, request.origin, overrides, request.data)
+            ->experiment();
     e->run();
     const json summary = e->summary();
     r.stop_reason = summary.value("stop_reason", json());

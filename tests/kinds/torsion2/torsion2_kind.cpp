@@ -58,9 +58,7 @@ void write_body(std::ostream& y, const Body& b) {
     << "\n  damping_n_m_s_per_rad: " << ex::format_number(b.c);
 }
 
-Torsion2Scenario parse(const std::string& text, const std::string& origin,
-                       const std::vector<std::string>& overrides) {
-  const YAML::Node root = ex::load_yaml(text, origin, overrides);
+Torsion2Scenario parse(const YAML::Node& root, const std::string& origin) {
   Torsion2Scenario s;
   ex::validate_with_origin(origin, [&] {
     ex::MapReader top(root, "", origin);
@@ -160,38 +158,48 @@ class Torsion2Dynamics final : public ex::DynamicsPart {
   double theta_ = 0.0, omega_ = 0.0;
 };
 
-class Torsion2Kind final : public ex::Kind {
+/// The parsed scenario: the plan and parts, and a LoopExperiment over them in process.
+class Torsion2Loaded final : public ex::LoadedScenario {
  public:
-  std::string name() const override { return "torsion2"; }
-  std::unique_ptr<ex::Experiment> make_experiment(const std::string& text,
-                                                  const std::string& origin,
-                                                  const std::vector<std::string>& overrides,
-                                                  const ex::DataSource& /*data*/) const override {
-    const Torsion2Scenario s = parse(text, origin, overrides);
-    const std::string resolved = to_yaml(s);
-    return std::make_unique<ex::LoopExperiment>(ex::loop_plan(resolved), make_rig_part(resolved),
-                                                make_dynamics_part(resolved), s.name, resolved);
+  Torsion2Loaded(const ex::Kind& kind, Torsion2Scenario s)
+      : LoadedScenario(kind), s_(std::move(s)) {}
+  std::unique_ptr<ex::RigPart> make_rig_part() const override {
+    return std::make_unique<Torsion2Rig>(s_);
   }
-  ex::LoopPlan loop_plan(const std::string& text) const override {
-    const Torsion2Scenario s = parse(text, "scenario", {});
+  std::unique_ptr<ex::DynamicsPart> make_dynamics_part() const override {
+    return std::make_unique<Torsion2Dynamics>(s_);
+  }
+
+ protected:
+  std::unique_ptr<ex::Experiment> make_experiment() const override {
+    return std::make_unique<ex::LoopExperiment>(loop_plan(), make_rig_part(), make_dynamics_part(),
+                                                s_.name, to_yaml(s_));
+  }
+  ex::LoopPlan make_loop_plan() const override {
     hal::SafetyConfig safety;
-    safety.limits = {.position_min = -s.angle_limit,
-                     .position_max = s.angle_limit,
-                     .velocity_max = s.rate_limit,
+    safety.limits = {.position_min = -s_.angle_limit,
+                     .position_max = s_.angle_limit,
+                     .velocity_max = s_.rate_limit,
                      .acceleration_max = 1e4};
-    safety.step = s.step;
+    safety.step = s_.step;
     safety.stop_deceleration = 100.0;
-    ex::LoopPlan p = ex::every_cycle_plan(name(), s.steps(), s.step, safety, 0.0);
+    ex::LoopPlan p = ex::every_cycle_plan(kind().name(), s_.steps(), s_.step, safety, 0.0);
     p.measurement = {
         {{"theta_a", "rad", "angle"}, {"phi", "rad", "angle"}, {"tau", "N*m", "torque"}}};
     p.command = ex::set_point_command("theta_cmd", "rad", "angle");
     return p;
   }
-  std::unique_ptr<ex::RigPart> make_rig_part(const std::string& text) const override {
-    return std::make_unique<Torsion2Rig>(parse(text, "scenario", {}));
-  }
-  std::unique_ptr<ex::DynamicsPart> make_dynamics_part(const std::string& text) const override {
-    return std::make_unique<Torsion2Dynamics>(parse(text, "scenario", {}));
+
+ private:
+  Torsion2Scenario s_;
+};
+
+class Torsion2Kind final : public ex::Kind {
+ public:
+  std::string name() const override { return "torsion2"; }
+  std::unique_ptr<ex::LoadedScenario> load(const YAML::Node& root, const std::string& origin,
+                                           const ex::DataSource& /*data*/) const override {
+    return std::make_unique<Torsion2Loaded>(*this, parse(root, origin));
   }
 };
 

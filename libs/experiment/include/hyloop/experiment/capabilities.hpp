@@ -19,6 +19,8 @@
 
 namespace hyloop::experiment {
 
+class LoadedScenario;
+
 /// Samples of an identification experiment: the command u[k] and the measured position y[k].
 struct SweepData {
   std::vector<double> command;
@@ -65,10 +67,10 @@ class Identification {
   [[nodiscard]] virtual std::unique_ptr<SweepIdentification> sweep_run(
       const std::string& text, const std::string& origin,
       const std::vector<std::string>& overrides) const = 0;
-  /// The scenario as given (the identification service's Configure): refused with the field and
-  /// the value it needs unless it already is a sweep run.
+  /// The loaded scenario as given (the identification service's Configure, one parse): refused
+  /// with the field and the value it needs unless it already is a sweep run.
   [[nodiscard]] virtual std::unique_ptr<SweepIdentification> sweep(
-      const std::string& text, const std::string& origin) const = 0;
+      const LoadedScenario& scenario) const = 0;
   /// `hyloop identify`: the sweep taken in process and fitted, or (`from_run` not empty) the
   /// samples of that run directory fitted.
   [[nodiscard]] virtual nlohmann::json identify(const std::string& text, const std::string& origin,

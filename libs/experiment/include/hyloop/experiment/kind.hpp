@@ -7,8 +7,11 @@
 // scenario's `kind` and never name one: an unknown kind is refused by name (find_kind), never
 // defaulted to another.
 //
-// A kind without a distributed form (no loop services) keeps the defaults of loop_plan(),
-// make_rig_part() and make_dynamics_part(), which throw std::invalid_argument naming the kind.
+// One parse: Kind::load turns the scenario's YAML (parsed once by load_scenario_text) into a
+// LoadedScenario, from which the runner, the notices, the loop plan and the parts all come. A
+// kind without a distributed form (no loop services) keeps the LoadedScenario's defaults of
+// loop_plan(), make_rig_part() and make_dynamics_part(), which throw std::invalid_argument
+// naming the kind.
 
 #include <cstdint>
 #include <iosfwd>
@@ -18,6 +21,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "hyloop/experiment/capabilities.hpp"
@@ -26,7 +30,13 @@
 #include "hyloop/experiment/loop_parts.hpp"
 #include "hyloop/experiment/scenario_fields.hpp"
 
+namespace YAML {
+class Node;
+}  // namespace YAML
+
 namespace hyloop::experiment {
+
+class LoadedScenario;
 
 /// A gauge the dynamics service exports from one of the values its DynamicsPart computes:
 /// each cycle, metric{labels} = scale · value of `column` (NaN while a kind without it runs).
@@ -81,25 +91,13 @@ class Kind {
 
   /// The scenario's `kind`.
   [[nodiscard]] virtual std::string name() const = 0;
-  /// The in-process runner: parses and validates `text` with the overrides, reading any data
-  /// file the scenario names through `data`. @throws ScenarioError.
-  [[nodiscard]] virtual std::unique_ptr<Experiment> make_experiment(
-      const std::string& text, const std::string& origin, const std::vector<std::string>& overrides,
-      const DataSource& data) const = 0;
-  /// Warnings about a valid scenario that `hyloop run` prints (none by default).
-  /// @throws ScenarioError.
-  [[nodiscard]] virtual std::vector<std::string> notices(
-      const std::string& /*text*/, const std::string& /*origin*/,
-      const std::vector<std::string>& /*overrides*/) const {
-    return {};
-  }
-
-  // ---- the distributed form (loop_parts.hpp) ----
-  /// @throws ScenarioError naming the field; std::invalid_argument without a distributed form.
-  [[nodiscard]] virtual LoopPlan loop_plan(const std::string& text) const;
-  [[nodiscard]] virtual std::unique_ptr<RigPart> make_rig_part(const std::string& text) const;
-  [[nodiscard]] virtual std::unique_ptr<DynamicsPart> make_dynamics_part(
-      const std::string& text) const;
+  /// Reads the scenario's fields from `root` (its YAML, parsed once with the overrides applied,
+  /// whose `kind` names this kind) and validates them, reading any data file the scenario names
+  /// through `data`: the one parse of a run or a service's Configure. @throws ScenarioError
+  /// naming the field.
+  [[nodiscard]] virtual std::unique_ptr<LoadedScenario> load(const YAML::Node& root,
+                                                             const std::string& origin,
+                                                             const DataSource& data) const = 0;
   /// What its recorded signals mean (experiment.hpp SignalRoles): summary.json "signals", the
   /// report's figures and the dynamics service's tracking gauges read them.
   [[nodiscard]] virtual SignalRoles signal_roles() const { return {}; }
@@ -133,11 +131,110 @@ class Kind {
   /// Its scenario fields (parse, emit, `hyloop schema`, docs/scenarios.md); nullptr: none
   /// declared.
   [[nodiscard]] virtual const FieldTable* fields() const { return nullptr; }
+};
+
+/// A kind's scenario, parsed and validated once (Kind::load): the runner, the notices, the loop
+/// plan and the parts all come from this one object, so a run or a service's Configure reads
+/// the scenario's YAML once (issue 23).
+class LoadedScenario {
+ public:
+  explicit LoadedScenario(const Kind& kind) : kind_(&kind) {}
+  virtual ~LoadedScenario() = default;
+  LoadedScenario(const LoadedScenario&) = delete;
+  LoadedScenario& operator=(const LoadedScenario&) = delete;
+
+  [[nodiscard]] const Kind& kind() const noexcept { return *kind_; }
+
+  /// What `hyloop validate` and the coordinator's LoadScenario report of a scenario.
+  struct Description {
+    std::string name{};
+    std::string resolved_yaml{};  ///< every field, defaults resolved (what the services get)
+    std::int64_t total_steps = 0;
+    double step = 0.0;  ///< s
+  };
+  /// The scenario described without building its runner, when the kind can (ParsedScenario
+  /// with a plan): loading a long run costs nothing proportional to its length. The default
+  /// builds the runner and asks it.
+  [[nodiscard]] virtual Description describe() const;
+  /// The in-process runner, with the kind's signal roles set (summary.json "signals").
+  [[nodiscard]] std::unique_ptr<Experiment> experiment() const;
+  /// Warnings about the valid scenario that `hyloop run` prints (none by default).
+  [[nodiscard]] virtual std::vector<std::string> notices() const { return {}; }
+
+  // ---- the distributed form (loop_parts.hpp); a kind without one keeps the defaults, which
+  // throw std::invalid_argument naming the kind ----
+  /// The kind's plan, its layouts checked (checked_loop_plan).
+  [[nodiscard]] LoopPlan loop_plan() const;
+  [[nodiscard]] virtual std::unique_ptr<RigPart> make_rig_part() const;
+  [[nodiscard]] virtual std::unique_ptr<DynamicsPart> make_dynamics_part() const;
 
  protected:
+  [[nodiscard]] virtual std::unique_ptr<Experiment> make_experiment() const = 0;
+  [[nodiscard]] virtual LoopPlan make_loop_plan() const;
   /// The error of a kind without a distributed form.
   [[noreturn]] void no_distributed_form() const;
+
+ private:
+  const Kind* kind_;
 };
+
+/// The LoadedScenario of a kind whose parsed scenario is an `S` and whose runner is an `E`
+/// (constructed from the S): the kind names the functions that make its plan, parts and
+/// notices from the S; one left null is what the kind does not have.
+template <typename S, typename E>
+class ParsedScenario final : public LoadedScenario {
+ public:
+  struct Form {
+    LoopPlan (*plan)(const S&) = nullptr;
+    std::unique_ptr<RigPart> (*rig)(const S&) = nullptr;
+    std::unique_ptr<DynamicsPart> (*dynamics)(const S&) = nullptr;
+    std::vector<std::string> (*notices)(const S&) = nullptr;
+    std::string (*yaml)(const S&) = nullptr;  ///< the resolved scenario (to_yaml)
+  };
+  ParsedScenario(const Kind& kind, S scenario, Form form)
+      : LoadedScenario(kind), scenario_(std::move(scenario)), form_(form) {}
+  [[nodiscard]] const S& scenario() const noexcept { return scenario_; }
+  [[nodiscard]] std::vector<std::string> notices() const override {
+    return form_.notices != nullptr ? form_.notices(scenario_) : std::vector<std::string>{};
+  }
+  /// From the plan and the resolved YAML, without the runner (and its recorder).
+  [[nodiscard]] Description describe() const override {
+    if (form_.plan == nullptr || form_.yaml == nullptr) return LoadedScenario::describe();
+    const LoopPlan plan = form_.plan(scenario_);
+    return {.name = scenario_.name,
+            .resolved_yaml = form_.yaml(scenario_),
+            .total_steps = plan.total_steps,
+            .step = plan.step};
+  }
+  [[nodiscard]] std::unique_ptr<RigPart> make_rig_part() const override {
+    if (form_.rig == nullptr) no_distributed_form();
+    return form_.rig(scenario_);
+  }
+  [[nodiscard]] std::unique_ptr<DynamicsPart> make_dynamics_part() const override {
+    if (form_.dynamics == nullptr) no_distributed_form();
+    return form_.dynamics(scenario_);
+  }
+
+ protected:
+  [[nodiscard]] std::unique_ptr<Experiment> make_experiment() const override {
+    return std::make_unique<E>(scenario_);
+  }
+  [[nodiscard]] LoopPlan make_loop_plan() const override {
+    if (form_.plan == nullptr) no_distributed_form();
+    return form_.plan(scenario_);
+  }
+
+ private:
+  S scenario_;
+  Form form_;
+};
+
+/// Parses `text` once (overrides applied), finds its kind and has it load the scenario.
+/// @throws ScenarioError naming the field (a missing or unknown `kind` too).
+std::unique_ptr<LoadedScenario> load_scenario_text(const std::string& text,
+                                                   const std::string& origin,
+                                                   const std::vector<std::string>& overrides = {},
+                                                   const DataSource& data = DataSource::server());
 
 /// Adds a kind. @throws std::invalid_argument when its name is empty or already registered.
 void register_kind(std::unique_ptr<Kind> kind);
@@ -157,6 +254,8 @@ const Kind& identification_kind(const std::string& text);
 /// a scenario without a known kind.
 const Identification& kind_identification(const std::string& text,
                                           const std::string& origin = "scenario");
+/// The identification `kind` offers, refused by name like kind_identification.
+const Identification& kind_identification(const Kind& kind);
 const Analysis& kind_analysis(const std::string& text, const std::string& origin = "scenario");
 /// Every registered kind, in registration order (the shipped ones first).
 std::vector<const Kind*> kinds();

@@ -50,9 +50,13 @@ hal::SignalLayout mechanical_measurement(std::string position, std::string veloc
 hal::SignalLayout set_point_command(const std::string& name, const std::string& unit,
                                     const std::string& quantity);
 
+/// The plan of a scenario's text (one parse: load_scenario_text(text)->loop_plan()).
 /// @throws ScenarioError naming the field; std::invalid_argument for an unknown kind or one
 /// without services.
 LoopPlan loop_plan(const std::string& scenario_text);
+/// `plan` once its layouts are checked (hal::validate_layout) and its measurement's first signal
+/// is what its set point commands. @throws std::invalid_argument naming the signals.
+LoopPlan checked_loop_plan(LoopPlan plan);
 /// The loop plan of a kind whose actuator latches every cycle (no hold, no conditioning).
 LoopPlan every_cycle_plan(std::string kind, std::int64_t total_steps, double step,
                           const hal::SafetyConfig& safety, double initial_command);

@@ -59,6 +59,10 @@ void check_unique_keys(const YAML::Node& root, const std::string& origin);
 /// The text of a scenario file. @throws ScenarioError if it cannot be read.
 std::string read_scenario_text(const std::string& path);
 
+/// How many times this process has parsed a scenario's YAML (load_yaml): the tests hold a run
+/// and a service's Configure to one parse each (issue 23).
+std::uint64_t yaml_parses() noexcept;
+
 /// Parses YAML text (an empty document is an empty map) and applies the overrides.
 YAML::Node load_yaml(const std::string& text, const std::string& origin,
                      const std::vector<std::string>& overrides);

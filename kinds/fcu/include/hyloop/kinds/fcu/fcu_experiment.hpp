@@ -46,6 +46,10 @@
 #include "hyloop/hal/fcu_rig_emulator.hpp"
 #include "hyloop/kinds/fcu/fcu_dynamics.hpp"
 
+namespace YAML {
+class Node;
+}  // namespace YAML
+
 namespace hyloop::experiment {
 
 struct FieldTable;
@@ -145,6 +149,8 @@ struct FcuScenario {
 /// Parses and validates ("dotted.path=value" overrides first). @throws ScenarioError.
 FcuScenario parse_fcu_scenario(const std::string& yaml_text, const std::string& origin,
                                const std::vector<std::string>& overrides = {});
+/// The same from the parsed YAML (overrides applied): Kind::load's one parse.
+FcuScenario parse_fcu_scenario(const YAML::Node& root, const std::string& origin);
 FcuScenario load_fcu_scenario(const std::string& path,
                               const std::vector<std::string>& overrides = {});
 /// @throws ScenarioError "field = value: allowed".

@@ -177,6 +177,9 @@ RhtScenario load_rht_scenario(const std::string& path, const std::vector<std::st
 RhtScenario parse_rht_scenario(const std::string& text, const std::string& path,
                                const std::vector<std::string>& overrides,
                                const DataSource& data = DataSource::server());
+/// The same from the parsed YAML (overrides applied): Kind::load's one parse.
+RhtScenario parse_rht_scenario(const YAML::Node& root, const std::string& path,
+                               const DataSource& data);
 std::string to_yaml(const RhtScenario& scenario);
 /// The RHT field table (rht_scenario.cpp): parse, to_yaml, schema and docs walk it.
 const FieldTable& rht_field_table();

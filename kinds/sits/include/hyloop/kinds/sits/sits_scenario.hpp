@@ -23,6 +23,10 @@
 #include "hyloop/experiment/scenario_error.hpp"
 #include "hyloop/hal/actuator_limits.hpp"
 
+namespace YAML {
+class Node;
+}  // namespace YAML
+
 namespace hyloop::experiment {
 
 struct FieldTable;
@@ -169,6 +173,8 @@ struct SitsScenario {
 SitsScenario load_scenario(const std::string& path, const std::vector<std::string>& overrides = {});
 SitsScenario parse_scenario(const std::string& yaml_text, const std::string& origin,
                             const std::vector<std::string>& overrides = {});
+/// The same from the parsed YAML (overrides applied): Kind::load's one parse.
+SitsScenario parse_scenario(const YAML::Node& root, const std::string& origin);
 
 /// The fully resolved scenario (every field) as YAML text; parse_scenario() reads it back.
 std::string to_yaml(const SitsScenario& scenario);

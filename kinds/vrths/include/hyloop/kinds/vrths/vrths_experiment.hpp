@@ -130,6 +130,9 @@ struct VrthsScenario {
 VrthsScenario parse_vrths_scenario(const std::string& text, const std::string& origin,
                                    const std::vector<std::string>& overrides,
                                    const DataSource& data = DataSource::server());
+/// The same from the parsed YAML (overrides applied): Kind::load's one parse.
+VrthsScenario parse_vrths_scenario(const YAML::Node& root, const std::string& origin,
+                                   const DataSource& data);
 std::string to_yaml(const VrthsScenario& scenario);
 const FieldTable& vrths_field_table();
 
