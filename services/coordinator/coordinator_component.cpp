@@ -252,6 +252,8 @@ grpc::Status Coordinator::load_scenario(const v1::LoadScenarioRequest& request,
   }
   try {
     (void)loaded->loop_plan();  // refused by a kind without a distributed form
+  } catch (const ex::ScenarioError& err) {
+    return {grpc::StatusCode::INVALID_ARGUMENT, err.what()};  // e.g. a data file it names
   } catch (const std::exception& err) {
     return {grpc::StatusCode::FAILED_PRECONDITION, origin + ": " + err.what()};
   }

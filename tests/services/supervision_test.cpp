@@ -24,6 +24,7 @@
 #include "co_located.hpp"
 #include "coordinator/coordinator_component.hpp"
 #include "dynamics/dynamics_component.hpp"
+#include "hyloop/experiment/kind.hpp"
 #include "hyloop/experiment/yaml_fields.hpp"
 #include "hyloop/runtime/component.hpp"
 #include "hyloop/runtime/loop_component.hpp"
@@ -657,16 +658,40 @@ struct ServedInProcess {
   }
 };
 
+/// A kind that loads like SITS but takes 1.5 s to do it: a load that is still being read when
+/// the next one arrives (reading no longer depends on the run's length: issue 27, finding 3).
+class SlowKind final : public experiment::Kind {
+ public:
+  std::string name() const override { return "slow_sits"; }
+  std::unique_ptr<experiment::LoadedScenario> load(
+      const YAML::Node& root, const std::string& origin,
+      const experiment::DataSource& data) const override {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+    YAML::Node sits = YAML::Clone(root);
+    sits["kind"] = "sits";
+    return experiment::find_kind("sits").load(sits, origin, data);
+  }
+};
+
+/// The overrides that make the SITS scenario load slowly (SlowKind, registered once).
+std::vector<std::string> slowly(std::vector<std::string> overrides) {
+  static const bool registered = [] {
+    experiment::register_kind(std::make_unique<SlowKind>());
+    return true;
+  }();
+  (void)registered;
+  overrides.emplace_back("kind=slow_sits");
+  return overrides;
+}
+
 // As seen: `ctl load … name=A_long --timeout 1` (DEADLINE_EXCEEDED), then `ctl load … name=B_short`
 // (OK); seconds later the coordinator held A_long and Start ran it.
 TEST(ControlRequests, ALoadWhoseCallerTimedOutNeverLandsAfterANewerOne) {
   const fs::path dir = temp_dir("timedout");
   CoLocated stack("timedout", dir);
   ServedInProcess served(*stack.coordinator);
-  // 5000 s of SITS: ~1.5 s to read here (its per-step arrays: issue 27, finding 3), far beyond
-  // the 0.3 s deadline. Should reading become independent of the length, A needs another way
-  // to be slow.
-  const grpc::Status a = served.load({"timing.duration_s=5000", "name=A_long"}, 0.3);
+  // A takes 1.5 s to read (SlowKind), far beyond the 0.3 s deadline.
+  const grpc::Status a = served.load(slowly({"timing.duration_s=5000", "name=A_long"}), 0.3);
   EXPECT_EQ(a.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED) << a.error_message();
   const grpc::Status b = served.load({"timing.duration_s=3", "name=B_short"}, 30.0);
   ASSERT_TRUE(b.ok()) << b.error_message();
@@ -689,9 +714,9 @@ TEST(ControlRequests, ANewerLoadSupersedesOneInFlight) {
   grpc::Status a;
   std::thread slow([&] {
     a = stack.load_text(experiment::read_scenario_text((kSource / kScenario).string()),
-                        {"timing.duration_s=5000", "name=A_long"});
+                        slowly({"timing.duration_s=5000", "name=A_long"}));
   });
-  std::this_thread::sleep_for(std::chrono::milliseconds(100));  // A is being read (~1.3 s)
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));  // A is being read (1.5 s)
   const grpc::Status b =
       stack.load_text(experiment::read_scenario_text((kSource / kScenario).string()),
                       {"timing.duration_s=3", "name=B_short"});

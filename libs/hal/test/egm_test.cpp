@@ -235,6 +235,8 @@ TEST(EgmDriver, AnswersEachRobotMessageHoldingUntilCommandedThenMovingTheAxis) {
   r = robot.reply();
   ASSERT_TRUE(r);
   EXPECT_DOUBLE_EQ(r->pose.pos[2], 520.0) << "answered with the command given after it";
+  // A reply is counted once its send returned, which can be after the robot received it.
+  ASSERT_TRUE(eventually([&] { return robot.driver.metrics().replies == 4U; }));
   const EgmDriverMetrics m = robot.driver.metrics();
   EXPECT_EQ(m.late_replies, 2U);
   EXPECT_EQ(m.late_weight, 1U + 2U);
