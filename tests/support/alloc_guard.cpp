@@ -5,9 +5,11 @@
 
 namespace {
 thread_local std::size_t g_allocations = 0;
+thread_local std::size_t g_bytes = 0;
 
 void* counted_alloc(std::size_t size, std::size_t align) {
   ++g_allocations;
+  g_bytes += size;
   if (size == 0) {
     size = 1;
   }
@@ -22,9 +24,10 @@ void* counted_alloc(std::size_t size, std::size_t align) {
 }  // namespace
 
 namespace hyloop::testing {
-AllocGuard::AllocGuard() : start_(g_allocations) {}
+AllocGuard::AllocGuard() : start_(g_allocations), start_bytes_(g_bytes) {}
 AllocGuard::~AllocGuard() = default;
 std::size_t AllocGuard::allocations() const { return g_allocations - start_; }
+std::size_t AllocGuard::bytes() const { return g_bytes - start_bytes_; }
 }  // namespace hyloop::testing
 
 void* operator new(std::size_t size) { return counted_alloc(size, alignof(std::max_align_t)); }

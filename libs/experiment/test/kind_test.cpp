@@ -16,6 +16,7 @@
 
 #include "hyloop/experiment/scenario_error.hpp"
 #include "hyloop/experiment/yaml_fields.hpp"
+#include "hyloop/testing/alloc_guard.hpp"
 
 namespace hyloop::experiment {
 namespace {
@@ -191,6 +192,32 @@ TEST(KindRegistry, ARegisteredKindIsDispatchedToAndNeverDefaulted) {
                   [] { register_kind(std::make_unique<ProbeKind>("sits", true)); }),
               HasSubstr("\"sits\" is already registered"));
   EXPECT_EQ(find_kind("sits").name(), "sits");
+}
+
+// Issue 27, finding 3: checking and describing a scenario (hyloop validate, the coordinator's
+// LoadScenario) costs memory independent of the run's length: a 24 h SITS run (43.2 M steps)
+// and a 10 s one ask for the same bytes, under 4 MB; building the runner is what reserves the
+// steps (its recorder).
+TEST(KindRegistry, DescribingAScenarioCostsNothingProportionalToItsLength) {
+  const std::string path = std::string(HYLOOP_SOURCE_DIR) + "/scenarios/sits/table1_scvg.yaml";
+  const std::string text = read_scenario_text(path);
+  const auto bytes_of = [&](const std::string& duration) {
+    const hyloop::testing::AllocGuard guard;
+    const auto loaded = load_scenario_text(text, path, {"timing.duration_s=" + duration});
+    const LoadedScenario::Description d = loaded->describe();
+    (void)loaded->loop_plan();
+    EXPECT_EQ(d.step, 0.002);
+    return std::make_pair(guard.bytes(), d.total_steps);
+  };
+  const auto [short_bytes, short_steps] = bytes_of("10");
+  const auto [long_bytes, long_steps] = bytes_of("86400");
+  EXPECT_EQ(short_steps, 5000);
+  EXPECT_EQ(long_steps, 43200000);
+  EXPECT_LT(long_bytes, std::size_t{4} << 20);
+  EXPECT_LT(long_bytes, short_bytes + (std::size_t{64} << 10)) << short_bytes;
+  const hyloop::testing::AllocGuard guard;
+  (void)load_scenario_text(text, path, {"timing.duration_s=100"})->experiment();
+  EXPECT_GT(guard.bytes(), std::size_t{50000} * 8) << "the runner's recorder reserves its steps";
 }
 
 // One parse (issue 23): a scenario's YAML is parsed once by load_scenario_text, and the runner,

@@ -19,9 +19,12 @@ class AllocGuard {
 
   /// Allocations made by this thread since the guard was created.
   [[nodiscard]] std::size_t allocations() const;
+  /// Bytes this thread asked for since the guard was created (freed or not).
+  [[nodiscard]] std::size_t bytes() const;
 
  private:
   std::size_t start_;
+  std::size_t start_bytes_;
 };
 
 }  // namespace hyloop::testing
