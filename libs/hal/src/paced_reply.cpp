@@ -72,4 +72,22 @@ void PacedReply::sent(double now) noexcept {
                         std::memory_order_relaxed);
 }
 
+ControllerLinkMetrics ControllerLinkCounters::snapshot(const PacedReplyMetrics& p) const noexcept {
+  constexpr auto r = std::memory_order_relaxed;
+  ControllerLinkMetrics m;
+  m.received = received.load(r);
+  m.replies = p.replies;
+  m.lost = lost.load(r);
+  m.duplicate = duplicate.load(r);
+  m.reordered = reordered.load(r);
+  m.sessions = sessions.load(r);
+  m.rejected_foreign = rejected_foreign.load(r);
+  m.rejected_malformed = rejected_malformed.load(r);
+  m.rejected_commands = p.rejected_commands;
+  m.late_replies = p.late_replies;
+  m.late_weight = p.late_weight;
+  m.reply_time_max = p.reply_time_max;
+  return m;
+}
+
 }  // namespace hyloop::hal

@@ -21,9 +21,8 @@ void validate(const RsiAxis& axis) {
           "finite and non-zero (wire units per loop unit)");
 }
 
-struct RsiDriver::Counters {
-  std::atomic<std::uint64_t> received{0}, lost{0}, duplicate{0}, reordered{0}, sessions{0},
-      rejected_foreign{0}, rejected_malformed{0}, controller_delay{0};
+struct RsiDriver::Counters : ControllerLinkCounters {
+  std::atomic<std::uint64_t> controller_delay{0};
 };
 
 struct RsiDriver::Session {
@@ -132,23 +131,8 @@ bool RsiDriver::emergency_stop_input() const noexcept { return reply_.link().dev
 DriverStatus RsiDriver::health() const noexcept { return reply_.health(); }
 
 RsiDriverMetrics RsiDriver::metrics() const noexcept {
-  const Counters& c = *counters_;
-  constexpr auto r = std::memory_order_relaxed;
-  const PacedReplyMetrics p = reply_.metrics();
-  RsiDriverMetrics m;
-  m.received = c.received.load(r);
-  m.replies = p.replies;
-  m.lost = c.lost.load(r);
-  m.duplicate = c.duplicate.load(r);
-  m.reordered = c.reordered.load(r);
-  m.sessions = c.sessions.load(r);
-  m.rejected_foreign = c.rejected_foreign.load(r);
-  m.rejected_malformed = c.rejected_malformed.load(r);
-  m.rejected_commands = p.rejected_commands;
-  m.late_replies = p.late_replies;
-  m.late_weight = p.late_weight;
-  m.controller_delay = c.controller_delay.load(r);
-  m.reply_time_max = p.reply_time_max;
+  RsiDriverMetrics m{counters_->snapshot(reply_.metrics())};
+  m.controller_delay = counters_->controller_delay.load(std::memory_order_relaxed);
   return m;
 }
 

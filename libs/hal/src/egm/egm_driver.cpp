@@ -23,10 +23,7 @@ void validate(const EgmAxis& axis) {
           "finite and non-zero (wire units per loop unit)");
 }
 
-struct EgmDriver::Counters {
-  std::atomic<std::uint64_t> received{0}, lost{0}, duplicate{0}, reordered{0}, sessions{0},
-      rejected_foreign{0}, rejected_malformed{0};
-};
+struct EgmDriver::Counters : ControllerLinkCounters {};
 
 struct EgmDriver::Session {
   egm::EgmCodec codec;
@@ -81,23 +78,7 @@ bool EgmDriver::emergency_stop_input() const noexcept { return reply_.link().dev
 DriverStatus EgmDriver::health() const noexcept { return reply_.health(); }
 
 EgmDriverMetrics EgmDriver::metrics() const noexcept {
-  const Counters& c = *counters_;
-  constexpr auto r = std::memory_order_relaxed;
-  const PacedReplyMetrics p = reply_.metrics();
-  EgmDriverMetrics m;
-  m.received = c.received.load(r);
-  m.replies = p.replies;
-  m.lost = c.lost.load(r);
-  m.duplicate = c.duplicate.load(r);
-  m.reordered = c.reordered.load(r);
-  m.sessions = c.sessions.load(r);
-  m.rejected_foreign = c.rejected_foreign.load(r);
-  m.rejected_malformed = c.rejected_malformed.load(r);
-  m.rejected_commands = p.rejected_commands;
-  m.late_replies = p.late_replies;
-  m.late_weight = p.late_weight;
-  m.reply_time_max = p.reply_time_max;
-  return m;
+  return counters_->snapshot(reply_.metrics());
 }
 
 bool EgmDriver::wait_for_robot(double timeout) const {

@@ -70,23 +70,8 @@ struct EgmDriverConfig {
   ActuatorLimits limits;  ///< loop units
 };
 
-struct EgmDriverMetrics {
-  std::uint64_t received = 0;  ///< accepted EgmRobot messages
-  std::uint64_t replies = 0;
-  std::uint64_t lost = 0;
-  std::uint64_t duplicate = 0;
-  std::uint64_t reordered = 0;
-  std::uint64_t sessions = 0;
-  std::uint64_t rejected_foreign = 0;
-  std::uint64_t rejected_malformed = 0;  ///< unparsable, wrong type, oversized, not finite
-  std::uint64_t rejected_commands = 0;
-  /// Commanded replies sent at the deadline, i.e. with a command older than the EgmRobot.
-  std::uint64_t late_replies = 0;
-  /// Σ over late replies of how many replies in a row were late (so far): the number of
-  /// cycles' worth of command lag the robot saw.
-  std::uint64_t late_weight = 0;
-  double reply_time_max = 0.0;  ///< s, EgmRobot received → EgmSensor sent
-};
+/// The link's counts (paced_reply.hpp; a message is an EgmRobot).
+using EgmDriverMetrics = ControllerLinkMetrics;
 
 /// The newest robot state, in loop units.
 struct EgmSample {

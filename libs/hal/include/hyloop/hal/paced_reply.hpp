@@ -35,6 +35,34 @@ struct PacedReplyMetrics {
   double reply_time_max = 0.0;  ///< s, message received → answer sent
 };
 
+/// What a controller-paced driver (EGM, RSI) counts of its link: the messages it accepted and
+/// those it dropped, its sessions, and the PacedReply's answers.
+struct ControllerLinkMetrics {
+  std::uint64_t received = 0;  ///< accepted controller messages
+  std::uint64_t replies = 0;
+  std::uint64_t lost = 0;       ///< sequence numbers (IPOC cycles) skipped
+  std::uint64_t duplicate = 0;  ///< a sequence number seen before, dropped
+  std::uint64_t reordered = 0;  ///< older than the newest, dropped
+  std::uint64_t sessions = 0;
+  std::uint64_t rejected_foreign = 0;    ///< from another address than the controller's
+  std::uint64_t rejected_malformed = 0;  ///< unparsable, wrong type, oversized, not finite
+  std::uint64_t rejected_commands = 0;   ///< not finite or outside the limits
+  /// Commanded replies sent at the deadline, i.e. with a command older than the message.
+  std::uint64_t late_replies = 0;
+  /// Σ over late replies of how many replies in a row were late (so far): the number of
+  /// cycles' worth of command lag the controller saw.
+  std::uint64_t late_weight = 0;
+  double reply_time_max = 0.0;  ///< s, message received → answer sent
+};
+
+/// The I/O thread's counters of a controller-paced driver (relaxed atomics, read by metrics()).
+struct ControllerLinkCounters {
+  std::atomic<std::uint64_t> received{0}, lost{0}, duplicate{0}, reordered{0}, sessions{0},
+      rejected_foreign{0}, rejected_malformed{0};
+  /// These counters and the reply's, as one snapshot (wait-free).
+  [[nodiscard]] ControllerLinkMetrics snapshot(const PacedReplyMetrics& reply) const noexcept;
+};
+
 class PacedReply {
  public:
   enum class Due : std::uint8_t { kNotYet, kOnTime, kLate };

@@ -92,21 +92,10 @@ struct RsiDriverConfig {
 /// Everything the constructor checks but binding. @throws std::invalid_argument naming the field.
 void validate(const RsiDriverConfig& config);
 
-struct RsiDriverMetrics {
-  std::uint64_t received = 0;  ///< accepted <Rob> datagrams
-  std::uint64_t replies = 0;
-  std::uint64_t lost = 0;
-  std::uint64_t duplicate = 0;
-  std::uint64_t reordered = 0;
-  std::uint64_t sessions = 0;
-  std::uint64_t rejected_foreign = 0;
-  std::uint64_t rejected_malformed = 0;  ///< unparsable, not <Rob>, oversized, axis missing
-  std::uint64_t rejected_commands = 0;
-  std::uint64_t late_replies = 0;  ///< replies sent at the deadline with an older command
-  /// Σ over late replies of how many replies in a row were late (so far).
-  std::uint64_t late_weight = 0;
-  std::uint64_t controller_delay = 0;  ///< the newest Delay.D
-  double reply_time_max = 0.0;         ///< s, <Rob> received → <Sen> sent
+/// The link's counts (paced_reply.hpp; a message is a <Rob> datagram, malformed also means not
+/// <Rob> or the axis missing) and the controller's newest Delay.D.
+struct RsiDriverMetrics : ControllerLinkMetrics {
+  std::uint64_t controller_delay = 0;
 };
 
 /// The newest robot state, in loop units.
