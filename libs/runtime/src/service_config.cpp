@@ -103,7 +103,7 @@ ServiceConfig parse_service_config(const std::string& yaml_text, const std::stri
   if (!root.IsMap()) p.error(root, "a service configuration must be a mapping");
   p.check_keys(root, "",
                {"name", "grpc_address", "log_level", "metrics_address", "security_dir", "insecure",
-                "reflection", "ipc_dir", "rt"});
+                "reflection", "ipc_dir", "rt", "input_deadline_periods"});
 
   if (root["name"]) config.name = p.string(root["name"], "name");
   if (root["grpc_address"]) {
@@ -141,6 +141,13 @@ ServiceConfig parse_service_config(const std::string& yaml_text, const std::stri
       p.error(root["ipc_dir"], "field 'ipc_dir' = '" + config.ipc_dir.substr(0, 200) +
                                    "' must be an absolute directory path");
     }
+  }
+  if (root["input_deadline_periods"]) {
+    config.input_deadline_periods = static_cast<int>(
+        p.integer(root["input_deadline_periods"], "input_deadline_periods",
+                  kMinInputDeadlinePeriods, kMaxInputDeadlinePeriods,
+                  std::to_string(kMinInputDeadlinePeriods) + ".." +
+                      std::to_string(kMaxInputDeadlinePeriods) + " (periods of a loop input)"));
   }
   if (const YAML::Node rt = root["rt"]) {
     if (!rt.IsMap()) p.error(rt, "field 'rt' must be a mapping");

@@ -11,12 +11,15 @@
 //   ipc_dir: /run/user/1000/hyloop  # ipc:// loop sockets (default $XDG_RUNTIME_DIR/hyloop or
 //                                   # /tmp/hyloop-<uid>; made 0700; docs/security.md)
 //   rt: {enabled: false, priority: 80, cpu: -1, lock_memory: true, timer_slack_ns: 1}
+//   input_deadline_periods: 2    # real time: a loop input silent for this many of its periods
+//                                # has lost its upstream (2..10; runtime/input_deadline.hpp)
 //
 // Strict: an unknown key or a value out of range is an error (std::invalid_argument) naming the
 // file, the field, the value and what is allowed. Every field is optional.
 
 #include <string>
 
+#include "hyloop/runtime/input_deadline.hpp"
 #include "hyloop/runtime/rt_setup.hpp"
 
 namespace hyloop::runtime {
@@ -36,6 +39,8 @@ struct ServiceConfig {
   /// Directory of the ipc:// loop sockets (transport/ipc_dir.hpp); empty: the default.
   std::string ipc_dir;
   RtOptions rt;
+  /// Real time: the silence, in periods of an input, after which its upstream counts as lost.
+  int input_deadline_periods = kDefaultInputDeadlinePeriods;
 };
 
 /// Defaults, with `name` set.

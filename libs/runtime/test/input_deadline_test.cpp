@@ -1,0 +1,72 @@
+// InputDeadline (issue 27, finding 8): lost at t ⇔ armed ∧ t ≥ t_last + n·P; unarmed before the
+// first message and in lockstep; n bounded; the service --config key input_deadline_periods.
+#include "hyloop/runtime/input_deadline.hpp"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <limits>
+
+#include "hyloop/runtime/service_config.hpp"
+#include "hyloop/testing/messages.hpp"
+
+namespace hyloop::runtime {
+namespace {
+
+using ::testing::HasSubstr;
+constexpr std::int64_t kMs = 1'000'000;
+
+TEST(InputDeadline, ExpiresAtTwoPeriodsAfterTheLastArrivalNotBefore) {
+  InputDeadline d;
+  d.configure(std::chrono::milliseconds(4), kDefaultInputDeadlinePeriods, true);
+  EXPECT_TRUE(d.enabled());
+  EXPECT_FALSE(d.armed());  // no message yet: nothing to lose
+  EXPECT_FALSE(d.expired(1000 * kMs));
+  EXPECT_EQ(d.due_ns(), std::numeric_limits<std::int64_t>::max());
+  d.arrived(100 * kMs);
+  EXPECT_EQ(d.deadline_ns(), 8 * kMs);
+  EXPECT_EQ(d.due_ns(), 108 * kMs);
+  EXPECT_FALSE(d.expired(108 * kMs - 1));
+  EXPECT_TRUE(d.expired(108 * kMs));
+  d.arrived(107 * kMs);  // a message resets it
+  EXPECT_FALSE(d.expired(114 * kMs));
+  EXPECT_TRUE(d.expired(115 * kMs));
+  d.disarm();
+  EXPECT_FALSE(d.expired(10'000 * kMs));
+}
+
+TEST(InputDeadline, LockstepAndAMissingPeriodNeverArm) {
+  InputDeadline d;
+  d.configure(std::chrono::milliseconds(4), 2, false);  // lockstep
+  d.arrived(1);
+  EXPECT_FALSE(d.enabled());
+  EXPECT_FALSE(d.expired(std::numeric_limits<std::int64_t>::max() - 1));
+  d.configure(std::chrono::nanoseconds(0), 2, true);
+  d.arrived(1);
+  EXPECT_FALSE(d.expired(std::numeric_limits<std::int64_t>::max() - 1));
+}
+
+TEST(InputDeadline, PeriodsAreClampedIntoTheirBounds) {
+  InputDeadline d;
+  d.configure(std::chrono::milliseconds(1), 1, true);
+  EXPECT_EQ(d.deadline_ns(), kMinInputDeadlinePeriods * kMs);
+  d.configure(std::chrono::milliseconds(1), 1000, true);
+  EXPECT_EQ(d.deadline_ns(), kMaxInputDeadlinePeriods * kMs);
+}
+
+TEST(InputDeadline, TheServiceConfigKeyIsBoundedAndNamed) {
+  EXPECT_EQ(default_service_config("actuator").input_deadline_periods, 2);
+  EXPECT_EQ(parse_service_config("input_deadline_periods: 5\n", "a.yaml").input_deadline_periods,
+            5);
+  for (const char* bad : {"input_deadline_periods: 1\n", "input_deadline_periods: 11\n",
+                          "input_deadline_periods: 2.5\n"}) {
+    EXPECT_THAT(hyloop::testing::invalid_argument_message(
+                    [&] { (void)parse_service_config(bad, "a.yaml"); }),
+                HasSubstr("input_deadline_periods"))
+        << bad;
+  }
+}
+
+}  // namespace
+}  // namespace hyloop::runtime
