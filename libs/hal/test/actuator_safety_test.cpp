@@ -743,6 +743,12 @@ TEST(ActuatorSafety, FilterAllocatesNothing) {
     if (i == 6000) {
       (void)safety.clear_emergency_stop();
     }
+    if (i == 7000) {
+      safety.trip_watchdog();  // the input deadline's trip, then its ramp
+    }
+    if (i == 8000) {
+      (void)safety.rearm(0.0);
+    }
     const SafetyOutput out = safety.filter(i % 97 == 0 ? nullptr : &commands[i]);
     sum += static_cast<std::uint64_t>(out.event);
   }

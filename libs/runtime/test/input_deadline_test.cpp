@@ -9,6 +9,7 @@
 #include <limits>
 
 #include "hyloop/runtime/service_config.hpp"
+#include "hyloop/testing/alloc_guard.hpp"
 #include "hyloop/testing/messages.hpp"
 
 namespace hyloop::runtime {
@@ -45,6 +46,25 @@ TEST(InputDeadline, LockstepAndAMissingPeriodNeverArm) {
   d.configure(std::chrono::nanoseconds(0), 2, true);
   d.arrived(1);
   EXPECT_FALSE(d.expired(std::numeric_limits<std::int64_t>::max() - 1));
+}
+
+// The loop thread calls these every cycle: no allocation.
+TEST(InputDeadline, TheLoopPathDoesNotAllocate) {
+  InputDeadline d;
+  d.configure(std::chrono::milliseconds(4), 2, true);
+  std::size_t allocations = 0;
+  int lost = 0;
+  {
+    testing::AllocGuard guard;
+    for (std::int64_t t = 1; t < 100000; ++t) {
+      if (t % 10 == 0) d.arrived(t * kMs);
+      lost += d.expired(t * kMs) ? 1 : 0;
+      (void)d.due_ns();
+    }
+    allocations = guard.allocations();
+  }
+  EXPECT_EQ(allocations, 0U);
+  EXPECT_GT(lost, 0);
 }
 
 TEST(InputDeadline, PeriodsAreClampedIntoTheirBounds) {
