@@ -135,9 +135,19 @@ void LoopComponent::set_input_deadline_periods(int periods) {
   deadline_periods_override_ = periods;
 }
 
+void LoopComponent::set_input_deadline_floor_ms(int floor_ms) {
+  if (floor_ms < 0 || floor_ms > kMaxInputDeadlineFloorMs) {
+    throw std::invalid_argument("input_deadline_floor_ms = " + std::to_string(floor_ms) +
+                                ": must be in [0, " + std::to_string(kMaxInputDeadlineFloorMs) +
+                                "]");
+  }
+  deadline_floor_override_ = floor_ms;
+}
+
 void LoopComponent::expect_period(std::size_t index, std::chrono::nanoseconds period) noexcept {
   if (index >= inputs_.size()) return;
-  inputs_[index].deadline.configure(period, deadline_periods_, !lockstep());
+  inputs_[index].deadline.configure(period, deadline_periods_,
+                                    std::chrono::milliseconds(deadline_floor_ms_), !lockstep());
   inputs_[index].lost = false;
 }
 
@@ -307,8 +317,10 @@ void LoopComponent::open_channels(const v1::ConfigureRequest& request) {
   deadline_misses_ = 0;
   rejected_ = 0;
   deadline_periods_ = deadline_periods_override_.value_or(service_config().input_deadline_periods);
+  deadline_floor_ms_ = deadline_floor_override_.value_or(service_config().input_deadline_floor_ms);
   for (InputMetrics& input : inputs_) {
-    input.deadline.configure(std::chrono::nanoseconds(0), deadline_periods_, false);
+    input.deadline.configure(std::chrono::nanoseconds(0), deadline_periods_,
+                             std::chrono::milliseconds(0), false);
     input.lost = false;
   }
   transport::ChannelConfig telemetry =

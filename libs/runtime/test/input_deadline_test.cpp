@@ -20,7 +20,8 @@ constexpr std::int64_t kMs = 1'000'000;
 
 TEST(InputDeadline, ExpiresAtTwoPeriodsAfterTheLastArrivalNotBefore) {
   InputDeadline d;
-  d.configure(std::chrono::milliseconds(4), kDefaultInputDeadlinePeriods, true);
+  d.configure(std::chrono::milliseconds(4), kDefaultInputDeadlinePeriods,
+              std::chrono::milliseconds(0), true);
   EXPECT_TRUE(d.enabled());
   EXPECT_FALSE(d.armed());  // no message yet: nothing to lose
   EXPECT_FALSE(d.expired(1000 * kMs));
@@ -39,11 +40,11 @@ TEST(InputDeadline, ExpiresAtTwoPeriodsAfterTheLastArrivalNotBefore) {
 
 TEST(InputDeadline, LockstepAndAMissingPeriodNeverArm) {
   InputDeadline d;
-  d.configure(std::chrono::milliseconds(4), 2, false);  // lockstep
+  d.configure(std::chrono::milliseconds(4), 2, std::chrono::milliseconds(20), false);  // lockstep
   d.arrived(1);
   EXPECT_FALSE(d.enabled());
   EXPECT_FALSE(d.expired(std::numeric_limits<std::int64_t>::max() - 1));
-  d.configure(std::chrono::nanoseconds(0), 2, true);
+  d.configure(std::chrono::nanoseconds(0), 2, std::chrono::milliseconds(20), true);
   d.arrived(1);
   EXPECT_FALSE(d.expired(std::numeric_limits<std::int64_t>::max() - 1));
 }
@@ -51,7 +52,7 @@ TEST(InputDeadline, LockstepAndAMissingPeriodNeverArm) {
 // The loop thread calls these every cycle: no allocation.
 TEST(InputDeadline, TheLoopPathDoesNotAllocate) {
   InputDeadline d;
-  d.configure(std::chrono::milliseconds(4), 2, true);
+  d.configure(std::chrono::milliseconds(4), 2, std::chrono::milliseconds(0), true);
   std::size_t allocations = 0;
   int lost = 0;
   {
@@ -69,14 +70,31 @@ TEST(InputDeadline, TheLoopPathDoesNotAllocate) {
 
 TEST(InputDeadline, PeriodsAreClampedIntoTheirBounds) {
   InputDeadline d;
-  d.configure(std::chrono::milliseconds(1), 1, true);
+  d.configure(std::chrono::milliseconds(1), 1, std::chrono::milliseconds(0), true);
   EXPECT_EQ(d.deadline_ns(), kMinInputDeadlinePeriods * kMs);
-  d.configure(std::chrono::milliseconds(1), 1000, true);
+  d.configure(std::chrono::milliseconds(1), 1000, std::chrono::milliseconds(0), true);
   EXPECT_EQ(d.deadline_ns(), kMaxInputDeadlinePeriods * kMs);
+}
+
+// The floor: a host without real-time scheduling stalls processes for up to ~13 ms.
+TEST(InputDeadline, TheFloorHoldsShortPeriodsAboveTheMachinesStalls) {
+  InputDeadline d;
+  d.configure(std::chrono::milliseconds(4), 2, std::chrono::milliseconds(20), true);
+  EXPECT_EQ(d.deadline_ns(), 20 * kMs);  // max(2 x 4 ms, 20 ms)
+  d.configure(std::chrono::milliseconds(40), 2, std::chrono::milliseconds(20), true);
+  EXPECT_EQ(d.deadline_ns(), 80 * kMs);  // the periods when longer
+  d.configure(std::chrono::milliseconds(4), 2, std::chrono::milliseconds(5000), true);
+  EXPECT_EQ(d.deadline_ns(), kMaxInputDeadlineFloorMs * kMs);
 }
 
 TEST(InputDeadline, TheServiceConfigKeyIsBoundedAndNamed) {
   EXPECT_EQ(default_service_config("actuator").input_deadline_periods, 2);
+  EXPECT_EQ(default_service_config("actuator").input_deadline_floor_ms, 20);
+  EXPECT_EQ(parse_service_config("input_deadline_floor_ms: 0\n", "a.yaml").input_deadline_floor_ms,
+            0);
+  EXPECT_THAT(hyloop::testing::invalid_argument_message(
+                  [] { (void)parse_service_config("input_deadline_floor_ms: 1001\n", "a.yaml"); }),
+              HasSubstr("input_deadline_floor_ms"));
   EXPECT_EQ(parse_service_config("input_deadline_periods: 5\n", "a.yaml").input_deadline_periods,
             5);
   for (const char* bad : {"input_deadline_periods: 1\n", "input_deadline_periods: 11\n",

@@ -1,11 +1,16 @@
 #pragma once
 // The deadline of one loop input (issue 27, finding 8): the input expects a message every
 // `period` P (the plan's control period h·T for the actuator's commands); after a silence of
-// D = n·P (n = input_deadline_periods, default 2, in [kMinInputDeadlinePeriods,
-// kMaxInputDeadlinePeriods]) since the last accepted message arrived, its upstream counts as
-// lost:
+// D = max(n·P, F) since the last accepted message arrived, its upstream counts as lost
+// (n = input_deadline_periods, default 2, in [kMinInputDeadlinePeriods,
+// kMaxInputDeadlinePeriods]; F = input_deadline_floor_ms, default 20 ms, in [0,
+// kMaxInputDeadlineFloorMs]):
 //
 //   lost at t  ⇔  armed ∧ t ≥ t_last + D        (t, t_last: CLOCK_MONOTONIC, ns)
+//
+// The floor F is the machine's: a host without real-time scheduling stalls a process for
+// 1–13 ms now and then (DESIGN.md §2), so a deadline below that fails healthy runs. With F = 0
+// (a real-time host) D = n·P, the two periods of the contract.
 //
 // The deadline is absolute (from the arrival, not from the cycles the loop ran since), so a loop
 // that wakes up late under load sees it the first time it looks, never later: detection takes D
@@ -15,6 +20,7 @@
 //
 // RT-safe: every method is noexcept, no allocation, no lock. Single thread (the loop's).
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <limits>
@@ -26,16 +32,24 @@ namespace hyloop::runtime {
 inline constexpr int kDefaultInputDeadlinePeriods = 2;
 inline constexpr int kMinInputDeadlinePeriods = 2;
 inline constexpr int kMaxInputDeadlinePeriods = 10;
+/// The floor F of the deadline, ms (0: none; the period's multiple alone).
+inline constexpr int kDefaultInputDeadlineFloorMs = 20;
+inline constexpr int kMaxInputDeadlineFloorMs = 1000;
 
 class InputDeadline {
  public:
-  /// Real time: D = periods·period (periods clamped into the bounds; period ≤ 0: never armed).
-  /// Lockstep: `enabled` false, never armed. Forgets the last arrival.
-  void configure(std::chrono::nanoseconds period, int periods, bool enabled) noexcept {
+  /// Real time: D = max(periods·period, floor) (periods and floor clamped into their bounds;
+  /// period ≤ 0: never armed). Lockstep: `enabled` false, never armed. Forgets the last arrival.
+  void configure(std::chrono::nanoseconds period, int periods, std::chrono::milliseconds floor,
+                 bool enabled) noexcept {
     const int n = periods < kMinInputDeadlinePeriods   ? kMinInputDeadlinePeriods
                   : periods > kMaxInputDeadlinePeriods ? kMaxInputDeadlinePeriods
                                                        : periods;
-    deadline_ns_ = enabled && period.count() > 0 ? n * period.count() : 0;
+    const std::int64_t f_ms = floor.count() < 0                          ? 0
+                              : floor.count() > kMaxInputDeadlineFloorMs ? kMaxInputDeadlineFloorMs
+                                                                         : floor.count();
+    const std::int64_t d = std::max<std::int64_t>(n * period.count(), f_ms * 1'000'000);
+    deadline_ns_ = enabled && period.count() > 0 ? d : 0;
     last_ns_ = 0;
   }
   /// A message was accepted at `now_ns`: the deadline runs from here (arms it).

@@ -15,9 +15,10 @@
 //
 // Input deadlines (issue 27, finding 8; input_deadline.hpp): in real time an input given its
 // period (expect_period) counts its upstream as lost once it is silent for
-// input_deadline_periods() periods after its first message (input_lost(): counted once per
-// silence in hyloop_input_deadline_expired_total{service, channel}). What a loss does is the
-// subclass's (the actuator trips its watchdog). Lockstep: never (virtual time).
+// input_deadline_periods() periods (at least input_deadline_floor_ms) after its first message
+// (input_lost(): counted once per silence in hyloop_input_deadline_expired_total{service,
+// channel}). What a loss does is the subclass's (the actuator trips its watchdog). Lockstep: never
+// (virtual time).
 //
 // Loop plane security (docs/security.md): every channel a subclass opens through channel() gets
 // the service's ipc directory check and CURVE keys (transport/loop_plane.hpp), from the
@@ -90,6 +91,12 @@ class LoopComponent : public Component {
   void set_input_deadline_periods(int periods);
   /// The periods of the inputs' deadlines in force (from the last configure).
   [[nodiscard]] int input_deadline_periods() const noexcept { return deadline_periods_; }
+  /// The deadlines' floor, ms, instead of the service's --config input_deadline_floor_ms (0:
+  /// none, the periods alone). Before configure. Throws std::invalid_argument outside [0,
+  /// kMaxInputDeadlineFloorMs].
+  void set_input_deadline_floor_ms(int floor_ms);
+  /// The deadlines' floor in force, ms (from the last configure).
+  [[nodiscard]] int input_deadline_floor_ms() const noexcept { return deadline_floor_ms_; }
 
  protected:
   /// Parses the scenario and opens the channels; throws std::exception naming the bad field.
@@ -227,6 +234,8 @@ class LoopComponent : public Component {
   std::optional<transport::LoopPlaneOptions> loop_plane_;
   std::optional<int> deadline_periods_override_;
   int deadline_periods_ = kDefaultInputDeadlinePeriods;
+  std::optional<int> deadline_floor_override_;
+  int deadline_floor_ms_ = kDefaultInputDeadlineFloorMs;
   bool channels_open_ = false;
   std::unique_ptr<transport::LoopOutput> telemetry_;
   /// Supervision: the coordinator's end of the telemetry stream. Losing it while the loop runs
