@@ -276,7 +276,9 @@ const v2::Frame* ActuatorComponent::wait_command(std::chrono::nanoseconds rt_wai
     cmd = receive_input(*commands_, input_, kEstopPoll);
     if (cmd != nullptr || tp::monotonic_now_ns() >= until) break;
   }
-  if (cmd == nullptr && !stage_->safety().watchdog_tripped() &&
+  // An e-stop stops the dynamics' commands by design: its own ramp runs, not the watchdog's.
+  const bool estop = stage_->safety().estopped() || estop_request_ns_.load() != 0;
+  if (cmd == nullptr && !estop && !stage_->safety().watchdog_tripped() &&
       input_lost(input_, tp::monotonic_now_ns())) {
     // Silent for the input's deadline (its last receive found the queue empty): the upstream
     // is lost. The watchdog's own path from here: its ramp from the next latch, whose cycles go
@@ -312,9 +314,9 @@ std::string ActuatorComponent::watchdog_cause() const {
   const runtime::InputDeadline& d = input_deadline(input_);
   return fmt::format(
       "watchdog tripped (no command on dynamics_to_actuator for {:.1f} ms, its deadline {:.1f} ms "
-      "= {} control periods: the upstream is lost)",
+      "= max({} control periods, {} ms): the upstream is lost)",
       static_cast<double>(silence_ns_.load()) * 1e-6, static_cast<double>(d.deadline_ns()) * 1e-6,
-      input_deadline_periods());
+      input_deadline_periods(), input_deadline_floor_ms());
 }
 
 void ActuatorComponent::report_stop(std::uint64_t c, const std::string& cause, bool requested) {

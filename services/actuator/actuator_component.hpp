@@ -7,8 +7,9 @@
 // and the watchdog path runs cycle by cycle (the rig is stepped through the stopping ramp).
 // Real time: each cycle waits at most 1.5·T for its command; a missing one counts towards the
 // watchdog (the actuator holds). The command input has a deadline (runtime::InputDeadline,
-// issue 27 finding 8): silent for input_deadline_periods (default 2) control periods since the
-// last command arrived, the dynamics (or anything upstream of it) counts as lost and the
+// issue 27 finding 8): silent for max(input_deadline_periods control periods,
+// input_deadline_floor_ms) (defaults 2 and 20 ms) since the last command arrived, the dynamics
+// (or anything upstream of it) counts as lost and the
 // watchdog trips at once, counted in hyloop_input_deadline_expired_total; the stop then goes as
 // a watchdog stop always goes (its first ramp command at the next latch, sent without waiting).
 // E-stop latches at once and takes effect at the next latch of the control period: in real time the

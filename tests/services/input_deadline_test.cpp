@@ -70,6 +70,7 @@ class InputDeadline : public ::testing::Test {
  protected:
   void SetUp() override {
     actuator_.set_context(&context_);
+    actuator_.set_input_deadline_floor_ms(0);  // the 2-period contract (a real-time host's)
     const experiment::SitsScenario s =
         experiment::load_scenario((kSource / "scenarios/sits/table1_scvg.yaml").string(),
                                   {"timing.duration_s=30", "metrics.window_s=1"});
@@ -270,6 +271,33 @@ TEST_F(InputDeadline, ASilentDynamicsIsDetectedWithinTwoPeriodsUnderLoad) {
   EXPECT_GE(within * 10, paced * 8) << "detected within 3 control periods in < 80% of runs";
 }
 
+// An e-stop silences the dynamics by design (it stops sending): the e-stop's ramp stops the rig,
+// and the silence that follows is not an upstream lost (no trip, no count).
+TEST_F(InputDeadline, TheSilenceAfterAnEstopIsNotALostUpstream) {
+  start(2000, v1::CLOCK_MODE_REAL_TIME);
+  const auto period = std::chrono::nanoseconds(static_cast<std::int64_t>(step_ * 1e9));
+  auto next = std::chrono::steady_clock::now();
+  for (std::uint64_t k = 1; k <= 20; ++k) {
+    next += period;
+    std::this_thread::sleep_until(next);
+    send_command(k);
+  }
+  (void)actuator_.emergency_stop("test: e-stop, then the dynamics sends nothing");
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(3);
+  while (!actuator_.loop_done() && std::chrono::steady_clock::now() < until) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(static_cast<int>(4 * control_period_ms())));
+  ASSERT_TRUE(actuator_.loop_done());
+  EXPECT_TRUE(actuator_.safety()->estopped());
+  EXPECT_FALSE(actuator_.safety()->watchdog_tripped());
+  EXPECT_EQ(actuator_.silence_at_trip_ns(), 0);
+  EXPECT_NE(actuator_.metrics().text().find("hyloop_input_deadline_expired_total{channel=\""
+                                            "dynamics_to_actuator\",service=\"actuator\"} 0"),
+            std::string::npos);
+  stop();
+}
+
 // Lockstep: no real-time clock, so no deadline. A dynamics 25 control periods slow per command
 // (far past any deadline, within the lockstep wall timeout) never trips the watchdog.
 TEST_F(InputDeadline, LockstepNeverFiresOnASlowDynamics) {
@@ -295,6 +323,28 @@ TEST_F(InputDeadline, ThePeriodsAreBounded) {
   EXPECT_THROW(actuator_.set_input_deadline_periods(1), std::invalid_argument);
   EXPECT_THROW(actuator_.set_input_deadline_periods(11), std::invalid_argument);
   EXPECT_NO_THROW(actuator_.set_input_deadline_periods(3));
+  EXPECT_THROW(actuator_.set_input_deadline_floor_ms(-1), std::invalid_argument);
+  EXPECT_THROW(actuator_.set_input_deadline_floor_ms(1001), std::invalid_argument);
+}
+
+// The default floor (20 ms) in force on this host's services: SITS's 2 x 4 ms is raised to it.
+TEST_F(InputDeadline, TheDefaultFloorRaisesAShortDeadline) {
+  services::ActuatorComponent actuator;
+  zmq::context_t context;
+  actuator.set_context(&context);
+  v1::ConfigureRequest c;
+  c.set_run_id("run-floor");
+  c.set_mode(v1::CLOCK_MODE_REAL_TIME);
+  c.set_scenario_yaml(yaml_);
+  const experiment::LoopPlan plan = experiment::loop_plan(yaml_);
+  transport::add_loop_layouts(plan.measurement, plan.command, *c.mutable_layouts());
+  c.mutable_endpoints()->set_dynamics_to_actuator("inproc://cmd-floor");
+  c.mutable_endpoints()->set_actuator_to_rig("inproc://rig-floor");
+  c.mutable_endpoints()->set_telemetry("inproc://telemetry-floor");
+  ASSERT_EQ(actuator.configure(c).state(), v1::LIFECYCLE_STATE_INACTIVE);
+  EXPECT_EQ(actuator.input_deadline_floor_ms(), runtime::kDefaultInputDeadlineFloorMs);
+  EXPECT_EQ(actuator.input_deadline_periods(), runtime::kDefaultInputDeadlinePeriods);
+  actuator.shutdown();
 }
 
 }  // namespace

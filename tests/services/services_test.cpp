@@ -525,7 +525,7 @@ TEST(Stack, KillingTheDynamicsStopsTheRigSafelyAndKeepsEverySample) {
   const auto summary = nlohmann::json::parse(slurp(dir / "run" / "summary.json"));
   EXPECT_EQ(summary["distributed"]["state"], "failed");
   std::cout << "after the kill: " << summary["distributed"].dump() << "\n";
-  // The actuator brought the rig to rest: its input deadline (2 control periods, 8 ms) found the
+  // The actuator brought the rig to rest: its input deadline (max(2 Tc, 20 ms)) found the
   // dynamics lost and tripped the watchdog, or the coordinator's e-stop fan-out got there first.
   // The rig's own hold after 500 ms of silence is not a safe end by itself any more (issue 27,
   // finding 8: the watchdog counted 20 waits of 1.5·T, each lengthened by a loaded machine's
