@@ -34,10 +34,6 @@ exclude=(
   # Docker images and a compose stack (~3 min, issue 14); the normal CI stage runs it, and the
   # images take release binaries (ASan's would need the sanitizer runtime in the image).
   '^compose_stack$'
-  # Asserts which supervisor reports first in a 2 ms real-time loop (the actuator's 1-cycle
-  # watchdog before the rig's 500 ms timeout); the actuator then misses ~20 deadlines and the
-  # rig's report wins (3 of 3 runs here, 0 sanitizer reports; passes in the normal build).
-  '^Stack\.KillingTheDynamicsStopsTheRigSafelyAndKeepsEverySample$'
   # The same race in lockstep: it needs the actuator's 50 ms watchdog to trip before the
   # coordinator's supervisor sees the deactivated dynamics and e-stops; under clang's ASan with
   # coverage the supervisor won (watchdog_cycles 0, loop_event estop:at_rest, 1 of 1 run on

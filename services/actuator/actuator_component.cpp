@@ -94,6 +94,9 @@ void ActuatorComponent::configure_loop(const v1::ConfigureRequest& request) {
         return v;
       }());
   watch_input(input_, commands_->counters());
+  // The commands the actuator uses come once per control period h·T.
+  expect_period(input_, std::chrono::nanoseconds(static_cast<std::int64_t>(
+                            plan_.step * static_cast<double>(plan_.hold_steps) * 1e9 + 0.5)));
   to_rig_ = std::make_unique<tp::LoopOutput>(
       context(),
       channel(endpoints_.actuator_to_rig(), "actuator_to_rig", tp::Pattern::kPush, tp::Role::kBind),
@@ -107,6 +110,8 @@ void ActuatorComponent::configure_loop(const v1::ConfigureRequest& request) {
   estop_request_cycles_ = 0;
   estop_reaction_cycles_ = 0;
   trip_ns_ = 0;
+  deadline_trip_ns_ = 0;
+  silence_ns_ = 0;
   time_to_rest_ = 0;
   show_command_quantity(kind.command_gauges());
   watchdog_.set(0.0);
@@ -162,7 +167,7 @@ bool ActuatorComponent::cycle(std::uint64_t c, const v2::Frame* command) noexcep
     estop_latency_.store(std::max<std::int64_t>(1, tp::monotonic_now_ns() - estop_request_ns_));
     estop_reaction_cycles_ = cycles_run_.load(std::memory_order_relaxed) - estop_request_cycles_;
   }
-  if (o.watchdog && trip_ns_ == 0) trip_ns_ = now;
+  if (o.watchdog && trip_ns_ == 0) trip_ns_ = deadline_trip_ns_ != 0 ? deadline_trip_ns_ : now;
   const std::array<double, 6> values = {latency,
                                         o.command.position,
                                         o.limited ? 1.0 : 0.0,
@@ -200,14 +205,10 @@ void ActuatorComponent::run_loop() noexcept {
   // drop it while the rig's connection is still being made.
   (void)to_rig_->send(out_, 0, 0.0, true, runtime::kLosslessSendTimeout);
 
-  const auto rt_wait = std::chrono::milliseconds(
-      std::max<std::int64_t>(1, static_cast<std::int64_t>(1.5 * step * 1e3 + 0.5)));
+  const auto rt_wait = std::chrono::nanoseconds(
+      std::max<std::int64_t>(1000000, static_cast<std::int64_t>(1.5 * step * 1e9 + 0.5)));
   bool lost = false;   // lockstep: the dynamics stopped sending
   bool armed = false;  // real time: the watchdog runs from the first command on
-  // Real time: an e-stop was requested and is not in the output yet (it is at the next latch).
-  const auto stop_pending = [this] {
-    return estop_request_ns_.load(std::memory_order_relaxed) != 0 && !stage_->output().estopped;
-  };
   auto last_command = std::chrono::steady_clock::now();
   std::uint64_t c = 1;
   while (c < total && !stop_requested()) {
@@ -226,12 +227,7 @@ void ActuatorComponent::run_loop() noexcept {
     }
     const v2::Frame* cmd = nullptr;
     if (!lockstep()) {
-      // Wait up to 1.5·T for the command, looking for an e-stop request every kEstopPoll.
-      const auto until = std::chrono::steady_clock::now() + rt_wait;
-      while (!stop_pending() && !stop_requested()) {
-        cmd = receive_input(*commands_, input_, kEstopPoll);
-        if (cmd != nullptr || std::chrono::steady_clock::now() >= until) break;
-      }
+      cmd = wait_command(rt_wait);
       if (cmd != nullptr && cmd->header().cycle() < c) {
         continue;  // a cycle already sent ahead on the way to an e-stop's latch
       }
@@ -248,8 +244,7 @@ void ActuatorComponent::run_loop() noexcept {
     }
     if (!cycle(c, cmd)) {
       const bool estop = stage_->safety().estopped();
-      report_stop(c,
-                  estop ? "emergency stop (" + latched_emergency_stop() + ")" : "watchdog tripped",
+      report_stop(c, estop ? "emergency stop (" + latched_emergency_stop() + ")" : watchdog_cause(),
                   estop);
       return;
     }
@@ -260,6 +255,40 @@ void ActuatorComponent::run_loop() noexcept {
     return;
   }
   set_message("actuator: finished");
+}
+
+bool ActuatorComponent::stop_pending() const noexcept {
+  const hal::SafetyOutput& out = stage_->output();
+  return (estop_request_ns_.load(std::memory_order_relaxed) != 0 && !out.estopped) ||
+         (stage_->safety().watchdog_tripped() && !out.watchdog);
+}
+
+const v2::Frame* ActuatorComponent::wait_command(std::chrono::nanoseconds rt_wait) noexcept {
+  // The wait ends at 1.5·T, or at the input's deadline if that comes first: both are absolute,
+  // so a wake-up that comes late under load ends it at once instead of adding up cycle by cycle.
+  // Once tripped, the ramp keeps the pace of 1.5·T per cycle.
+  const std::int64_t now = tp::monotonic_now_ns();
+  std::int64_t until = now + rt_wait.count();
+  if (!stage_->safety().watchdog_tripped()) {
+    until = std::min(until, std::max(now, input_deadline(input_).due_ns()));
+  }
+  const v2::Frame* cmd = nullptr;
+  while (!stop_pending() && !stop_requested()) {
+    cmd = receive_input(*commands_, input_, kEstopPoll);
+    if (cmd != nullptr || tp::monotonic_now_ns() >= until) break;
+  }
+  // An e-stop stops the dynamics' commands by design: its own ramp runs, not the watchdog's.
+  const bool estop = stage_->safety().estopped() || estop_request_ns_.load() != 0;
+  if (cmd == nullptr && !estop && !stage_->safety().watchdog_tripped() &&
+      input_lost(input_, tp::monotonic_now_ns())) {
+    // Silent for the input's deadline (its last receive found the queue empty): the upstream
+    // is lost. The watchdog's own path from here: its ramp from the next latch, whose cycles go
+    // out at once (stop_pending), the rig at rest, LOOP_EVENT_AT_REST "watchdog".
+    stage_->safety().trip_watchdog();
+    deadline_trip_ns_ = tp::monotonic_now_ns();
+    silence_ns_.store(deadline_trip_ns_ - input_deadline(input_).last_arrival_ns());
+  }
+  return cmd;
 }
 
 void ActuatorComponent::ramp_to_rest(std::uint64_t c) noexcept {
@@ -279,6 +308,16 @@ void ActuatorComponent::ramp_to_rest(std::uint64_t c) noexcept {
   report_stop(
       c, latched.empty() ? "stopped mid-run (deactivated)" : "emergency stop (" + latched + ")",
       true);
+}
+
+std::string ActuatorComponent::watchdog_cause() const {
+  if (deadline_trip_ns_ == 0) return "watchdog tripped";
+  const runtime::InputDeadline& d = input_deadline(input_);
+  return fmt::format(
+      "watchdog tripped (no command on dynamics_to_actuator for {:.1f} ms, its deadline {:.1f} ms "
+      "= max({} control periods, {} ms): the upstream is lost)",
+      static_cast<double>(silence_ns_.load()) * 1e-6, static_cast<double>(d.deadline_ns()) * 1e-6,
+      input_deadline_periods(), input_deadline_floor_ms());
 }
 
 void ActuatorComponent::report_stop(std::uint64_t c, const std::string& cause, bool requested) {

@@ -6,19 +6,24 @@
 // command is there; if none arrives for `watchdog_wall_timeout`, the dynamics is taken as lost
 // and the watchdog path runs cycle by cycle (the rig is stepped through the stopping ramp).
 // Real time: each cycle waits at most 1.5·T for its command; a missing one counts towards the
-// watchdog (the actuator holds). E-stop latches at once and takes effect at the next latch of the
-// control period: in real time the wait for a command looks at the request every kEstopPoll, and
-// once one is seen the cycles up to that latch go out at once, without waiting for commands (the
-// e-stopped dynamics sends none), so the first command of the stopping ramp leaves within
-// about kEstopPoll of the request instead of up to two command waits (1.5·T each) later; the
-// ramp then runs at the loop's pace. The time from the request (the EmergencyStop call's arrival)
-// to the first stopping command sent is measured and reported in telemetry (estop_latency[ns]).
-// When the rig is at rest after a watchdog trip or an e-stop (also one latched because the
-// coordinator was lost: runtime::LoopComponent), the loop ends and logs (warn) the cause, the time
-// from the trip or request to the first stopping command and to rest: the numbers of
-// docs/reliability.md. A Deactivate in the middle of a real-time run (the run stopped, or another
-// client) ramps the rig to rest first (at most stop_ramp_limit()). Loop latency: arrival of the
-// command − the rig's sample time it derives from.
+// watchdog (the actuator holds). The command input has a deadline (runtime::InputDeadline,
+// issue 27 finding 8): silent for max(input_deadline_periods control periods,
+// input_deadline_floor_ms) (defaults 2 and 20 ms) since the last command arrived, the dynamics
+// (or anything upstream of it) counts as lost and the
+// watchdog trips at once, counted in hyloop_input_deadline_expired_total; the stop then goes as
+// a watchdog stop always goes (its first ramp command at the next latch, sent without waiting).
+// E-stop latches at once and takes effect at the next latch of the control period: in real time the
+// wait for a command looks at the request every kEstopPoll, and once one is seen the cycles up to
+// that latch go out at once, without waiting for commands (the e-stopped dynamics sends none), so
+// the first command of the stopping ramp leaves within about kEstopPoll of the request instead of
+// up to two command waits (1.5·T each) later; the ramp then runs at the loop's pace. The time from
+// the request (the EmergencyStop call's arrival) to the first stopping command sent is measured and
+// reported in telemetry (estop_latency[ns]). When the rig is at rest after a watchdog trip or an
+// e-stop (also one latched because the coordinator was lost: runtime::LoopComponent), the loop ends
+// and logs (warn) the cause, the time from the trip or request to the first stopping command and to
+// rest: the numbers of docs/reliability.md. A Deactivate in the middle of a real-time run (the run
+// stopped, or another client) ramps the rig to rest first (at most stop_ramp_limit()). Loop
+// latency: arrival of the command − the rig's sample time it derives from.
 
 #include <array>
 #include <atomic>
@@ -63,6 +68,9 @@ class ActuatorComponent final : public runtime::LoopComponent {
   }
   /// Nanoseconds from the e-stop request to the first stopping command sent (0: not yet).
   [[nodiscard]] std::int64_t estop_latency_ns() const noexcept { return estop_latency_.load(); }
+  /// Real time: nanoseconds from the last command's arrival to the trip when the input's
+  /// deadline found the dynamics lost (0: it did not).
+  [[nodiscard]] std::int64_t silence_at_trip_ns() const noexcept { return silence_ns_.load(); }
   /// Nanoseconds from the watchdog trip or e-stop request to the rig at rest (0: not yet).
   [[nodiscard]] std::int64_t time_to_rest_ns() const noexcept { return time_to_rest_.load(); }
 
@@ -79,6 +87,15 @@ class ActuatorComponent final : public runtime::LoopComponent {
   /// The command frame to the rig (set point, rate) after the safety layer.
   void set_out(const hal::ActuatorCommand& command) noexcept;
 
+  /// Real time: waits for the next command up to `rt_wait` (1.5·T) or the input's deadline,
+  /// looking for a stop every kEstopPoll; past the deadline with none, trips the watchdog (the
+  /// upstream is lost). nullptr: no command.
+  const v2::Frame* wait_command(std::chrono::nanoseconds rt_wait) noexcept;
+  /// An e-stop request or a watchdog trip that is not in the output yet (it is at the next
+  /// latch): the cycles up to that latch go out without waiting.
+  [[nodiscard]] bool stop_pending() const noexcept;
+  /// The cause logged for a watchdog stop (with the silence when the input deadline tripped it).
+  [[nodiscard]] std::string watchdog_cause() const;
   /// Real time, stopped mid-run at cycle c: ramps the rig to rest (at most stop_ramp_limit()),
   /// then reports the stop.
   void ramp_to_rest(std::uint64_t c) noexcept;
@@ -127,7 +144,9 @@ class ActuatorComponent final : public runtime::LoopComponent {
   std::atomic<std::uint64_t> cycles_run_{0};
   std::atomic<std::uint64_t> estop_request_cycles_{0};
   std::atomic<std::uint64_t> estop_reaction_cycles_{0};
-  std::int64_t trip_ns_ = 0;  // loop thread: when the watchdog tripped (0: not)
+  std::int64_t trip_ns_ = 0;                 // loop thread: when the watchdog tripped (0: not)
+  std::int64_t deadline_trip_ns_ = 0;        // loop thread: when the input deadline tripped it
+  std::atomic<std::int64_t> silence_ns_{0};  // the input's silence then
   std::atomic<std::int64_t> time_to_rest_{0};
 };
 

@@ -14,6 +14,11 @@ of a real-time run, REPS times each. For every case it checks:
   - every sample up to the fault on disk (within the recorder's flush period).
 Then the coordination and key faults of issue 27 (coordination_faults.py: a load that timed
 out, a second coordinator, a CURVE key mismatch), each once (--coordination).
+--hog N runs N busy processes beside the stack for the whole of each case (issue 27, finding 8:
+the stalled watchdog under load). Then a lost service upstream of the actuator must be stopped
+by the actuator's own ramp after the fault (its input deadline trips the watchdog; or the
+coordinator's e-stop), never left to the rig's 500 ms hold; the silence the actuator measured
+is reported.
 The measured times go to a JSON file (--json) and a table on stdout (docs/reliability.md).
 Exit status 0 when every check of every case passed.
 """
@@ -98,7 +103,56 @@ def csv_rows(path: Path) -> int:
         return 0
 
 
+UPSTREAM = ("rig-emulator", "sensor", "dynamics")  # what the actuator's input deadline watches
+
+
+def start_hog(n: int) -> list:
+    """n busy processes (a CPU hog beside the stack), at the stack's own priority."""
+    return [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(n)]
+
+
+def stop_hog(hog: list) -> None:
+    for h in hog:
+        h.kill()
+        h.wait()
+
+
+def check_under_load(result: dict, target: str, sig_name: str) -> None:
+    """--hog: a lost upstream service was stopped by the actuator's ramp after the fault.
+
+    A run that the load ended before the fault (an upstream process held off the cores for
+    longer than the actuator's input deadline: the actuator stopped the rig then, rightly) is
+    not a case of this fault: it is marked `ended_by_load` and reported, not failed."""
+    if target not in UPSTREAM or sig_name != "SIGKILL":
+        return
+    stop = result.get("stop", {})
+    early = "gone before the fault" in result.get("error", "") or \
+        stop.get("detected_after_fault_ms", 0.0) < -2.0
+    if early:
+        result["ended_by_load"] = True
+        result["note"] = "the run ended by the load before the fault: " + \
+            (stop.get("cause", "") or result.get("error", ""))[:200]
+        result.pop("error", None)
+        result["checks"] = {}
+        return
+    cause = stop.get("cause", "")
+    result["checks"]["stopped_by_the_actuator"] = \
+        cause.startswith("watchdog tripped") or cause.startswith("emergency stop")
+
+
 def run_case(args, target: str, sig_name: str, rep: int, rng: random.Random) -> dict:
+    hog = start_hog(args.hog)
+    try:
+        result = run_case_loaded(args, target, sig_name, rep, rng)
+    finally:
+        stop_hog(hog)
+    if args.hog:
+        result["hog"] = args.hog
+        check_under_load(result, target, sig_name)
+    return result
+
+
+def run_case_loaded(args, target: str, sig_name: str, rep: int, rng: random.Random) -> dict:
     work = Path(tempfile.mkdtemp(prefix=f"hyloop-faults-{target}-{sig_name}-"))
     xdg = work / "xdg"
     xdg.mkdir(mode=0o700)
@@ -203,7 +257,7 @@ def run_case(args, target: str, sig_name: str, rep: int, rng: random.Random) -> 
             result["stop"] = {"cause": "rig holds on a silent actuator", "first_stop_us": 0.0}
             result["checks"]["stop_within_2_periods"] = True
         elif m:
-            result["stop"] = {"cause": m.group(2)[:120], "first_stop_us": float(m.group(4)),
+            result["stop"] = {"cause": m.group(2)[:200], "first_stop_us": float(m.group(4)),
                               "first_stop_cycles": int(m.group(5)),
                               "to_rest_ms": float(m.group(6)), "from": m.group(7),
                               "at_cycle": int(m.group(3))}
@@ -211,6 +265,10 @@ def run_case(args, target: str, sig_name: str, rep: int, rng: random.Random) -> 
             logged = datetime.datetime.strptime(m.group(1), "%Y-%m-%dT%H:%M:%S.%f").timestamp()
             result["stop"]["detected_after_fault_ms"] = round(
                 (logged - float(m.group(6)) / 1e3 - fault_wall) * 1e3, 1)
+            # The input deadline's trip names the silence it measured (issue 27, finding 8).
+            silence = re.search(r"no command on dynamics_to_actuator for ([\d.]+) ms", m.group(2))
+            if silence:
+                result["stop"]["silence_ms"] = float(silence.group(1))
             # Within 2 control periods of the loop (2·h cycles): the software's reaction. The wall
             # time beside it adds what the OS scheduler did on this machine (no real-time
             # priority), reported, not checked.
@@ -316,13 +374,16 @@ def main() -> int:
     p.add_argument("--json", help="write every case's measurements here")
     p.add_argument("--recover", action="store_true", default=True)
     p.add_argument("--keep", action="store_true", help="keep each case's directory")
+    p.add_argument("--hog", type=int, default=0,
+                   help="busy processes beside the stack during each case (a CPU hog)")
     p.add_argument("--coordination", default=",".join(coordination_faults.CASES),
                    help="coordination_faults.py cases to run after the signals ('' for none)")
     coordination_faults.add_arguments(p)
     args = p.parse_args()
     seed = args.seed if args.seed is not None else int(time.time())
     rng = random.Random(seed)
-    print(f"fault matrix: seed {seed}, {args.reps} repetitions, {args.duration} s runs", flush=True)
+    print(f"fault matrix: seed {seed}, {args.reps} repetitions, {args.duration} s runs"
+          f"{f', {args.hog} busy processes beside the stack' if args.hog else ''}", flush=True)
     results = []
     failed = 0
     for target in [t for t in args.targets.split(",") if t]:
@@ -336,7 +397,9 @@ def main() -> int:
                 stop = r.get("stop", {})
                 print(f"{target:15s} {sig_name:8s} #{rep}: fault at {r.get('fault_after_s', '-')}"
                       f" s, up exit {r.get('up_exit')} after {r.get('exit_after_s', '-')} s, "
-                      f"first stop {stop.get('first_stop_us', '-')} us, rest "
+                      f"first stop {stop.get('first_stop_us', '-')} us, detected "
+                      f"{stop.get('detected_after_fault_ms', '-')} ms after the fault (silence "
+                      f"{stop.get('silence_ms', '-')} ms), rest "
                       f"{stop.get('to_rest_ms', '-')} ms, samples {r.get('samples', '-')}"
                       f" (>= {r.get('samples_expected_at_least', '-')}), "
                       f"{'OK' if not bad else 'FAILED: ' + ', '.join(bad)}", flush=True)
@@ -345,6 +408,14 @@ def main() -> int:
                           "\n  sockets:", r.get("sockets_left", []),
                           "\n  orphans:", r.get("orphans", []),
                           "\n  log:", r.get("log_tail", "")[-800:], flush=True)
+    if args.hog and results:
+        early = sum(1 for r in results if r.get("ended_by_load"))
+        print(f"under load: {early} of {len(results)} runs ended by the load before the fault "
+              "(an upstream process held off the cores past the actuator's input deadline)",
+              flush=True)
+        if early == len(results):
+            print("fault matrix: no run reached the fault: nothing measured")
+            failed += 1
     names = [n for n in args.coordination.split(",") if n]
     coordination = coordination_faults.run_cases(args, names)
     failed += sum(1 for r in coordination if "error" in r or not all(r["checks"].values()))

@@ -525,20 +525,20 @@ TEST(Stack, KillingTheDynamicsStopsTheRigSafelyAndKeepsEverySample) {
   const auto summary = nlohmann::json::parse(slurp(dir / "run" / "summary.json"));
   EXPECT_EQ(summary["distributed"]["state"], "failed");
   std::cout << "after the kill: " << summary["distributed"].dump() << "\n";
-  // The rig was stopped safely: the actuator brought it to rest (its watchdog, or the
-  // coordinator's e-stop fan-out), or the rig itself held its last command after the actuator
-  // went silent. The last case was seen on a cold fresh-Debian root and under ASan, where the
-  // actuator's watchdog had not tripped within the rig's 500 ms silence limit: an open question
-  // in docs/reliability.md, so the run must then have been e-stopped by the coordinator too.
+  // The actuator brought the rig to rest: its input deadline (max(2 Tc, 20 ms)) found the
+  // dynamics lost and tripped the watchdog, or the coordinator's e-stop fan-out got there first.
+  // The rig's own hold after 500 ms of silence is not a safe end by itself any more (issue 27,
+  // finding 8: the watchdog counted 20 waits of 1.5·T, each lengthened by a loaded machine's
+  // wake-up, and on a cold root and under ASan had not tripped within those 500 ms). The rig's
+  // silence fault still comes 500 ms after an actuator that ramped the rig to rest and ended its
+  // loop (the newest event wins in loop_event), so the actuator's own counters decide.
   const std::string event = summary["distributed"]["loop_event"];
   const bool rig_held = event.rfind("fault:rig:", 0) == 0;
   EXPECT_TRUE(event == "watchdog:at_rest" || event == "estop:at_rest" || rig_held) << event;
-  // The rig's silence fault also comes 500 ms after an actuator whose watchdog ramped the rig to
-  // rest and ended its loop (the newest event wins in loop_event): then watchdog_cycles > 0.
-  if (rig_held && summary["distributed"].value("watchdog_cycles", 0) == 0) {
-    EXPECT_GT(summary["distributed"].value("estop_latency_us", 0.0), 0.0)
-        << "the rig held by itself and the coordinator's e-stop never reached the actuator";
-  }
+  EXPECT_TRUE(summary["distributed"].value("watchdog_cycles", 0) > 0 ||
+              summary["distributed"].value("estop_latency_us", 0.0) > 0.0)
+      << "neither the actuator's watchdog nor an e-stop ramped the rig: "
+      << summary["distributed"].dump();
   // Every sample up to the fault: about 2 s of 2 ms cycles, none after.
   const std::size_t rows = csv_rows(dir / "run" / "samples.csv");
   EXPECT_GT(rows, 500U);

@@ -291,6 +291,15 @@ bool ActuatorSafety::clear_emergency_stop() noexcept {
   return true;
 }
 
+void ActuatorSafety::trip_watchdog() noexcept {
+  if (watchdog_) {
+    return;
+  }
+  cycles_without_command_ = 0;
+  watchdog_ = true;
+  ++watchdog_trips_;
+}
+
 bool ActuatorSafety::rearm(double position) noexcept {
   if (!watchdog_) {
     return true;

@@ -426,6 +426,30 @@ TEST(ActuatorSafety, WatchdogTripsAfterConfiguredMissesAndStaysLatched) {
   EXPECT_EQ(safety.watchdog_trips(), 2U);
 }
 
+// trip_watchdog() (the actuator service's input deadline, issue 27 finding 8): latched at once,
+// counted once, the next call ramps and ignores commands; rearm clears it as for a counted trip.
+TEST(ActuatorSafety, TripWatchdogLatchesAtOnceAndTheNextCallRamps) {
+  SafetyConfig config = bounded_config();
+  ActuatorSafety safety(config);
+  safety.reset(0.0);
+  const ActuatorCommand moving{0.00001, 0.005};  // within a·T of rest
+  ASSERT_EQ(safety.filter(&moving).event, SafetyEvent::kNone);
+  safety.trip_watchdog();
+  safety.trip_watchdog();  // once
+  EXPECT_TRUE(safety.watchdog_tripped());
+  EXPECT_EQ(safety.watchdog_trips(), 1U);
+  const ActuatorCommand further{0.00003, 0.01};
+  const SafetyOutput out = safety.filter(&further);
+  EXPECT_EQ(out.event, SafetyEvent::kWatchdogTripped);
+  EXPECT_TRUE(out.watchdog);
+  EXPECT_LT(out.command.position, further.position);  // the ramp (braking at d), not it
+  for (int i = 0; i < 1000 && !safety.at_rest(); ++i) (void)safety.filter(&further);
+  EXPECT_TRUE(safety.at_rest());
+  EXPECT_EQ(safety.watchdog_trips(), 1U);
+  ASSERT_TRUE(safety.rearm(0.0));
+  EXPECT_FALSE(safety.filter(&moving).watchdog);  // commands pass again (within the bounds)
+}
+
 TEST(ActuatorSafety, WatchdogRampBrakesAtTheAccelerationBoundAndRearmNeedsRest) {
   SafetyConfig config;
   config.step = 0.01;
@@ -718,6 +742,12 @@ TEST(ActuatorSafety, FilterAllocatesNothing) {
     }
     if (i == 6000) {
       (void)safety.clear_emergency_stop();
+    }
+    if (i == 7000) {
+      safety.trip_watchdog();  // the input deadline's trip, then its ramp
+    }
+    if (i == 8000) {
+      (void)safety.rearm(0.0);
     }
     const SafetyOutput out = safety.filter(i % 97 == 0 ? nullptr : &commands[i]);
     sum += static_cast<std::uint64_t>(out.event);

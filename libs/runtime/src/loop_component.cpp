@@ -50,6 +50,11 @@ std::size_t LoopComponent::declare_input(const std::string& channel, const std::
                                 "Messages found waiting in a loop channel's receive queue: the "
                                 "largest backlog since the previous scrape.",
                                 {{"service", name()}, {"channel", channel}}, GaugeKind::kPeak);
+  input.expired = metrics().counter(
+      "hyloop_input_deadline_expired_total",
+      "Real time: times a loop input was silent for input_deadline_periods of its periods (its "
+      "upstream counted as lost; the actuator then ramps the rig to rest).",
+      {{"service", name()}, {"channel", channel}});
   if (!hop.empty()) {
     input.hop = declare_hop(hop);
   }
@@ -115,8 +120,46 @@ void LoopComponent::note_received(std::size_t index, const v2::Header& header,
   if (index < inputs_.size()) {
     InputMetrics& input = inputs_[index];
     input.backlog = sent <= read_start_ns ? input.backlog + 1 : 0;
+    input.deadline.arrived(now);
+    input.lost = false;
     input.depth.raise(static_cast<double>(input.backlog));
   }
+}
+
+void LoopComponent::set_input_deadline_periods(int periods) {
+  if (periods < kMinInputDeadlinePeriods || periods > kMaxInputDeadlinePeriods) {
+    throw std::invalid_argument("input_deadline_periods = " + std::to_string(periods) +
+                                ": must be in [" + std::to_string(kMinInputDeadlinePeriods) + ", " +
+                                std::to_string(kMaxInputDeadlinePeriods) + "]");
+  }
+  deadline_periods_override_ = periods;
+}
+
+void LoopComponent::set_input_deadline_floor_ms(int floor_ms) {
+  if (floor_ms < 0 || floor_ms > kMaxInputDeadlineFloorMs) {
+    throw std::invalid_argument("input_deadline_floor_ms = " + std::to_string(floor_ms) +
+                                ": must be in [0, " + std::to_string(kMaxInputDeadlineFloorMs) +
+                                "]");
+  }
+  deadline_floor_override_ = floor_ms;
+}
+
+void LoopComponent::expect_period(std::size_t index, std::chrono::nanoseconds period) noexcept {
+  if (index >= inputs_.size()) return;
+  inputs_[index].deadline.configure(period, deadline_periods_,
+                                    std::chrono::milliseconds(deadline_floor_ms_), !lockstep());
+  inputs_[index].lost = false;
+}
+
+bool LoopComponent::input_lost(std::size_t index, std::int64_t now_ns) noexcept {
+  if (index >= inputs_.size()) return false;
+  InputMetrics& input = inputs_[index];
+  if (!input.deadline.expired(now_ns)) return false;
+  if (!input.lost) {
+    input.lost = true;
+    input.expired.add();
+  }
+  return true;
 }
 
 void LoopComponent::observe_hop(std::size_t index, std::int64_t send_time_ns,
@@ -273,6 +316,13 @@ void LoopComponent::open_channels(const v1::ConfigureRequest& request) {
   }
   deadline_misses_ = 0;
   rejected_ = 0;
+  deadline_periods_ = deadline_periods_override_.value_or(service_config().input_deadline_periods);
+  deadline_floor_ms_ = deadline_floor_override_.value_or(service_config().input_deadline_floor_ms);
+  for (InputMetrics& input : inputs_) {
+    input.deadline.configure(std::chrono::nanoseconds(0), deadline_periods_,
+                             std::chrono::milliseconds(0), false);
+    input.lost = false;
+  }
   transport::ChannelConfig telemetry =
       channel(endpoints_.telemetry(), "telemetry", transport::Pattern::kPush,
               transport::Role::kConnect, 100000);

@@ -82,6 +82,22 @@ class Parser {
   std::string source_;
 };
 
+// The loop inputs' deadline (input_deadline.hpp): its periods and its floor.
+void parse_input_deadline(const Parser& p, const YAML::Node& root, ServiceConfig& config) {
+  if (root["input_deadline_periods"]) {
+    config.input_deadline_periods = static_cast<int>(
+        p.integer(root["input_deadline_periods"], "input_deadline_periods",
+                  kMinInputDeadlinePeriods, kMaxInputDeadlinePeriods,
+                  std::to_string(kMinInputDeadlinePeriods) + ".." +
+                      std::to_string(kMaxInputDeadlinePeriods) + " (periods of a loop input)"));
+  }
+  if (root["input_deadline_floor_ms"]) {
+    config.input_deadline_floor_ms = static_cast<int>(p.integer(
+        root["input_deadline_floor_ms"], "input_deadline_floor_ms", 0, kMaxInputDeadlineFloorMs,
+        "0.." + std::to_string(kMaxInputDeadlineFloorMs) + " (ms; 0: none)"));
+  }
+}
+
 }  // namespace
 
 ServiceConfig default_service_config(const std::string& name) {
@@ -101,9 +117,10 @@ ServiceConfig parse_service_config(const std::string& yaml_text, const std::stri
   ServiceConfig config;
   if (root.IsNull()) return config;
   if (!root.IsMap()) p.error(root, "a service configuration must be a mapping");
-  p.check_keys(root, "",
-               {"name", "grpc_address", "log_level", "metrics_address", "security_dir", "insecure",
-                "reflection", "ipc_dir", "rt"});
+  p.check_keys(
+      root, "",
+      {"name", "grpc_address", "log_level", "metrics_address", "security_dir", "insecure",
+       "reflection", "ipc_dir", "rt", "input_deadline_periods", "input_deadline_floor_ms"});
 
   if (root["name"]) config.name = p.string(root["name"], "name");
   if (root["grpc_address"]) {
@@ -142,6 +159,7 @@ ServiceConfig parse_service_config(const std::string& yaml_text, const std::stri
                                    "' must be an absolute directory path");
     }
   }
+  parse_input_deadline(p, root, config);
   if (const YAML::Node rt = root["rt"]) {
     if (!rt.IsMap()) p.error(rt, "field 'rt' must be a mapping");
     p.check_keys(rt, "rt.", {"enabled", "priority", "cpu", "lock_memory", "timer_slack_ns"});

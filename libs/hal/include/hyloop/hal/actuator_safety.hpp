@@ -25,6 +25,8 @@
 //      window or with |velocity| > velocity_max (check_command) is rejected and counted; output
 //      a hold. Each such cycle without a valid command counts toward the watchdog: after
 //      watchdog_cycles consecutive ones it trips (that cycle already outputs the ramp).
+//      trip_watchdog() trips it at once (the caller's own evidence that the commands are gone:
+//      the actuator service's input deadline); the next call outputs the ramp.
 //   4. A valid command: the desired implied velocity v_d = (p_cmd − p⁻)/T must lie in
 //        [max(v⁻ − a·T, −V, −V_stop(p⁻ − p_min)), min(v⁻ + a·T, V, V_stop(p_max − p⁻))].
 //      If it does, the output IS the command, bit for bit (position and velocity feed-forward).
@@ -133,6 +135,11 @@ class ActuatorSafety {
   /// Clears the e-stop latch, only when the output is at rest and no request is pending that
   /// filter() has not yet seen. Returns whether it is now clear. Control thread.
   bool clear_emergency_stop() noexcept;
+
+  /// Trips the watchdog now, as watchdog_cycles missed commands would (latched, counted in
+  /// watchdog_trips()); the next filter() outputs the first step of the ramp to rest. Nothing
+  /// when it is already tripped. Control thread.
+  void trip_watchdog() noexcept;
 
   /// Clears a tripped watchdog, only at rest and not e-stopped: the output is placed at rest at
   /// `position` (as reset(), counters kept). Returns whether the watchdog is now clear (true,

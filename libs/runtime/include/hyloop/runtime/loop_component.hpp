@@ -13,6 +13,13 @@
 // (declare_input), hands their verdict counters over in configure_loop (watch_input) and records
 // on the loop with the RT-safe helpers below (no lock, no allocation).
 //
+// Input deadlines (issue 27, finding 8; input_deadline.hpp): in real time an input given its
+// period (expect_period) counts its upstream as lost once it is silent for
+// input_deadline_periods() periods (at least input_deadline_floor_ms) after its first message
+// (input_lost(): counted once per silence in hyloop_input_deadline_expired_total{service,
+// channel}). What a loss does is the subclass's (the actuator trips its watchdog). Lockstep: never
+// (virtual time).
+//
 // Loop plane security (docs/security.md): every channel a subclass opens through channel() gets
 // the service's ipc directory check and CURVE keys (transport/loop_plane.hpp), from the
 // service's --ipc-dir, --security-dir and --insecure unless set_loop_plane() says otherwise.
@@ -35,6 +42,7 @@
 #include <vector>
 
 #include "hyloop/runtime/component.hpp"
+#include "hyloop/runtime/input_deadline.hpp"
 #include "hyloop/runtime/peer_watch.hpp"
 #include "hyloop/transport/channel.hpp"
 #include "hyloop/transport/codec.hpp"
@@ -77,6 +85,18 @@ class LoopComponent : public Component {
   /// The loop plane settings for in-process hosts and tests, instead of the service binary's
   /// options (runtime::service_config()). Before configure.
   void set_loop_plane(transport::LoopPlaneOptions options) { loop_plane_ = std::move(options); }
+  /// The input deadline in periods for in-process hosts and tests, instead of the service's
+  /// --config input_deadline_periods. Before configure. Throws std::invalid_argument outside
+  /// [kMinInputDeadlinePeriods, kMaxInputDeadlinePeriods].
+  void set_input_deadline_periods(int periods);
+  /// The periods of the inputs' deadlines in force (from the last configure).
+  [[nodiscard]] int input_deadline_periods() const noexcept { return deadline_periods_; }
+  /// The deadlines' floor, ms, instead of the service's --config input_deadline_floor_ms (0:
+  /// none, the periods alone). Before configure. Throws std::invalid_argument outside [0,
+  /// kMaxInputDeadlineFloorMs].
+  void set_input_deadline_floor_ms(int floor_ms);
+  /// The deadlines' floor in force, ms (from the last configure).
+  [[nodiscard]] int input_deadline_floor_ms() const noexcept { return deadline_floor_ms_; }
 
  protected:
   /// Parses the scenario and opens the channels; throws std::exception naming the bad field.
@@ -136,6 +156,16 @@ class LoopComponent : public Component {
     }
     return m;
   }
+  /// configure_loop(), after the run's mode is known: input `index` expects a message every
+  /// `period`; real time only (lockstep: no deadline). Unarmed until its first message.
+  void expect_period(std::size_t index, std::chrono::nanoseconds period) noexcept;
+  /// RT: the deadline of input `index`.
+  [[nodiscard]] const InputDeadline& input_deadline(std::size_t index) const noexcept {
+    return inputs_[index].deadline;
+  }
+  /// RT: true when input `index` is past its deadline at `now_ns` (its upstream is lost). The
+  /// first true of a silence is counted in hyloop_input_deadline_expired_total.
+  bool input_lost(std::size_t index, std::int64_t now_ns) noexcept;
   /// RT: hop latency of input `index`: `now_ns` − `send_time_ns` (s, negative counts as 0).
   void observe_hop(std::size_t index, std::int64_t send_time_ns, std::int64_t now_ns) noexcept;
   /// RT: age of the input used in a cycle that started at `cycle_start_ns`.
@@ -164,7 +194,10 @@ class LoopComponent : public Component {
   struct InputMetrics {
     HistogramSlot hop;
     GaugeSlot depth;
+    CounterSlot expired;        // hyloop_input_deadline_expired_total
     std::uint64_t backlog = 0;  // loop thread
+    InputDeadline deadline;     // loop thread (configured in configure_loop)
+    bool lost = false;          // loop thread: this silence was counted
     // Exporter side, changed under metrics().exclusive().
     const transport::VerdictCounters* counters = nullptr;
     std::array<std::uint64_t, transport::kVerdictCount> seen{};
@@ -199,6 +232,10 @@ class LoopComponent : public Component {
   void open_channels(const v1::ConfigureRequest& request);
 
   std::optional<transport::LoopPlaneOptions> loop_plane_;
+  std::optional<int> deadline_periods_override_;
+  int deadline_periods_ = kDefaultInputDeadlinePeriods;
+  std::optional<int> deadline_floor_override_;
+  int deadline_floor_ms_ = kDefaultInputDeadlineFloorMs;
   bool channels_open_ = false;
   std::unique_ptr<transport::LoopOutput> telemetry_;
   /// Supervision: the coordinator's end of the telemetry stream. Losing it while the loop runs
