@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 #include <stdexcept>
+#include <thread>
 #include <utility>
 
 #include "hyloop/experiment/kind.hpp"
@@ -98,7 +99,8 @@ hal::DriverStatus WireRig::step(const hal::ActuatorCommand& applied,
   Device& v = *device_;
   const hal::DriverStatus commanded = v.actuator->command(applied);
   if (v.echo && commanded == hal::DriverStatus::kOk) {
-    // Spin (no system call, no lock) until the measurement that applied this command is here.
+    // Poll (no lock, no allocation) until the measurement that applied this command is here,
+    // yielding the CPU to the driver's I/O thread (on a 2-core machine a pure spin starves it).
     const std::uint64_t sent = v.udp->commands_sent_sequence();
     const double until = hal::monotonic_seconds() + v.wait;
     while (v.udp->latest().echo < sent) {
@@ -106,6 +108,7 @@ hal::DriverStatus WireRig::step(const hal::ActuatorCommand& applied,
         ++late_replies_;
         break;
       }
+      std::this_thread::yield();
     }
   }
   const hal::ActuatorState state = v.actuator->state();

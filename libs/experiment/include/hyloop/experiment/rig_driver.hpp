@@ -7,8 +7,9 @@
 // One cycle (WireRig::step, RT-safe: no allocation, no lock, no exception):
 //   actuator.command(applied)       the set point, checked finite and within the plan's limits by
 //                                   the driver (a refused one is counted, the last one held);
-//   wait for the reply (udp only)   with a command_echo field, spin at most kReplyWaitShare of
-//                                   the step for the measurement that applied this command, so
+//   wait for the reply (udp only)   with a command_echo field, poll (yielding the CPU, no lock)
+//                                   at most kReplyWaitShare of the step for the measurement that
+//                                   applied this command, so
 //                                   that on time the cycle sees what the emulator's would (the
 //                                   state at the end of its step); late, it takes the newest;
 //   actuator.state(), force.read()  → [position, velocity, force] (force 0 without a channel).
