@@ -1,20 +1,28 @@
 // The loop parts of every shipped kind under loop contract v2 (loop_parts.hpp): their layouts
 // are valid and name each kind's own signals and units (the FCU's fuel flows in kg/s, not a
 // position), the parts step in the layouts' sizes, and a cycle of rig part → dynamics part →
-// actuator stage allocates nothing (AllocGuard) once warmed up.
+// actuator stage allocates nothing (AllocGuard) once warmed up, over the in-process emulators and
+// over a device on the wire (rig.driver, rig_driver.hpp: the udp target emulator on loopback).
 #include "hyloop/experiment/loop_parts.hpp"
 
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+#include <yaml-cpp/yaml.h>
 
 #include <array>
 #include <cmath>
+#include <limits>
 #include <optional>
 #include <span>
 #include <string>
 #include <vector>
 
 #include "hyloop/experiment/experiment.hpp"
+#include "hyloop/experiment/kind.hpp"
 #include "hyloop/experiment/loop_experiment.hpp"
+#include "hyloop/experiment/rig_driver.hpp"
 #include "hyloop/experiment/stop_reason.hpp"
 #include "hyloop/experiment/yaml_fields.hpp"
 #include "hyloop/hal/actuator_stage.hpp"
@@ -134,38 +142,53 @@ TEST(DriverRig, TheSitsRigPartReportsNoFaultOverItsEmulatedDrivers) {
 
 class LoopPartsAllocateNothing : public ::testing::TestWithParam<const char*> {};
 
+struct AllocationCount {
+  std::size_t allocations = 0;
+  const char* stop = nullptr;
+  std::int64_t cycles = 0;
+};
+
+// 3 warm-up cycles of rig part -> dynamics part -> actuator stage, then `n` under AllocGuard;
+// `m` holds the last measurement.
+AllocationCount count_cycle_allocations(const LoopPlan& plan, RigPart& rig, DynamicsPart& dynamics,
+                                        std::span<double> m, int n) {
+  std::array<double, kMaxTruth> truth{};
+  std::vector<double> values(dynamics.names().size(), 0.0);
+  const std::span<double> t(truth.data(), rig.truth_names().size());
+  hal::ActuatorStage stage(plan.hold_steps, plan.safety);  // as the actuator service holds it
+  stage.reset(plan.initial);
+  hal::ActuatorCommand applied = stage.output().command;
+  std::int64_t k = 0;
+  const auto cycle = [&] {
+    rig.step(applied, m, t);
+    hal::ActuatorCommand next{};
+    const StepStatus status = dynamics.step(k, m, values, next);
+    ++k;
+    applied = stage.update(k, &next).command;
+    return status.reason();
+  };
+  AllocationCount out;
+  for (int i = 0; i < 3 && out.stop == nullptr; ++i) out.stop = cycle();  // warm-up
+  if (out.stop != nullptr) return out;
+  {
+    hyloop::testing::AllocGuard guard;
+    for (int i = 0; i < n && out.stop == nullptr; ++i) out.stop = cycle();
+    out.allocations = guard.allocations();
+  }
+  out.cycles = k;
+  return out;
+}
+
 TEST_P(LoopPartsAllocateNothing, RigThenDynamicsForACycle) {
   const std::string text = resolved(GetParam());
   const LoopPlan plan = loop_plan(text);
   auto rig = make_rig_part(text);
   auto dynamics = make_dynamics_part(text);
   std::array<double, hal::kMaxSignals> measurement{};
-  std::array<double, kMaxTruth> truth{};
-  std::vector<double> values(dynamics->names().size(), 0.0);
   const std::span<double> m(measurement.data(), plan.measurement.size());
-  const std::span<double> t(truth.data(), rig->truth_names().size());
-  hal::ActuatorStage stage(plan.hold_steps, plan.safety);  // as the actuator service holds it
-  stage.reset(plan.initial);
-  hal::ActuatorCommand applied = stage.output().command;
-  std::int64_t k = 0;
-  const auto cycle = [&] {
-    rig->step(applied, m, t);
-    hal::ActuatorCommand next{};
-    const StepStatus status = dynamics->step(k, m, values, next);
-    ++k;
-    applied = stage.update(k, &next).command;
-    return status.reason();
-  };
-  for (int i = 0; i < 3; ++i) ASSERT_EQ(cycle(), nullptr);  // warm-up
-  std::size_t allocations = 0;
-  const char* stop = nullptr;
-  {
-    hyloop::testing::AllocGuard guard;
-    for (int i = 0; i < 500 && stop == nullptr; ++i) stop = cycle();
-    allocations = guard.allocations();
-  }
-  EXPECT_EQ(allocations, 0U) << GetParam();
-  EXPECT_EQ(stop, nullptr) << GetParam() << ": stopped at cycle " << k << ": " << stop;
+  const AllocationCount c = count_cycle_allocations(plan, *rig, *dynamics, m, 500);
+  EXPECT_EQ(c.allocations, 0U) << GetParam();
+  EXPECT_EQ(c.stop, nullptr) << GetParam() << ": stopped at cycle " << c.cycles << ": " << c.stop;
   for (const double v : m) EXPECT_TRUE(std::isfinite(v));
 }
 
@@ -177,6 +200,117 @@ INSTANTIATE_TEST_SUITE_P(
                       "scenarios/fcu/polynomial.yaml", "scenarios/fcu/inverse.yaml",
                       "scenarios/vrths/case1_sample.yaml", "scenarios/vrths/case2_ats.yaml",
                       "scenarios/vrths/case3_amb.yaml"));
+
+// ---- a rig part over a device on the wire (rig.driver; rig_driver.hpp)
+
+// A UDP port free on 127.0.0.1 now (the kernel's choice; closed again).
+int free_udp_port() {
+  const int fd = ::socket(AF_INET, SOCK_DGRAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t n = sizeof a;
+  EXPECT_EQ(::bind(fd, reinterpret_cast<const sockaddr*>(&a), sizeof a), 0);
+  EXPECT_EQ(::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &n), 0);
+  ::close(fd);
+  return ntohs(a.sin_port);
+}
+
+// `scenario` resolved, its rig.driver a udp target on loopback (`force`: a force field mapped),
+// its step `step` s when > 0.
+std::string with_udp_target(const std::string& scenario, bool force = true, double step = 0.0) {
+  YAML::Node root = YAML::Load(resolved(scenario));
+  if (step > 0.0) root["timing"]["step_s"] = step;
+  YAML::Node d = YAML::Load(
+      "{type: udp, timeout_s: 0.5, udp: {"
+      "command: [{name: seq, type: u32}, {name: position, type: f64}],"
+      "measurement: [{name: seq, type: u32}, {name: echo, type: u32}, {name: position, type: f64},"
+      " {name: force, type: f64}, {name: status, type: u8}],"
+      "signals: {command_echo: echo, status: status}}}");
+  if (force) d["udp"]["signals"]["measured_force"] = "force";
+  d["local_port"] = free_udp_port();
+  d["peer_port"] = free_udp_port();
+  root["rig"]["driver"] = d;
+  YAML::Emitter e;
+  e << root;
+  return e.c_str();
+}
+
+TEST(WireRig, OnTheInProcessEmulatorTheResolvedScenarioHasNoDriverBlock) {
+  for (const char* s : {"scenarios/sits/table1_scvg.yaml", "scenarios/rht/ats.yaml"}) {
+    const std::string text = resolved(s);
+    EXPECT_EQ(text.find("driver"), std::string::npos) << s;
+    EXPECT_EQ(loop_plan(text).rig_driver, "emulator") << s;
+  }
+  EXPECT_EQ(loop_plan(with_udp_target("scenarios/rht/ats.yaml")).rig_driver, "udp");
+}
+
+TEST(WireRig, OverTheUdpTargetEmulatorTheRhtRigMeasuresWhatTheInProcessServoDoes) {
+  // At 0.1 s a step the target's own clock (a step on the held command after 1.5 steps without
+  // one) never runs ahead of this unpaced loop on a loaded machine, and every reply is awaited.
+  const std::string text = with_udp_target("scenarios/rht/p4_noise.yaml", true, 0.1);
+  const auto device = load_scenario_text(text, "udp")->make_wire_emulator({});
+  const auto wire = make_rig_part(text);
+  YAML::Node in_process = YAML::Load(text);
+  in_process["rig"]["driver"]["type"] = "emulator";
+  YAML::Emitter e;
+  e << in_process;
+  const auto local = make_rig_part(e.c_str());
+  std::array<double, 2> mw{}, ml{}, tw{}, tl{};
+  int equal = 0;
+  constexpr int kCycles = 300;
+  for (int k = 0; k < kCycles; ++k) {
+    const hal::ActuatorCommand c{0.01 * std::sin(0.05 * k), 0.0};
+    wire->step(c, mw, tw);
+    local->step(c, ml, tl);
+    if (mw == ml) ++equal;
+    ASSERT_TRUE(std::isfinite(mw[0]) && std::isfinite(mw[1])) << k;
+  }
+  // Bit for bit whenever the reply came within the wait (kReplyWaitShare of the step).
+  EXPECT_GE(equal, kCycles - 3) << device->report();
+  EXPECT_EQ(wire->fault(), nullptr);
+  EXPECT_EQ(wire->rejected_commands(), 0U);
+}
+
+TEST(WireRig, ACommandOutsideThePlansLimitsIsRefusedByTheDriverAndCounted) {
+  const std::string text = with_udp_target("scenarios/rht/ats.yaml");
+  const auto device = load_scenario_text(text, "udp")->make_wire_emulator({});
+  const auto wire = make_rig_part(text);
+  std::array<double, 2> m{}, t{};
+  wire->step({0.001, 0.0}, m, t);
+  wire->step({std::numeric_limits<double>::quiet_NaN(), 0.0}, m, t);
+  wire->step({10.0, 0.0}, m, t);  // beyond servo.stroke_m
+  EXPECT_EQ(wire->rejected_commands(), 2U);
+  EXPECT_TRUE(std::isfinite(m[0]));
+  EXPECT_LT(std::abs(m[0]), 0.01);
+}
+
+TEST(WireRig, AKindThatNeedsTheForceRefusesADeviceWithoutOneByField) {
+  const std::string text = with_udp_target("scenarios/sits/table1_scvg.yaml", false);
+  try {
+    (void)make_rig_part(text);
+    FAIL() << "a SITS rig without a force was accepted";
+  } catch (const ScenarioError& e) {
+    EXPECT_NE(std::string(e.what()).find("rig.driver.udp.signals.measured_force"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(WireLoopPartsAllocateNothing, RigOverTheUdpTargetThenDynamicsForACycle) {
+  const std::string text = with_udp_target("scenarios/rht/p4_noise.yaml");
+  const auto device = load_scenario_text(text, "udp")->make_wire_emulator({});
+  const LoopPlan plan = loop_plan(text);
+  auto rig = make_rig_part(text);
+  auto dynamics = make_dynamics_part(text);
+  std::array<double, hal::kMaxSignals> measurement{};
+  const std::span<double> m(measurement.data(), plan.measurement.size());
+  const AllocationCount c = count_cycle_allocations(plan, *rig, *dynamics, m, 300);
+  EXPECT_EQ(c.allocations, 0U);
+  EXPECT_EQ(c.stop, nullptr) << "stopped at cycle " << c.cycles << ": " << c.stop;
+  EXPECT_EQ(rig->fault(), nullptr) << device->report();
+  for (const double v : m) EXPECT_TRUE(std::isfinite(v));
+}
 
 // ---- LoopChain, the generic runner's cycle (loop_experiment.hpp)
 

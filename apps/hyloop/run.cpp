@@ -11,6 +11,7 @@
 
 #include "hyloop/experiment/experiment.hpp"
 #include "hyloop/experiment/kind.hpp"
+#include "hyloop/experiment/rig_driver.hpp"
 #include "hyloop/experiment/yaml_fields.hpp"
 #include "hyloop/recording/run_directory.hpp"
 #include "run_output.hpp"
@@ -47,6 +48,9 @@ int run_in_process(const RunOptions& options) {
   // One parse: the runner and the notices from one loaded scenario.
   const auto loaded = ex::load_scenario_text(ex::read_scenario_text(scenario_path), scenario_path,
                                              overrides, ex::DataSource::local_file(scenario_path));
+  if (const std::string d = ex::rig_driver_type(*loaded); ex::is_wire_driver(d)) {
+    throw ex::ScenarioError(scenario_path + ": " + ex::wire_refusal(d, "in_process"));
+  }
   const auto experiment = loaded->experiment();
   check_out_directory(out, force);
   print_notices(loaded->notices(), std::cerr);

@@ -28,6 +28,8 @@
 #include "coordinator/coordinator_component.hpp"
 #include "ctl.hpp"
 #include "dynamics/dynamics_component.hpp"
+#include "hyloop/experiment/kind.hpp"
+#include "hyloop/experiment/rig_driver.hpp"
 #include "hyloop/experiment/yaml_fields.hpp"
 #include "hyloop/recording/run_directory.hpp"
 #include "hyloop/runtime/security.hpp"
@@ -624,6 +626,29 @@ int up_site(const UpOptions& o) {
   }
 }
 
+// --emulate-wire: the device rig.driver names, emulated on its socket for the run (nullptr
+// without the flag). @throws ScenarioError / std::invalid_argument naming the field.
+std::unique_ptr<experiment::WireEmulator> start_wire_emulator(const UpOptions& o) {
+  if (!o.emulate_wire) return nullptr;
+  const auto loaded =
+      experiment::load_scenario_text(experiment::read_scenario_text(o.scenario), o.scenario,
+                                     o.overrides, experiment::DataSource::local_file(o.scenario));
+  const std::string type = experiment::rig_driver_type(*loaded);
+  if (!experiment::is_wire_driver(type)) {
+    throw experiment::ScenarioError(
+        "--emulate-wire: rig.driver.type = " + type +
+        ": there is no device on the wire to emulate (--set rig.driver.type=udp ...)");
+  }
+  hal::WireImpairments w;
+  w.latency = o.wire_latency_ms * 1e-3;
+  w.jitter = o.wire_jitter_ms * 1e-3;
+  w.loss = o.wire_loss;
+  w.seed = o.wire_seed;
+  auto emulator = loaded->make_wire_emulator(w);
+  std::cerr << "hyloop up: emulating the rig.driver device (" << type << ") on the wire\n";
+  return emulator;
+}
+
 // The stack, once the options are checked.
 int start_stack(const UpOptions& o) {
   struct sigaction sa {};
@@ -641,10 +666,16 @@ int start_stack(const UpOptions& o) {
     }
     return up_site(o);
   }
-  if (o.inproc) {
-    return up_inproc(o);
+  std::unique_ptr<experiment::WireEmulator> wire;
+  try {
+    wire = start_wire_emulator(o);
+  } catch (const std::exception& e) {
+    std::cerr << "hyloop up: " << e.what() << "\n";
+    return 2;
   }
-  return up_processes(o);
+  const int rc = o.inproc ? up_inproc(o) : up_processes(o);
+  if (wire) std::cerr << "hyloop up: " << wire->report() << "\n";
+  return rc;
 }
 
 }  // namespace
@@ -667,6 +698,16 @@ CLI::App* add_up_subcommand(CLI::App& app, UpOptions& options) {
   up->add_option("--runs-dir", options.runs_dir,
                  "--serve: the coordinator's runs directory (Start.out_dir names a directory in "
                  "it; default: the working directory)");
+  up->add_flag("--emulate-wire", options.emulate_wire,
+               "start the wire-level emulator of the device the scenario's rig.driver names "
+               "(its plant behind a real socket) for the run");
+  up->add_option("--wire-latency-ms", options.wire_latency_ms,
+                 "--emulate-wire: latency added to every datagram the device sends, ms");
+  up->add_option("--wire-jitter-ms", options.wire_jitter_ms,
+                 "--emulate-wire: uniform extra delay in [0, jitter], ms");
+  up->add_option("--wire-loss", options.wire_loss,
+                 "--emulate-wire: probability a datagram is lost, each direction");
+  up->add_option("--wire-seed", options.wire_seed, "--emulate-wire: seed of the impairments");
   up->add_option("--address", options.coordinator_address,
                  "--serve: the coordinator's gRPC address (default 127.0.0.1:0, any free port)");
   return up;

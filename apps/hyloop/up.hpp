@@ -6,7 +6,12 @@
 // The processes' control plane is TLS with tokens: `up` makes a fresh security directory in a
 // private temporary directory, gives it to every service and removes it at the end; `--serve`
 // prints "hyloop-security-dir DIR" for `hyloop ctl --security-dir DIR`.
+// `--emulate-wire` (a scenario whose rig.driver names a device on the wire): `up` also starts
+// that device's wire-level emulator in this process (LoadedScenario::make_wire_emulator: the
+// kind's plant behind a real socket on rig.driver.peer_*), with the --wire-* impairments, for
+// the run, and stops it with the stack.
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -25,6 +30,11 @@ struct UpOptions {
   bool inproc = false;
   bool force = false;  ///< replace an existing run directory (run_output.hpp)
   bool serve = false;
+  bool emulate_wire = false;  ///< start the rig.driver's wire emulator for the run
+  double wire_latency_ms = 0.0;
+  double wire_jitter_ms = 0.0;
+  double wire_loss = 0.0;
+  std::uint64_t wire_seed = 1;
   std::string coordinator_address = "127.0.0.1:0";  ///< --serve: where the coordinator listens
 };
 

@@ -15,6 +15,7 @@
 #include "hyloop/experiment/capabilities.hpp"
 #include "hyloop/experiment/kind.hpp"
 #include "hyloop/experiment/loop_parts.hpp"
+#include "hyloop/experiment/rig_driver.hpp"
 #include "hyloop/recording/run_directory.hpp"
 #include "hyloop/runtime/guard_rpc.hpp"
 #include "hyloop/runtime/logging.hpp"
@@ -250,8 +251,9 @@ grpc::Status Coordinator::load_scenario(const v1::LoadScenarioRequest& request,
   } catch (const std::exception& err) {
     return {grpc::StatusCode::INVALID_ARGUMENT, err.what()};
   }
+  std::string rig_driver;
   try {
-    (void)loaded->loop_plan();  // refused by a kind without a distributed form
+    rig_driver = loaded->loop_plan().rig_driver;  // refused by a kind without a distributed form
   } catch (const ex::ScenarioError& err) {
     return {grpc::StatusCode::INVALID_ARGUMENT, err.what()};  // e.g. a data file it names
   } catch (const std::exception& err) {
@@ -277,6 +279,7 @@ grpc::Status Coordinator::load_scenario(const v1::LoadScenarioRequest& request,
   }
   scenario_text_ = d.resolved_yaml;
   scenario_name_ = d.name;
+  rig_driver_ = rig_driver;
   reply->set_name(d.name);
   reply->set_kind(loaded->kind().name());
   reply->set_resolved_yaml(scenario_text_);
@@ -312,6 +315,10 @@ grpc::Status Coordinator::start(const v1::StartRequest& request, v1::RunStatus* 
   }
   if (status_.state() == v1::RUN_STATE_RUNNING) {
     return {grpc::StatusCode::FAILED_PRECONDITION, "a run is in progress"};
+  }
+  if (request.mode() != v1::CLOCK_MODE_REAL_TIME && ex::is_wire_driver(rig_driver_)) {
+    return {grpc::StatusCode::FAILED_PRECONDITION,
+            scenario_name_ + ": " + ex::wire_refusal(rig_driver_, "lockstep")};
   }
   try {
     rec::check_run_name(request.out_dir(), "out_dir");

@@ -247,6 +247,7 @@ class Coordinator {
   mutable std::mutex mutex_;
   std::condition_variable changed_;
   std::string scenario_text_;
+  std::string rig_driver_ = "emulator";  ///< the loaded scenario's rig.driver.type
   std::string scenario_name_;
   // LoadScenario in flight: each takes the next ticket; only the newest may land (under mutex_).
   std::uint64_t load_tickets_ = 0;

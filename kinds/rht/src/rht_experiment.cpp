@@ -66,8 +66,8 @@ RhtExperiment::RhtExperiment(const RhtScenario& scenario)
       dynamics_(scenario),
       samples_(rht_column_headers(),
                scenario.outputs.samples ? static_cast<std::size_t>(dynamics_.total_steps()) : 0),
-      chain_(rht_loop_plan(scenario), make_rht_rig_part(scenario), make_rht_dynamics_part(scenario),
-             samples_.headers()),
+      chain_(rht_loop_plan(scenario), make_rht_emulated_rig_part(scenario),
+             make_rht_dynamics_part(scenario), samples_.headers()),
       row_(kRhtColumns, 0.0),
       guard_(scenario.guard.config) {
   for (auto* v : {&desired_, &command_, &measured_, &true_})

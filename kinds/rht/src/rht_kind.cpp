@@ -1,5 +1,6 @@
 // The RHT kind (kind.hpp): its runner, its loop parts over RhtDynamics and the servo emulator.
 #include "hyloop/experiment/kind.hpp"
+#include "hyloop/experiment/rig_driver.hpp"
 #include "hyloop/hal/servo_actuator_emulator.hpp"
 #include "hyloop/kinds/rht/rht_dynamics.hpp"
 #include "hyloop/kinds/rht/rht_experiment.hpp"
@@ -65,7 +66,8 @@ class RhtKind final : public Kind {
                                     Loaded::Form{.plan = &rht_loop_plan,
                                                  .rig = &make_rht_rig_part,
                                                  .dynamics = &make_rht_dynamics_part,
-                                                 .yaml = &to_yaml});
+                                                 .yaml = &to_yaml,
+                                                 .wire_emulator = &make_rht_wire_emulator});
   }
   /// The structure's displacement (d_desired) is the target the actuator reproduces
   /// (d_measured), the reference structure's (d_numerical) its ideal twin; velocities by
@@ -93,11 +95,27 @@ LoopPlan rht_loop_plan(const RhtScenario& s) {
                                 d.initial_command());
   p.measurement = {{{"d_measured", "m", "length"}, {"force", "N", "force"}}};
   p.command = set_point_command("d_command", "m", "length");
+  p.rig_driver = s.rig.driver.type;
   return p;
 }
 
-std::unique_ptr<RigPart> make_rht_rig_part(const RhtScenario& s) {
+std::unique_ptr<RigPart> make_rht_emulated_rig_part(const RhtScenario& s) {
   return std::make_unique<RhtRig>(s);
+}
+
+std::unique_ptr<RigPart> make_rht_rig_part(const RhtScenario& s) {
+  if (!is_wire_driver(s.rig.driver.type)) return make_rht_emulated_rig_part(s);
+  // d_true: the device reports no truth, its measurement stands for it; omega: NaN.
+  return make_wire_rig_part(
+      s.rig.driver, rht_safety_config(s).limits, s.timing.step,
+      {.velocity = false, .needs_force = true, .command_truth = false},
+      {rht_column_headers()[col(RhtColumn::kTrue)], rht_column_headers()[col(RhtColumn::kOmega)]});
+}
+
+std::unique_ptr<WireEmulator> make_rht_wire_emulator(const RhtScenario& s,
+                                                     const hal::WireImpairments& impairments) {
+  return make_udp_target_emulator(s.rig.driver, rht_servo_config(s, s.servo.seed), 0.0,
+                                  rht_safety_config(s).limits, impairments);
 }
 
 std::unique_ptr<DynamicsPart> make_rht_dynamics_part(const RhtScenario& s) {

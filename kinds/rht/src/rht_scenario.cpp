@@ -253,6 +253,9 @@ const BoundTable<R>& rht_table() {
     add_rht_adaptive_fields(b);
     add_rht_ats_fields(b);
     add_rht_amb_fields(b);
+    for (auto& x : f::rig_driver<R>([](auto& s) -> auto& { return s.rig.driver; })) {
+      b.push_back(std::move(x));
+    }
     for (auto& x : f::stability_guard<R>(
              [](auto& s) -> auto& { return s.guard; }, "d_desired", "d_measured")) {
       b.push_back(std::move(x));
@@ -508,6 +511,7 @@ RhtScenario parse_rht_scenario(const YAML::Node& root, const std::string& path,
     require_output_format("outputs.format", s.outputs.format);
     validate_ats_amb(s);
     validate_stability_guard(s.guard, s.timing.step);
+    validate_rig_driver(s.rig.driver, s.timing.step);
   });
   return s;
 }

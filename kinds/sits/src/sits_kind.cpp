@@ -1,6 +1,7 @@
 // The SITS kind (kind.hpp): its runner, its loop parts over SitsDynamics and the SITS rig
 // emulator, its gauges.
 #include "hyloop/experiment/kind.hpp"
+#include "hyloop/experiment/rig_driver.hpp"
 #include "hyloop/hal/sits_rig_emulator.hpp"
 #include "hyloop/kinds/sits/sits_dynamics.hpp"
 #include "hyloop/kinds/sits/sits_jobs.hpp"
@@ -142,6 +143,7 @@ LoopPlan sits_loop_plan(const SitsScenario& s) {
   p.hold_steps = s.hold_steps();
   p.safety = sits_safety_config(s);
   p.initial = SitsDynamics(s).initial_command();
+  p.rig_driver = s.rig.driver.type;
   p.tare = s.acquisition.tare;
   p.filter_time_constant = s.acquisition.filter_time_constant;
   p.corrupt_message_every = s.rig.corrupt_message_every;
@@ -150,8 +152,16 @@ LoopPlan sits_loop_plan(const SitsScenario& s) {
   return p;
 }
 
-std::unique_ptr<RigPart> make_sits_rig_part(const SitsScenario& s) {
+std::unique_ptr<RigPart> make_sits_emulated_rig_part(const SitsScenario& s) {
   return std::make_unique<SitsRig>(s);
+}
+
+std::unique_ptr<RigPart> make_sits_rig_part(const SitsScenario& s) {
+  if (!is_wire_driver(s.rig.driver.type)) return make_sits_emulated_rig_part(s);
+  return make_wire_rig_part(s.rig.driver, sits_safety_config(s).limits, s.timing.step,
+                            {.velocity = true, .needs_force = true, .command_truth = true},
+                            {std::string(kSitsColumnHeaders[col(SitsColumn::kXCmd)]),
+                             std::string(kSitsColumnHeaders[col(SitsColumn::kFContact)])});
 }
 
 std::unique_ptr<DynamicsPart> make_sits_dynamics_part(const SitsScenario& s) {

@@ -28,7 +28,7 @@ SitsRunner::SitsRunner(const SitsScenario& scenario)
                    ? static_cast<std::size_t>(scenario.steps() / scenario.outputs.decimation + 1)
                    : 0),
       // Bumpless start: the rig at rest at the target's initial position, the command there.
-      chain_(sits_loop_plan(scenario), make_sits_rig_part(scenario),
+      chain_(sits_loop_plan(scenario), make_sits_emulated_rig_part(scenario),
              make_sits_dynamics_part(scenario), samples_.headers()),
       decimation_(scenario.outputs.decimation),
       k_h_min_(std::numeric_limits<double>::infinity()),

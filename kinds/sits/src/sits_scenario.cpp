@@ -66,8 +66,12 @@ BoundField<S> identification_method() {
   return b;
 }
 
-// The fields, then the stability guard's block (stability_guard_fields.hpp).
+// The fields, then the rig driver's block (rig_driver_fields.hpp) and the stability guard's
+// (stability_guard_fields.hpp).
 std::vector<BoundField<S>> with_guard(std::vector<BoundField<S>> b) {
+  for (auto& x : f::rig_driver<S>([](auto& s) -> auto& { return s.rig.driver; })) {
+    b.push_back(std::move(x));
+  }
   for (auto& x : f::energy_guard<S>(
            [](auto& s) -> auto& { return s.guard; }, "energy")) {
     b.push_back(std::move(x));
@@ -548,6 +552,7 @@ void validate(const SitsScenario& s) {
   require(s.metrics.diverged_energy_ratio > 1.0, "metrics.diverged_energy_ratio",
           s.metrics.diverged_energy_ratio, "must be > 1");
   validate_energy_guard(s.guard.config);
+  validate_rig_driver(s.rig.driver, s.timing.step);
 }
 
 namespace {

@@ -53,6 +53,13 @@ std::unique_ptr<RigPart> LoadedScenario::make_rig_part() const { no_distributed_
 
 std::unique_ptr<DynamicsPart> LoadedScenario::make_dynamics_part() const { no_distributed_form(); }
 
+std::unique_ptr<WireEmulator> LoadedScenario::make_wire_emulator(
+    const hal::WireImpairments& /*impairments*/) const {
+  throw std::invalid_argument("scenario kind \"" + kind().name() +
+                              "\" has no wire emulator (rig.driver): only the kinds whose rig "
+                              "drives a plant over a wire driver have one");
+}
+
 void LoadedScenario::no_distributed_form() const {
   throw std::invalid_argument("scenario kind \"" + kind().name() +
                               "\" has no distributed form (loop services): run it in process "

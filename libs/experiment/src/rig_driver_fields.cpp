@@ -158,7 +158,30 @@ void validate_rsi(const RigDriverSettings& d) {
 
 }  // namespace
 
+namespace {
+
+// The table's ranges, whatever the type (a value the run does not read is still refused).
+void validate_ranges(const RigDriverSettings& d) {
+  const auto port = [](const char* field, int p) {
+    require(p >= 0 && p <= 65535, field, p, "must be in [0, 65535]");
+  };
+  port("rig.driver.local_port", d.local_port);
+  port("rig.driver.peer_port", d.peer_port);
+  require(d.timeout_s > 0.0, "rig.driver.timeout_s", d.timeout_s, "must be > 0 s");
+  require(d.egm_reply_deadline_s > 0.0, "rig.driver.egm.reply_deadline_s", d.egm_reply_deadline_s,
+          "must be > 0 s");
+  require(d.rsi_cycle_ms >= 4 && d.rsi_cycle_ms <= 12, "rig.driver.rsi.cycle_ms", d.rsi_cycle_ms,
+          "must be 4 or 12 (the RSI cycles)");
+  require(d.rsi_reply_deadline_s > 0.0, "rig.driver.rsi.reply_deadline_s", d.rsi_reply_deadline_s,
+          "must be > 0 s");
+  require(d.rsi_late_limit >= 0 && d.rsi_late_limit <= 1000000, "rig.driver.rsi.late_limit",
+          d.rsi_late_limit, "must be in [0, 1000000]");
+}
+
+}  // namespace
+
 void validate_rig_driver(const RigDriverSettings& d, double period) {
+  validate_ranges(d);
   if (d.type == "emulator") {
     return;
   }

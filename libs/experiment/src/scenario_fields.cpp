@@ -214,7 +214,11 @@ std::string default_cell(const FieldSpec& f) {
       s += (s.empty() ? "" : ", ") + format_value(v.get<double>());
     return "[" + s + "]";
   }
-  return "`" + f.default_value.dump() + "`";
+  // Appended, not "`" + ...: GCC 12's -Wrestrict misfires on that form in some unity batches.
+  std::string quoted = "`";
+  quoted += f.default_value.dump();
+  quoted += '`';
+  return quoted;
 }
 
 std::string type_cell(const FieldSpec& f) {

@@ -167,6 +167,10 @@ class LoadedScenario {
   [[nodiscard]] LoopPlan loop_plan() const;
   [[nodiscard]] virtual std::unique_ptr<RigPart> make_rig_part() const;
   [[nodiscard]] virtual std::unique_ptr<DynamicsPart> make_dynamics_part() const;
+  /// The wire-level emulator of the device the scenario's rig.driver names, driving the kind's
+  /// plant (hyloop up --emulate-wire). The default throws std::invalid_argument naming the kind.
+  [[nodiscard]] virtual std::unique_ptr<WireEmulator> make_wire_emulator(
+      const hal::WireImpairments& impairments) const;
 
  protected:
   [[nodiscard]] virtual std::unique_ptr<Experiment> make_experiment() const = 0;
@@ -190,6 +194,7 @@ class ParsedScenario final : public LoadedScenario {
     std::unique_ptr<DynamicsPart> (*dynamics)(const S&) = nullptr;
     std::vector<std::string> (*notices)(const S&) = nullptr;
     std::string (*yaml)(const S&) = nullptr;  ///< the resolved scenario (to_yaml)
+    std::unique_ptr<WireEmulator> (*wire_emulator)(const S&, const hal::WireImpairments&) = nullptr;
   };
   ParsedScenario(const Kind& kind, S scenario, Form form)
       : LoadedScenario(kind), scenario_(std::move(scenario)), form_(form) {}
@@ -213,6 +218,11 @@ class ParsedScenario final : public LoadedScenario {
   [[nodiscard]] std::unique_ptr<DynamicsPart> make_dynamics_part() const override {
     if (form_.dynamics == nullptr) no_distributed_form();
     return form_.dynamics(scenario_);
+  }
+  [[nodiscard]] std::unique_ptr<WireEmulator> make_wire_emulator(
+      const hal::WireImpairments& impairments) const override {
+    if (form_.wire_emulator == nullptr) return LoadedScenario::make_wire_emulator(impairments);
+    return form_.wire_emulator(scenario_, impairments);
   }
 
  protected:

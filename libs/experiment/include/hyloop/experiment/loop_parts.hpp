@@ -24,6 +24,7 @@
 #include "hyloop/hal/actuator_safety.hpp"
 #include "hyloop/hal/drivers.hpp"
 #include "hyloop/hal/signal_layout.hpp"
+#include "hyloop/hal/wire_impairment.hpp"
 
 namespace hyloop::experiment {
 
@@ -34,6 +35,9 @@ struct LoopPlan {
   std::int64_t hold_steps = 1;   ///< h: the actuator latches every h cycles
   hal::SafetyConfig safety;      ///< at the control period h·T
   hal::ActuatorCommand initial;  ///< the command held before cycle 0
+  /// rig.driver.type (rig_driver_fields.hpp): "emulator", the kind's in-process emulator, or
+  /// the device on the wire the rig part drives (udp, egm, rsi), which runs in real time only.
+  std::string rig_driver = "emulator";
   bool tare = false;
   double filter_time_constant = 0.0;
   int corrupt_message_every = 0;  ///< rig fault injection (0: off)
@@ -87,6 +91,16 @@ class RigPart {
   [[nodiscard]] virtual const char* fault() const noexcept { return nullptr; }
   /// Commands the rig's actuator driver refused so far (a SITS summary's rejected_commands).
   [[nodiscard]] virtual std::uint64_t rejected_commands() const noexcept { return 0; }
+};
+
+/// A device's wire-level emulator (hal's UdpTargetEmulator, ...) that a rig.driver talks to
+/// (`hyloop up --emulate-wire`): it serves on its own I/O thread from construction to
+/// destruction, driving the kind's plant model.
+class WireEmulator {
+ public:
+  virtual ~WireEmulator() = default;
+  /// One line of what the device saw (steps, commands, late, lost, rejected). Not RT.
+  [[nodiscard]] virtual std::string report() const = 0;
 };
 
 /// What advances an emulated rig's plant by one step between the command and the reads; a real

@@ -1,10 +1,10 @@
 #pragma once
 // The rig driver's scenario block (rig.driver.*; issue 24), declared once for every kind whose
-// rig is position-commanded: which driver stands where the in-process emulator stands, its
-// endpoints, and the protocol's own settings. Not yet included by any kind (the kinds are being
-// moved): a kind adds fields::rig_driver(...) to its table, calls validate_rig_driver() from its
-// validate(), and its rig part builds the driver from udp_target_config()/egm_driver_config()/
-// rsi_driver_config().
+// rig is position-commanded (SITS, RHT): which driver stands where the in-process emulator
+// stands, its endpoints, and the protocol's own settings. A kind adds fields::rig_driver(...) to
+// its table, calls validate_rig_driver() from its validate(), and its rig part is
+// make_wire_rig_part() (rig_driver.hpp) for a wire type. With type emulator the block is not
+// emitted in the resolved scenario.
 //
 //   type: emulator   the kind's in-process emulator (the default; nothing else is read)
 //   type: udp        hal::UdpTargetDriver, a real-time target exchanging fixed binary packets;
@@ -221,6 +221,11 @@ std::vector<BoundField<S>> rig_driver(Get get) {
   };
   for (BoundField<S>& s : udp_signal_fields<S>(get)) f.push_back(std::move(s));
   for (BoundField<S>& s : rsi_fields<S>(get)) f.push_back(std::move(s));
+  // On the in-process emulator a scenario resolves as it did before the block existed: no
+  // rig.driver mapping in its YAML (runs stay bit for bit, resolved scenario included).
+  for (BoundField<S>& x : f) {
+    x = emitted_if(std::move(x), [get](const S& s) { return get(s).type != "emulator"; });
+  }
   return f;
 }
 

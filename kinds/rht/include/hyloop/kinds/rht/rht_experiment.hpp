@@ -30,6 +30,7 @@
 #include "hyloop/experiment/experiment.hpp"
 #include "hyloop/experiment/kind.hpp"
 #include "hyloop/experiment/loop_experiment.hpp"
+#include "hyloop/experiment/rig_driver_fields.hpp"
 #include "hyloop/experiment/stability_guard_fields.hpp"
 #include "hyloop/hal/servo_actuator_emulator.hpp"
 #include "hyloop/kinds/rht/rht_dynamics.hpp"
@@ -109,6 +110,12 @@ struct RhtScenario {
     std::vector<double> amb_gain = as_vector(default_amb().gain);
   } compensator;
 
+  struct Rig {
+    /// rig.driver: the device standing for the servo-hydraulic actuator (emulator: the servo
+    /// emulator in process).
+    RigDriverSettings driver;
+  } rig;
+
   /// guard.*: the stability guard on d_desired and d_measured (default_guard()).
   StabilityGuardSettings guard{.enabled = true, .config = default_guard()};
 
@@ -186,7 +193,14 @@ const FieldTable& rht_field_table();
 
 /// The RHT loop plan and parts (rht_kind.cpp), for the services and the runner.
 LoopPlan rht_loop_plan(const RhtScenario& s);
+/// The rig part rig.driver selects: the servo emulator (type emulator) or the device on the wire.
 std::unique_ptr<RigPart> make_rht_rig_part(const RhtScenario& s);
+/// The servo emulator whatever rig.driver says: the in-process runner's (it never binds a port).
+std::unique_ptr<RigPart> make_rht_emulated_rig_part(const RhtScenario& s);
+/// The udp target emulator of rig.driver (hyloop up --emulate-wire), driving the scenario's servo
+/// (rht_servo_config, servo.seed) from 0 m as the in-process emulator does.
+std::unique_ptr<WireEmulator> make_rht_wire_emulator(const RhtScenario& s,
+                                                     const hal::WireImpairments& impairments);
 std::unique_ptr<DynamicsPart> make_rht_dynamics_part(const RhtScenario& s);
 
 /// `hyloop tune` of an RHT scenario (rht_tune.cpp): the grid tuner (grid_tune.hpp) on

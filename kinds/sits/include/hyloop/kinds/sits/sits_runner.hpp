@@ -28,7 +28,11 @@ namespace hyloop::experiment {
 
 /// The SITS loop plan and parts (sits_kind.cpp), for the services and the runner.
 LoopPlan sits_loop_plan(const SitsScenario& s);
+/// The rig part rig.driver selects: the emulated robot and sensor (type emulator) or the device
+/// on the wire (rig_driver.hpp), which must measure the force.
 std::unique_ptr<RigPart> make_sits_rig_part(const SitsScenario& s);
+/// The emulated rig whatever rig.driver says: the in-process runner's (it never binds a port).
+std::unique_ptr<RigPart> make_sits_emulated_rig_part(const SitsScenario& s);
 std::unique_ptr<DynamicsPart> make_sits_dynamics_part(const SitsScenario& s);
 
 class SitsRunner final : public Experiment {

@@ -20,6 +20,7 @@
 #include "hyloop/core/energy_guard.hpp"
 #include "hyloop/core/lti.hpp"
 #include "hyloop/core/tracking_differentiator.hpp"
+#include "hyloop/experiment/rig_driver_fields.hpp"
 #include "hyloop/experiment/scenario_error.hpp"
 #include "hyloop/hal/actuator_limits.hpp"
 
@@ -73,6 +74,8 @@ struct SitsScenario {
     /// corrupted (a bad link); the sensor service rejects and counts it. 0: off. The in-process
     /// runner has no link and ignores it.
     int corrupt_message_every = 0;
+    /// rig.driver: the device standing for the robot and force sensor (emulator: SitsRig).
+    RigDriverSettings driver;
   } rig;
 
   /// The sensor acquisition service (DESIGN §10): tare before arming, anti-aliasing filter.

@@ -1,0 +1,221 @@
+#include "hyloop/experiment/rig_driver.hpp"
+
+#include <array>
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+#include <thread>
+#include <utility>
+
+#include "hyloop/experiment/kind.hpp"
+#include "hyloop/experiment/scenario_error.hpp"
+#include "hyloop/experiment/stop_reason.hpp"
+#include "hyloop/experiment/yaml_fields.hpp"
+#include "hyloop/hal/rsi_driver.hpp"
+#include "hyloop/hal/udp_socket.hpp"
+#include "hyloop/hal/udp_target_driver.hpp"
+#include "hyloop/hal/udp_target_emulator.hpp"
+
+namespace hyloop::experiment {
+
+bool is_wire_driver(const std::string& type) noexcept { return type != "emulator"; }
+
+std::string wire_refusal(const std::string& type, const std::string& how) {
+  const std::string head = "rig.driver.type = " + type + ": ";
+  if (how == "in_process") {
+    return head +
+           "hyloop run steps the rig in this process, cycle by cycle in lockstep, and a device on "
+           "the wire runs on its own clock; run it through the services in real time (hyloop up "
+           "--mode real_time), or set rig.driver.type=emulator";
+  }
+  return head +
+         "a lockstep run waits for every cycle, and a device on the wire does not wait (it runs "
+         "on its own clock and stops when commands stop); start the run with --mode real_time "
+         "(CLOCK_MODE_REAL_TIME), or set rig.driver.type=emulator";
+}
+
+std::string rig_driver_type(const LoadedScenario& loaded) {
+  try {
+    return loaded.loop_plan().rig_driver;
+  } catch (const std::invalid_argument&) {
+    return "emulator";  // a kind without a distributed form has no rig driver
+  }
+}
+
+// A force channel for a device that measures none: reads 0 N.
+class WireRig::NoForce final : public hal::ForceSensorDriver {
+ public:
+  hal::DriverStatus read(hal::ForceSample& sample) noexcept override {
+    sample.force = 0.0;
+    return hal::DriverStatus::kOk;
+  }
+  void tare() override {}
+};
+
+class WireRig::Device {
+ public:
+  std::unique_ptr<hal::UdpTargetDriver> udp;
+  std::unique_ptr<hal::RsiDriver> rsi;
+  hal::ActuatorDriver* actuator = nullptr;
+  hal::ForceSensorDriver* force = nullptr;
+  NoForce no_force;
+  bool echo = false;  ///< udp: the measurement names the command it applied
+  double wait = 0.0;  ///< s, the longest wait for the reply to this cycle's command
+};
+
+WireRig::WireRig(const RigDriverSettings& d, const hal::ActuatorLimits& limits, double period,
+                 bool needs_force)
+    : device_(std::make_unique<Device>()) {
+  Device& v = *device_;
+  v.force = &v.no_force;
+  if (d.type == "udp") {
+    v.udp = std::make_unique<hal::UdpTargetDriver>(udp_target_config(d, limits, period));
+    v.actuator = v.udp.get();
+    if (!d.signals.measured_force.empty()) v.force = &v.udp->force_sensor();
+    v.echo = !d.signals.command_echo.empty();
+    v.wait = kReplyWaitShare * period;
+  } else if (d.type == "rsi") {
+    v.rsi = std::make_unique<hal::RsiDriver>(rsi_driver_config(d, limits));
+    v.actuator = v.rsi.get();
+    if (!d.rsi_force_tag.empty()) v.force = &v.rsi->force_sensor();
+  } else {
+    throw ScenarioError("rig.driver.type = " + excerpt(d.type) +
+                        ": a kind's rig part drives udp and rsi devices; the EGM driver "
+                        "(hyloop::hal_egm) is not linked into the framework yet");
+  }
+  if (needs_force && v.force == &v.no_force) {
+    throw ScenarioError(
+        "rig.driver." +
+        std::string(d.type == "udp" ? "udp.signals.measured_force" : "rsi.force_tag") +
+        ": this kind's loop needs the measured force, and the device's packet "
+        "carries none");
+  }
+}
+
+WireRig::~WireRig() = default;
+
+hal::DriverStatus WireRig::step(const hal::ActuatorCommand& applied,
+                                std::span<double, 3> out) noexcept {
+  Device& v = *device_;
+  const hal::DriverStatus commanded = v.actuator->command(applied);
+  if (v.echo && commanded == hal::DriverStatus::kOk) {
+    // Poll (no lock, no allocation) until the measurement that applied this command is here,
+    // yielding the CPU to the driver's I/O thread (on a 2-core machine a pure spin starves it).
+    const std::uint64_t sent = v.udp->commands_sent_sequence();
+    const double until = hal::monotonic_seconds() + v.wait;
+    while (v.udp->latest().echo < sent) {
+      if (hal::monotonic_seconds() > until) {
+        ++late_replies_;
+        break;
+      }
+      std::this_thread::yield();
+    }
+  }
+  const hal::ActuatorState state = v.actuator->state();
+  hal::ForceSample force{};
+  const hal::DriverStatus read = v.force->read(force);
+  out[0] = state.position;
+  out[1] = state.velocity;
+  out[2] = force.force;
+  return commanded == hal::DriverStatus::kFault || read == hal::DriverStatus::kFault
+             ? hal::DriverStatus::kFault
+             : hal::DriverStatus::kOk;
+}
+
+std::uint64_t WireRig::rejected_commands() const noexcept {
+  const Device& v = *device_;
+  if (v.udp) return v.udp->metrics().rejected_commands;
+  if (v.rsi) return v.rsi->metrics().rejected_commands;
+  return 0;
+}
+
+namespace {
+
+class WireRigPart final : public RigPart {
+ public:
+  WireRigPart(const RigDriverSettings& d, const hal::ActuatorLimits& limits, double period,
+              WireRigShape shape, std::vector<std::string> truth_names)
+      : rig_(d, limits, period, shape.needs_force),
+        shape_(shape),
+        truth_names_(std::move(truth_names)) {}
+  void step(const hal::ActuatorCommand& applied, std::span<double> measurement,
+            std::span<double> truth) noexcept override {
+    std::array<double, 3> m{};
+    if (rig_.step(applied, m) == hal::DriverStatus::kFault) {
+      fault_ = to_string(StopReason::kDriverFault).data();  // NUL-terminated
+    }
+    measurement[0] = m[0];
+    if (shape_.velocity) {
+      measurement[1] = m[1];
+      measurement[2] = m[2];
+    } else {
+      measurement[1] = m[2];
+    }
+    if (!truth.empty()) truth[0] = shape_.command_truth ? applied.position : m[0];
+    for (std::size_t i = 1; i < truth.size(); ++i) {
+      truth[i] = std::numeric_limits<double>::quiet_NaN();
+    }
+  }
+  std::vector<std::string> truth_names() const override { return truth_names_; }
+  const char* fault() const noexcept override { return fault_; }
+  std::uint64_t rejected_commands() const noexcept override { return rig_.rejected_commands(); }
+
+ private:
+  WireRig rig_;
+  WireRigShape shape_;
+  std::vector<std::string> truth_names_;
+  const char* fault_ = nullptr;
+};
+
+class UdpTargetWireEmulator final : public WireEmulator {
+ public:
+  explicit UdpTargetWireEmulator(const hal::UdpTargetEmulatorConfig& c) : target_(c) {}
+  std::string report() const override {
+    const hal::UdpTargetEmulatorStats s = target_.stats();
+    return "udp target emulator: " + std::to_string(s.steps) + " steps, " +
+           std::to_string(s.commands) + " commands, " + std::to_string(s.fallback_steps) +
+           " steps on a held command, " + std::to_string(s.late_commands) + " late, " +
+           std::to_string(s.dropped_in + s.dropped_out) + " dropped by the wire, " +
+           std::to_string(s.rejected_foreign + s.rejected_malformed + s.rejected_limits) +
+           " rejected" + (s.stopped ? ", stopped by its reflex" : "");
+  }
+
+ private:
+  hal::UdpTargetEmulator target_;
+};
+
+}  // namespace
+
+std::unique_ptr<RigPart> make_wire_rig_part(const RigDriverSettings& d,
+                                            const hal::ActuatorLimits& limits, double period,
+                                            WireRigShape shape,
+                                            std::vector<std::string> truth_names) {
+  return std::make_unique<WireRigPart>(d, limits, period, shape, std::move(truth_names));
+}
+
+std::unique_ptr<WireEmulator> make_udp_target_emulator(const RigDriverSettings& d,
+                                                       const hal::ServoActuatorConfig& plant,
+                                                       double initial_position,
+                                                       const hal::ActuatorLimits& limits,
+                                                       const hal::WireImpairments& impairments) {
+  if (d.type != "udp") {
+    throw ScenarioError("rig.driver.type = " + excerpt(d.type) +
+                        ": this kind emulates a udp real-time target only");
+  }
+  require(d.local_port > 0, "rig.driver.local_port", d.local_port,
+          "must be 1..65535 for the emulated target to answer it");
+  hal::UdpTargetEmulatorConfig c;
+  c.local = {d.peer_address, static_cast<std::uint16_t>(d.peer_port)};
+  c.host = {d.local_address, static_cast<std::uint16_t>(d.local_port)};
+  c.command = {d.command, d.command_sequence};
+  c.measurement = {d.measurement, d.measurement_sequence};
+  c.signals = d.signals;
+  c.plant = plant;
+  c.initial_position = initial_position;
+  c.command_timeout = d.timeout_s;
+  c.limits = limits;
+  c.impairments = impairments;
+  return std::make_unique<UdpTargetWireEmulator>(c);
+}
+
+}  // namespace hyloop::experiment

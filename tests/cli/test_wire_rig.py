@@ -1,0 +1,161 @@
+"""A scenario's rig on the wire (issue 24, rig.driver): an RHT scenario whose rig.driver is a UDP
+real-time target runs through `hyloop up --mode real_time --emulate-wire` against the shipped
+target emulator (the same servo model behind a real socket) and tracks as the in-process run
+does; lockstep and `hyloop run` are refused by name.
+
+    HYLOOP_BIN_DIR=build/bin /usr/bin/python3 -m unittest tests/cli/test_wire_rig.py
+"""
+
+import json
+import os
+import re
+import socket
+import subprocess
+import tempfile
+import unittest
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+BIN = Path(os.environ.get("HYLOOP_BIN_DIR", REPO / "build" / "bin"))
+HYLOOP = str(BIN / "hyloop")
+ATS = REPO / "scenarios" / "rht" / "ats.yaml"
+DURATION = ["--set", "timing.duration_s=10"]
+# A run over the wire tracks as the in-process run within this factor of its rms error (stated and
+# measured in docs/drivers.md, "How closely a run over the wire follows the in-process run").
+RMS_FACTOR = 10.0
+
+
+def free_port():
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def udp_block():
+    return """rig:
+  driver:
+    type: udp
+    local_address: 127.0.0.1
+    local_port: %d
+    peer_address: 127.0.0.1
+    peer_port: %d
+    timeout_s: 0.2
+    udp:
+      command:
+        - {name: seq, type: u32}
+        - {name: position, type: f64}
+      measurement:
+        - {name: seq, type: u32}
+        - {name: echo, type: u32}
+        - {name: position, type: f64}
+        - {name: force, type: f64}
+        - {name: status, type: u8}
+      signals: {measured_force: force, command_echo: echo, status: status}
+""" % (free_port(), free_port())
+
+
+def device_line(stderr):
+    lines = [x for x in stderr.splitlines() if "udp target emulator:" in x]
+    return lines[-1].replace("hyloop up: ", "") if lines else "no device report"
+
+
+def hyloop(*args, timeout=180):
+    return subprocess.run([HYLOOP, *args], capture_output=True, text=True, timeout=timeout,
+                          cwd=REPO)
+
+
+class WireRig(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory(prefix="hyloop_wire_")
+        self.root = Path(self.tmp.name)
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def scenario(self):
+        path = self.root / "ats_udp.yaml"
+        path.write_text(ATS.read_text() + udp_block())
+        return str(path)
+
+    def metrics(self, run):
+        return json.loads((run / "summary.json").read_text())["metrics"]
+
+    def test_hyloop_run_refuses_a_device_on_the_wire(self):
+        r = hyloop("run", self.scenario(), "--out", str(self.root / "run"), *DURATION)
+        self.assertNotEqual(r.returncode, 0)
+        self.assertIn("rig.driver.type = udp: hyloop run steps the rig in this process", r.stderr)
+        self.assertIn("hyloop up --mode real_time", r.stderr)
+        self.assertFalse((self.root / "run" / "samples.csv").exists())
+
+    def test_a_lockstep_run_is_refused_at_start(self):
+        for extra in (["--inproc"], []):
+            with self.subTest(extra=extra):
+                out = self.root / ("lockstep%d" % len(extra))
+                r = hyloop("up", self.scenario(), "--out", str(out), "--mode", "lockstep",
+                           *extra, *DURATION)
+                self.assertNotEqual(r.returncode, 0)
+                self.assertIn("rig.driver.type = udp: a lockstep run waits for every cycle",
+                              r.stderr)
+                self.assertIn("--mode real_time", r.stderr)
+
+    def test_emulate_wire_needs_a_device_on_the_wire(self):
+        r = hyloop("up", str(ATS), "--out", str(self.root / "x"), "--inproc", "--emulate-wire",
+                   "--mode", "real_time", *DURATION)
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertIn("--emulate-wire: rig.driver.type = emulator", r.stderr)
+
+    def up_real_time(self, scenario, out, *extra):
+        r = hyloop("up", scenario, "--out", str(out), "--mode", "real_time", *extra, *DURATION)
+        self.assertTrue((out / "summary.json").is_file(), r.stderr[-2000:])
+        self.assertTrue((out / "samples.csv").is_file(), r.stderr[-2000:])
+        summary = json.loads((out / "summary.json").read_text())
+        return r, summary
+
+    def test_up_over_the_udp_target_emulator_tracks_as_the_in_process_run(self):
+        ref = self.root / "ref"
+        r = hyloop("run", str(ATS), "--out", str(ref), *DURATION)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        want = self.metrics(ref)["rms_error_m"]
+        seeds = (1, 2, 3)
+        within = judged = 0
+        lines = []
+        for seed in seeds:
+            r, wire = self.up_real_time(self.scenario(), self.root / ("wire%d" % seed),
+                                        "--emulate-wire", "--wire-jitter-ms", "1",
+                                        "--wire-loss", "0.002", "--wire-seed", str(seed))
+            # What must hold whatever the load: the run is recorded, the device never faulted
+            # (a finished run, or one the supervisor stopped: stability guard, a loaded machine's
+            # service fault), and the target stepped on its held command (a slip) for at most 10 %
+            # of the commands it got.
+            line = device_line(r.stderr)
+            self.assertNotEqual(wire["stop_reason"], "driver_fault", line)
+            commands = int(re.search(r"(\d+) commands", line).group(1))
+            slips = int(re.search(r"(\d+) steps on a held command", line).group(1))
+            self.assertGreater(commands, 100, line)
+            self.assertLessEqual(slips, 0.10 * commands, line)
+            _, local = self.up_real_time(str(ATS), self.root / ("local%d" % seed))
+            got = wire["metrics"]["rms_error_m"]
+            # The machine held real time when the same loop over the in-process emulator did.
+            held = local["stop_reason"] is None
+            judged += held
+            ok = held and wire["stop_reason"] is None and got <= RMS_FACTOR * want
+            within += ok
+            lines.append("seed %d: over the wire rms %.3g mm (%s; %d late commands), real-time "
+                         "emulator rms %.3g mm (%s), in process %.3g mm; %s" % (
+                             seed, 1e3 * got, wire["stop_reason"] or "finished",
+                             wire["distributed"]["loop_misses"]["late_commands"],
+                             1e3 * local["metrics"]["rms_error_m"],
+                             local["stop_reason"] or "finished", 1e3 * want,
+                             device_line(r.stderr)))
+        report = "\n".join(lines)
+        print("\nrht/ats over a udp target: %d of %d seeds (on which the machine held real time) "
+              "finished within %g x the in-process rms error\n%s" % (within, judged, RMS_FACTOR,
+                                                                    report))
+        # Real time on a shared machine is not a CI gate (DESIGN.md 9): the tracking rate is
+        # asserted only with HYLOOP_WIRE_TRACKING_GATE=1 (a quiet machine), 2 in 3 of the seeds
+        # whose in-process-emulator run held real time.
+        if os.environ.get("HYLOOP_WIRE_TRACKING_GATE") == "1" and judged >= 2:
+            self.assertGreaterEqual(3 * within, 2 * judged, report)
+
+if __name__ == "__main__":
+    unittest.main()
