@@ -47,8 +47,8 @@ double score_of(const json& summary, const TuneScore& score) {
   return summary.contains(p) && summary.at(p).is_number() ? summary.at(p).get<double>() : kInf;
 }
 
-RunResult run_one(const Kind& /*kind*/, const TuneRequest& request, const GridTune& tune,
-                  const TuneCandidate& candidate, const std::vector<std::string>& plant) {
+RunResult run_one(const TuneRequest& request, const GridTune& tune, const TuneCandidate& candidate,
+                  const std::vector<std::string>& plant) {
   std::vector<std::string> overrides = request.overrides;
   for (const TuneSetting& x : candidate.settings) overrides.push_back(x.field + "=" + x.value);
   overrides.insert(overrides.end(), plant.begin(), plant.end());
@@ -70,15 +70,14 @@ RunResult run_one(const Kind& /*kind*/, const TuneRequest& request, const GridTu
 }
 
 // Every (candidate, plant) pair, in parallel.
-std::vector<RunResult> run_all(const Kind& kind, const TuneRequest& request, const GridTune& tune,
-                               int jobs) {
+std::vector<RunResult> run_all(const TuneRequest& request, const GridTune& tune, int jobs) {
   const std::size_t plants = tune.plants.size();
   const std::size_t n = tune.grid.size() * plants;
   std::vector<RunResult> results(n);
   std::atomic<std::size_t> next{0};
   const auto worker = [&] {
     for (std::size_t i = next++; i < n; i = next++) {
-      results[i] = run_one(kind, request, tune, tune.grid[i / plants], tune.plants[i % plants]);
+      results[i] = run_one(request, tune, tune.grid[i / plants], tune.plants[i % plants]);
     }
   };
   std::vector<std::thread> threads;
@@ -367,7 +366,7 @@ TuneResult run_grid_tune(const Kind& kind, const TuneRequest& request, const Gri
       << tune.plants.size() << " " << tune.plants_noun << " (" << tune.plants_detail << ") on "
       << jobs << " threads\n";
   if (!tune.note.empty()) log << "tune: " << tune.note << "\n";
-  const std::vector<RunResult> results = run_all(kind, request, tune, jobs);
+  const std::vector<RunResult> results = run_all(request, tune, jobs);
   const std::vector<Scored> scored = rank(results, tune.grid.size(), tune.plants.size());
   const auto own = std::find_if(scored.begin(), scored.end(),
                                 [&](const Scored& s) { return tune.grid[s.index].is_default; });
