@@ -59,7 +59,7 @@ RsiControllerEmulator::RsiControllerEmulator(const RsiControllerEmulatorConfig& 
   latencies_.reserve(config.latency_samples);
   plant_.reset(0.0);
   plant_view_.store(plant_.measurement());
-  next_tick_ = monotonic_seconds();
+  clock_.start(monotonic_seconds());
   io_.start(*this);
 }
 
@@ -88,18 +88,15 @@ RsiControllerEmulatorStats RsiControllerEmulator::stats() const noexcept {
 }
 
 double RsiControllerEmulator::next_wake(double /*now*/) noexcept {
-  return wire_.next_due(next_tick_);
+  return wire_.next_due(clock_.next());
 }
 
 void RsiControllerEmulator::after_receive(double now) noexcept {
   const double period = config_.plant.step;
-  if (now >= next_tick_) {
+  bool slipped = false;
+  if (clock_.due(now, period, slipped)) {
+    if (slipped) bump(counters_->late_ticks);
     tick(now);
-    next_tick_ += period;
-    if (now - next_tick_ > period) {
-      bump(counters_->late_ticks);
-      next_tick_ = now + period;  // the controller's clock slipped: start again from now
-    }
   }
   bump(counters_->sent, wire_.flush(socket_, sensor_, now));
 }

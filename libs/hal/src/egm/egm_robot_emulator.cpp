@@ -47,7 +47,7 @@ EgmRobotEmulator::EgmRobotEmulator(const EgmRobotEmulatorConfig& config)
   plant_.reset(0.0);
   plant_view_.store(plant_.measurement());
   started_at_ = monotonic_seconds();
-  next_tick_ = started_at_;
+  clock_.start(started_at_);
   io_.start(*this);
 }
 
@@ -74,17 +74,16 @@ EgmRobotEmulatorStats EgmRobotEmulator::stats() const noexcept {
   return s;
 }
 
-double EgmRobotEmulator::next_wake(double /*now*/) noexcept { return wire_.next_due(next_tick_); }
+double EgmRobotEmulator::next_wake(double /*now*/) noexcept {
+  return wire_.next_due(clock_.next());
+}
 
 void EgmRobotEmulator::after_receive(double now) noexcept {
   const double period = config_.plant.step;
-  if (now >= next_tick_) {
+  bool slipped = false;
+  if (clock_.due(now, period, slipped)) {
+    if (slipped) bump(counters_->late_ticks);
     tick(now);
-    next_tick_ += period;
-    if (now - next_tick_ > period) {
-      bump(counters_->late_ticks);
-      next_tick_ = now + period;  // the controller's clock slipped: start again from now
-    }
   }
   bump(counters_->sent, wire_.flush(socket_, sensor_, now));
 }

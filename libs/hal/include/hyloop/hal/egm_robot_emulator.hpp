@@ -118,7 +118,7 @@ class EgmRobotEmulator final : private IoHandler {
   double last_sent_at_ = 0.0;
   double last_correction_at_ = 0.0;
   double started_at_ = 0.0;
-  double next_tick_ = 0.0;
+  ControllerClock clock_;
   PacedIoLoop io_;
 };
 

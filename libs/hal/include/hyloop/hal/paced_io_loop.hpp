@@ -83,4 +83,27 @@ class PacedIoLoop {
   std::thread io_;
 };
 
+/// The cycle clock of an emulated controller (the EGM and RSI emulators): a tick every period;
+/// a clock that fell more than a period behind restarts from now.
+class ControllerClock {
+ public:
+  void start(double now) noexcept { next_ = now; }
+  [[nodiscard]] double next() const noexcept { return next_; }
+  /// True when a tick is due at `now` (the next one is then scheduled); `slipped` tells that the
+  /// clock fell behind and restarted from now.
+  bool due(double now, double period, bool& slipped) noexcept {
+    slipped = false;
+    if (now < next_) return false;
+    next_ += period;
+    if (now - next_ > period) {
+      slipped = true;
+      next_ = now + period;
+    }
+    return true;
+  }
+
+ private:
+  double next_ = 0.0;
+};
+
 }  // namespace hyloop::hal

@@ -127,7 +127,7 @@ class RsiControllerEmulator final : private IoHandler {
   double reply_value_ = 0.0;  ///< wire units
   bool stopped_ = false;
   double last_sent_at_ = 0.0;
-  double next_tick_ = 0.0;
+  ControllerClock clock_;
   PacedIoLoop io_;
 };
 
