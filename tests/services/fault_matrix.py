@@ -122,22 +122,43 @@ def check_under_load(result: dict, target: str, sig_name: str) -> None:
 
     A run that the load ended before the fault (an upstream process held off the cores for
     longer than the actuator's input deadline: the actuator stopped the rig then, rightly) is
-    not a case of this fault: it is marked `ended_by_load` and reported, not failed."""
+    not a case of this fault: it is marked `ended_before_fault` and reported, not failed."""
     if target not in UPSTREAM or sig_name != "SIGKILL":
         return
     stop = result.get("stop", {})
-    early = "gone before the fault" in result.get("error", "") or \
-        stop.get("detected_after_fault_ms", 0.0) < -2.0
-    if early:
-        result["ended_by_load"] = True
-        result["note"] = "the run ended by the load before the fault: " + \
-            (stop.get("cause", "") or result.get("error", ""))[:200]
-        result.pop("error", None)
+    if result.get("ended_before_fault"):
+        return
+    if stop.get("detected_after_fault_ms", 0.0) < -2.0:
+        result["ended_before_fault"] = True
+        result["note"] = "the run ended by the load before the fault: " + stop.get("cause", "")[:200]
         result["checks"] = {}
         return
     cause = stop.get("cause", "")
     result["checks"]["stopped_by_the_actuator"] = \
         cause.startswith("watchdog tripped") or cause.startswith("emergency stop")
+
+
+def ended_before_the_fault(result: dict, up, log_path: Path, out: Path) -> None:
+    """The run ended by itself before the fault was sent (a stall of the machine held an
+    upstream process past the actuator's input deadline: the actuator stopped the rig then, as
+    it must). Not a case of this fault: marked `ended_before_fault`, its own end checked (the
+    actuator's ramp brought the rig to rest, the run directory names the reason), and counted
+    against the rate main() allows."""
+    try:
+        up.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        result["error"] = "the run ended before the fault and `hyloop up` did not end"
+        return
+    log = log_path.read_text()
+    result["ended_before_fault"] = True
+    result["note"] = "the run ended before the fault: " + \
+        (re.search(r"hyloop up: ([^\n]*)", log) or re.search(r"(.*)", log)).group(1)[:200]
+    result["up_exit"] = up.returncode
+    result["checks"] = {
+        "ended_at_rest": re.search(r"rig at rest [\d.e+-]+ ms after", log) is not None
+        and "NOT at rest" not in log,
+        "reason_recorded": (out / "summary.json").exists() or (out / "INCOMPLETE").exists(),
+    }
 
 
 def run_case(args, target: str, sig_name: str, rep: int, rng: random.Random) -> dict:
@@ -187,8 +208,7 @@ def run_case_loaded(args, target: str, sig_name: str, rep: int, rng: random.Rand
         try:
             os.kill(pid, SIGNALS[sig_name])
         except ProcessLookupError:
-            result["error"] = f"hyloop-{target} was gone before the fault: " + \
-                log_path.read_text()[-2000:]
+            ended_before_the_fault(result, up, log_path, out)
             return result
         result["fault_after_s"] = round(fault_at - run_started, 3)
         if sig_name == "SIGSTOP":
@@ -402,19 +422,22 @@ def main() -> int:
                       f"{stop.get('silence_ms', '-')} ms), rest "
                       f"{stop.get('to_rest_ms', '-')} ms, samples {r.get('samples', '-')}"
                       f" (>= {r.get('samples_expected_at_least', '-')}), "
-                      f"{'OK' if not bad else 'FAILED: ' + ', '.join(bad)}", flush=True)
+                      f"{'OK' if not bad else 'FAILED: ' + ', '.join(bad)}"
+                      f"{' (' + r['note'] + ')' if r.get('ended_before_fault') else ''}", flush=True)
                 if bad:
                     print("  reason:", r.get("reason"), "\n  error:", r.get("error", ""),
                           "\n  sockets:", r.get("sockets_left", []),
                           "\n  orphans:", r.get("orphans", []),
                           "\n  log:", r.get("log_tail", "")[-800:], flush=True)
-    if args.hog and results:
-        early = sum(1 for r in results if r.get("ended_by_load"))
-        print(f"under load: {early} of {len(results)} runs ended by the load before the fault "
-              "(an upstream process held off the cores past the actuator's input deadline)",
-              flush=True)
-        if early == len(results):
-            print("fault matrix: no run reached the fault: nothing measured")
+    if results:
+        early = sum(1 for r in results if r.get("ended_before_fault"))
+        # Quiet machine: at most a tenth of the runs (and at least one allowed) may end by a stall
+        # before the fault; under a hog, any number but all.
+        allowed = len(results) - 1 if args.hog else max(1, len(results) // 10)
+        print(f"{early} of {len(results)} runs ended before the fault (a stall held an upstream "
+              f"process past the actuator's input deadline; at most {allowed} allowed)", flush=True)
+        if early > allowed:
+            print("fault matrix: too many runs ended before the fault")
             failed += 1
     names = [n for n in args.coordination.split(",") if n]
     coordination = coordination_faults.run_cases(args, names)
