@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <yaml-cpp/yaml.h>
 
 #include <CLI/CLI.hpp>
 #include <array>
@@ -19,6 +20,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <initializer_list>
 #include <iostream>
 #include <memory>
 #include <sstream>
@@ -33,6 +35,7 @@
 #include "hyloop/experiment/yaml_fields.hpp"
 #include "hyloop/recording/run_directory.hpp"
 #include "hyloop/runtime/security.hpp"
+#include "hyloop/runtime/service_config.hpp"
 #include "hyloop/transport/ipc_dir.hpp"
 #include "rig_emulator/rig_emulator_component.hpp"
 #include "run_output.hpp"
@@ -89,7 +92,8 @@ Child spawn_service(const std::string& name, std::vector<std::string> extra,
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_adddup2(&actions, out[1], STDOUT_FILENO);
   posix_spawn_file_actions_addclose(&actions, out[0]);
-  std::vector<std::string> args{exe.string(), "--grpc-address", address, "--log-level", log_level};
+  std::vector<std::string> args{exe.string(), "--grpc-address", address};
+  if (!log_level.empty()) args.insert(args.end(), {"--log-level", log_level});
   args.insert(args.end(), extra.begin(), extra.end());
   std::vector<char*> argv;
   for (std::string& a : args) argv.push_back(a.data());
@@ -441,12 +445,51 @@ int drive(const Runner& r, const UpOptions& o) {
   return status.state() == v1::RUN_STATE_FINISHED ? 0 : 3;
 }
 
+// Whether the --service-config file sets `key` at its top level.
+bool service_config_sets(const UpOptions& o, const std::string& key) {
+  return !o.service_config.empty() && YAML::LoadFile(o.service_config)[key].IsDefined();
+}
+
+// --service-config: the file must be a valid service configuration (load_service_config names
+// the field, value and range) that leaves to `up` what `up` owns; with --inproc only the input
+// deadline applies. @throws std::invalid_argument naming the file and the key.
+void check_service_config(const UpOptions& o) {
+  if (o.service_config.empty()) return;
+  (void)runtime::load_service_config(o.service_config);
+  const YAML::Node root = YAML::LoadFile(o.service_config);
+  for (const char* owned : {"name", "grpc_address", "security_dir", "insecure", "ipc_dir"}) {
+    if (root[owned].IsDefined()) {
+      throw std::invalid_argument(
+          "--service-config " + o.service_config + ": " + owned +
+          " is `hyloop up`'s to set (each service's address, the stack's own security and ipc "
+          "directories); remove it");
+    }
+  }
+  if (!o.inproc) return;
+  for (const auto& entry : root) {
+    const auto key = entry.first.as<std::string>();
+    if (key != "input_deadline_periods" && key != "input_deadline_floor_ms") {
+      throw std::invalid_argument("--service-config " + o.service_config + ": " + key +
+                                  " applies to services as processes; with --inproc only "
+                                  "input_deadline_periods and input_deadline_floor_ms do");
+    }
+  }
+}
+
 int up_inproc(const UpOptions& o) {
   zmq::context_t context;
   services::RigEmulatorComponent rig;
   services::ActuatorComponent actuator;
   services::DynamicsComponent dynamics;
   services::SensorComponent sensor;
+  if (!o.service_config.empty()) {
+    const runtime::ServiceConfig config = runtime::load_service_config(o.service_config);
+    for (runtime::LoopComponent* c :
+         std::initializer_list<runtime::LoopComponent*>{&rig, &actuator, &dynamics, &sensor}) {
+      c->set_input_deadline_periods(config.input_deadline_periods);
+      c->set_input_deadline_floor_ms(config.input_deadline_floor_ms);
+    }
+  }
   auto handles =
       services::make_local_service_handles({&rig, &actuator, &dynamics, &sensor}, context);
   services::CoordinatorOptions options;
@@ -472,21 +515,27 @@ int up_processes(const UpOptions& o) {
   std::vector<Child> children;
   try {
     security.create();
+    std::vector<std::string> service_args = security.args();
+    // The operator's service configuration: its log level replaces up's default (warn).
+    const std::string log_level = service_config_sets(o, "log_level") ? "" : "warn";
+    if (!o.service_config.empty())
+      service_args.insert(service_args.end(), {"--config", o.service_config});
     std::string spec;
     for (const char* name : services::kLoopServices) {
-      children.push_back(spawn_service(name, security.args()));
+      children.push_back(spawn_service(name, service_args, "127.0.0.1:0", log_level));
       if (!spec.empty()) spec.push_back(',');
       spec.append(name).append("=").append(children.back().address);
     }
-    children.push_back(spawn_service("identification", security.args()));
+    children.push_back(spawn_service("identification", service_args, "127.0.0.1:0", log_level));
     spec.append(",identification=").append(children.back().address);
     std::vector<std::string> coordinator_args{"--services", spec};
-    for (const std::string& a : security.args()) coordinator_args.push_back(a);
+    for (const std::string& a : service_args) coordinator_args.push_back(a);
     if (!o.runs_dir.empty()) {
       coordinator_args.push_back("--runs-dir");
       coordinator_args.push_back(o.runs_dir);
     }
-    Child coordinator = spawn_service("coordinator", coordinator_args, o.coordinator_address);
+    Child coordinator =
+        spawn_service("coordinator", coordinator_args, o.coordinator_address, log_level);
     children.push_back(coordinator);
     if (o.serve) {
       for (const Child& c : children) {
@@ -708,6 +757,10 @@ CLI::App* add_up_subcommand(CLI::App& app, UpOptions& options) {
   up->add_option("--wire-loss", options.wire_loss,
                  "--emulate-wire: probability a datagram is lost, each direction");
   up->add_option("--wire-seed", options.wire_seed, "--emulate-wire: seed of the impairments");
+  up->add_option("--service-config", options.service_config,
+                 "a service configuration (YAML, docs/services.md) every service is started "
+                 "with: input_deadline_periods, input_deadline_floor_ms, rt:, log_level, "
+                 "metrics_address; with --inproc only the input deadline");
   up->add_option("--address", options.coordinator_address,
                  "--serve: the coordinator's gRPC address (default 127.0.0.1:0, any free port)");
   return up;
@@ -732,6 +785,15 @@ int run_up(UpOptions options) {
     options.out = leaf.string();
     options.runs_dir = leaf.parent_path().string();
     print_scenario_notices(options.scenario, options.overrides, std::cerr);
+  }
+  if (!options.service_config.empty()) {
+    options.service_config = fs::absolute(options.service_config).lexically_normal().string();
+  }
+  try {
+    check_service_config(options);
+  } catch (const std::exception& e) {
+    std::cerr << "hyloop up: " << e.what() << "\n";
+    return 2;
   }
   return start_stack(options);
 }

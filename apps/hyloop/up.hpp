@@ -36,6 +36,8 @@ struct UpOptions {
   double wire_loss = 0.0;
   std::uint64_t wire_seed = 1;
   std::string coordinator_address = "127.0.0.1:0";  ///< --serve: where the coordinator listens
+  /// --service-config: every service's --config (absolute after run_up); "" none.
+  std::string service_config;
 };
 
 // Declares the "up" subcommand of `app`, writing into `options`.

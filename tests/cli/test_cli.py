@@ -301,3 +301,61 @@ class OneParse(unittest.TestCase):
                     self.assertEqual(self.count("validate", path, *short), 1)
                     self.assertEqual(
                         self.count("run", path, "--out", str(Path(tmp) / str(i)), *short), 1)
+
+
+class UpServiceConfig(unittest.TestCase):
+    """Issue 27, finding 8: `hyloop up --service-config FILE` starts every service with that
+    configuration (the input deadline's periods and floor among it); what `up` owns and a value
+    out of range are refused before anything starts."""
+
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory(prefix="hyloop_svc_cfg_")
+        self.root = Path(self.tmp.name)
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def config(self, text):
+        path = self.root / "services.yaml"
+        path.write_text(text)
+        return str(path)
+
+    def test_every_loop_service_takes_the_deadline_and_the_log_level(self):
+        cfg = self.config("log_level: info\ninput_deadline_periods: 3\ninput_deadline_floor_ms: 0\n")
+        r = hyloop("up", FGC, "--out", str(self.root / "run"), *SHORT, "--service-config", cfg,
+                   timeout=300)
+        self.assertEqual(r.returncode, 0, r.stderr[-3000:])
+        lines = re.findall(r"input deadline max\(3 periods, 0 ms\) \(off in lockstep\)", r.stderr)
+        self.assertEqual(len(lines), 4, r.stderr[-3000:])  # rig emulator, sensor, dynamics, actuator
+
+    def test_without_it_the_services_keep_ups_defaults(self):
+        r = hyloop("up", FGC, "--out", str(self.root / "run"), *SHORT, timeout=300)
+        self.assertEqual(r.returncode, 0, r.stderr[-3000:])
+        self.assertNotIn("input deadline max(", r.stderr)  # up starts them at warn
+
+    def test_inproc_takes_the_deadline_only(self):
+        ok = self.config("input_deadline_periods: 4\ninput_deadline_floor_ms: 10\n")
+        r = hyloop("up", FGC, "--out", str(self.root / "a"), "--inproc", *SHORT,
+                   "--service-config", ok)
+        self.assertEqual(r.returncode, 0, r.stderr[-3000:])
+        found = re.findall(r"input deadline max\(4 periods, 10 ms\)", r.stdout + r.stderr)
+        self.assertEqual(len(found), 4, r.stderr[-3000:])  # in process, its log is on stdout
+        rt = self.config("rt:\n  enabled: true\n")
+        r = hyloop("up", FGC, "--out", str(self.root / "b"), "--inproc", *SHORT,
+                   "--service-config", rt)
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("rt applies to services as processes", r.stderr)
+        self.assertFalse((self.root / "b").exists())
+
+    def test_refusals_name_the_key_and_the_range(self):
+        cases = [("grpc_address: 0.0.0.0:50051\n", "grpc_address is `hyloop up`'s to set"),
+                 ("insecure: true\n", "insecure is `hyloop up`'s to set"),
+                 ("input_deadline_floor_ms: 5000\n", "input_deadline_floor_ms"),
+                 ("input_deadline_periods: 1\n", "input_deadline_periods")]
+        for text, expected in cases:
+            with self.subTest(config=text):
+                r = hyloop("up", FGC, "--out", str(self.root / "run"), *SHORT,
+                           "--service-config", self.config(text))
+                self.assertEqual(r.returncode, 2, r.stderr)
+                self.assertIn(expected, r.stderr)
+                self.assertFalse((self.root / "run").exists())

@@ -342,10 +342,12 @@ void LoopComponent::open_channels(const v1::ConfigureRequest& request) {
   configure_loop(request);
   logger()->info(
       "run {} ({}): loop endpoints rig_to_sensor={} sensor_to_dynamics={} "
-      "dynamics_to_actuator={} actuator_to_rig={} telemetry={}",
+      "dynamics_to_actuator={} actuator_to_rig={} telemetry={}; input deadline max({} periods, "
+      "{} ms){}",
       run_id_, lockstep() ? "lockstep" : "real time", endpoints_.rig_to_sensor(),
       endpoints_.sensor_to_dynamics(), endpoints_.dynamics_to_actuator(),
-      endpoints_.actuator_to_rig(), endpoints_.telemetry());
+      endpoints_.actuator_to_rig(), endpoints_.telemetry(), deadline_periods_, deadline_floor_ms_,
+      lockstep() ? " (off in lockstep)" : "");
 }
 
 void LoopComponent::on_activate() {
