@@ -510,33 +510,41 @@ int up_inproc(const UpOptions& o) {
   return rc;
 }
 
+// The loop services, identification and the coordinator (last in `children`, returned), each
+// with the stack's security directory and the operator's --service-config.
+Child spawn_services(const UpOptions& o, const LocalSecurityDir& security,
+                     std::vector<Child>& children) {
+  std::vector<std::string> service_args = security.args();
+  // The operator's service configuration: its log level replaces up's default (warn).
+  const std::string log_level = service_config_sets(o, "log_level") ? "" : "warn";
+  if (!o.service_config.empty()) {
+    service_args.insert(service_args.end(), {"--config", o.service_config});
+  }
+  std::string spec;
+  for (const char* name : services::kLoopServices) {
+    children.push_back(spawn_service(name, service_args, "127.0.0.1:0", log_level));
+    if (!spec.empty()) spec.push_back(',');
+    spec.append(name).append("=").append(children.back().address);
+  }
+  children.push_back(spawn_service("identification", service_args, "127.0.0.1:0", log_level));
+  spec.append(",identification=").append(children.back().address);
+  std::vector<std::string> coordinator_args{"--services", spec};
+  for (const std::string& a : service_args) coordinator_args.push_back(a);
+  if (!o.runs_dir.empty()) {
+    coordinator_args.push_back("--runs-dir");
+    coordinator_args.push_back(o.runs_dir);
+  }
+  children.push_back(
+      spawn_service("coordinator", coordinator_args, o.coordinator_address, log_level));
+  return children.back();
+}
+
 int up_processes(const UpOptions& o) {
   LocalSecurityDir security;  // removed after the children are stopped
   std::vector<Child> children;
   try {
     security.create();
-    std::vector<std::string> service_args = security.args();
-    // The operator's service configuration: its log level replaces up's default (warn).
-    const std::string log_level = service_config_sets(o, "log_level") ? "" : "warn";
-    if (!o.service_config.empty())
-      service_args.insert(service_args.end(), {"--config", o.service_config});
-    std::string spec;
-    for (const char* name : services::kLoopServices) {
-      children.push_back(spawn_service(name, service_args, "127.0.0.1:0", log_level));
-      if (!spec.empty()) spec.push_back(',');
-      spec.append(name).append("=").append(children.back().address);
-    }
-    children.push_back(spawn_service("identification", service_args, "127.0.0.1:0", log_level));
-    spec.append(",identification=").append(children.back().address);
-    std::vector<std::string> coordinator_args{"--services", spec};
-    for (const std::string& a : service_args) coordinator_args.push_back(a);
-    if (!o.runs_dir.empty()) {
-      coordinator_args.push_back("--runs-dir");
-      coordinator_args.push_back(o.runs_dir);
-    }
-    Child coordinator =
-        spawn_service("coordinator", coordinator_args, o.coordinator_address, log_level);
-    children.push_back(coordinator);
+    const Child coordinator = spawn_services(o, security, children);
     if (o.serve) {
       for (const Child& c : children) {
         std::cout << "hyloop-" << c.name << " pid " << c.pid << "\n";
