@@ -47,6 +47,8 @@ def parse_args(argv):
     p.add_argument("--sample-period", type=float, default=0.25, help="/proc sampling (s)")
     p.add_argument("--condition", default="unspecified",
                    help='the machine\'s state, written beside every table, e.g. "quiet"')
+    p.add_argument("--binaries-note", default=None,
+                   help="where the binaries in --bin were built from, if not this checkout")
     p.add_argument("--out", default=os.path.join(ROOT, "bench", "results", "loop_measure.json"))
     return p.parse_args(argv)
 
@@ -153,7 +155,8 @@ def main(argv=None):
             raise SystemExit(f"loop_measure: unknown loop {n!r} (known: {', '.join(loops.LOOPS)})")
     started = datetime.datetime.now(datetime.timezone.utc)
     info = machine()
-    info.update(load_start=procstat.load_average(), date_utc=started.isoformat(timespec="seconds"))
+    info.update(load_start=procstat.load_average(), date_utc=started.isoformat(timespec="seconds"),
+                binaries=a.bin if a.binaries_note is None else f"{a.bin}: {a.binaries_note}")
     rows = []
     for rnd in range(1, a.rounds + 1):
         rows.extend(one_round(a, rnd, names, placements))
