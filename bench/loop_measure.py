@@ -136,9 +136,9 @@ def add_ratios(rows):
         t, m = ref.get((r["round"], r.get("rate_hz"))), r.get("miss_rate")
         r["cyclictest_miss_rate"] = t
         r["ratio_to_cyclictest"] = m / t if m is not None and t else None
-        if r["group"] == "loop" and m is not None:
+        if r["group"] == "loop":
             own = (r.get("own_clock") or {}).get("rate")
-            r["ratio_to_own_clock"] = m / own if own else None
+            r["ratio_to_own_clock"] = m / own if m is not None and own else None
 
 
 def log(msg):

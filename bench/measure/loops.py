@@ -6,7 +6,8 @@ From the run's summary.json (`distributed`, written by services/coordinator): sa
 latency percentiles (µs, measured at the actuator from the rig's sample time to the command's
 arrival), late commands (cycles the rig ran on a held command), the rig's timer misses, the
 coordinator's own bare PeriodicClock at the loop's period (its ticks and misses), skipped cycles
-and the run's state. Late % = late commands / the run's steps.
+and the run's state. Late % = late commands / the run's steps, for a run that ran all its
+planned steps only (a run a stop rule ended has counts but no rate).
 """
 import json
 import os
@@ -37,14 +38,16 @@ def _from_summary(summary):
     d = summary["distributed"]
     lat, miss, bare = d.get("latency_sample_to_command", {}), d.get("loop_misses", {}), \
         d.get("bare_timer", {})
-    steps = summary.get("steps") or 0
+    steps, planned = summary.get("steps") or 0, summary.get("planned_steps")
     late = miss.get("late_commands")
-    return {"n": lat.get("n"), "steps": steps,
+    # A run a stop rule ended early is no rate: the rig goes on counting late commands while it
+    # holds at rest, so its count can exceed the cycles run.
+    complete = bool(steps) and steps == planned and late is not None
+    return {"n": lat.get("n"), "steps": steps, "planned_steps": planned, "complete": complete,
             "latency_us": {k: lat.get(k + "_us") for k in ("p50", "p99", "p99_9", "max")},
-            "late": late, "late_percent": 100.0 * late / steps if steps and late is not None
-            else None,
+            "late": late, "late_percent": 100.0 * late / steps if complete else None,
             "timer_misses": miss.get("rig_timer_misses"), "deadlines": steps,
-            "miss_rate": late / steps if steps and late is not None else None,
+            "miss_rate": late / steps if complete else None,
             "loop_miss_rate": miss.get("rate"),
             "own_clock": {"ticks": bare.get("ticks"), "misses": bare.get("misses"),
                           "rate": bare.get("rate")},
