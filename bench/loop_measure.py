@@ -24,6 +24,7 @@ import datetime
 import json
 import os
 import platform
+import shlex
 import subprocess
 import sys
 
@@ -169,8 +170,8 @@ def main(argv=None):
     config.update(loops={n: {"scenario": loops.LOOPS[n][0], "rate_hz": loops.LOOPS[n][1]}
                          for n in names}, placements=placements)
     result = {"benchmark": "loop_measure", "format": 1, "condition": a.condition,
-              "command": "bench/loop_measure.py " + " ".join(sys.argv[1:] if argv is None
-                                                              else argv),
+              "command": shlex.join(["bench/loop_measure.py"] + (sys.argv[1:] if argv is None
+                                                                  else argv)),
               "machine": info, "config": config, "rows": rows}
     os.makedirs(os.path.dirname(os.path.abspath(a.out)), exist_ok=True)
     with open(a.out, "w", encoding="utf-8") as f:

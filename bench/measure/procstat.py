@@ -15,6 +15,7 @@ CLK_TCK = os.sysconf("SC_CLK_TCK")
 
 
 def _read(path):
+    """The text of a /proc file."""
     with open(path, encoding="utf-8", errors="replace") as f:
         return f.read()
 
@@ -62,19 +63,23 @@ class Sampler:
     """Samples `root` and its descendants every `period_s` seconds until stop()."""
 
     def __init__(self, root, period_s):
+        """root: the PID whose tree is sampled; period_s: seconds between samples."""
         self.root, self.period_s = root, period_s
         self.samples = []  # (monotonic time s, {pid: sample})
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
 
     def start(self):
+        """Starts sampling in a daemon thread."""
         self._thread.start()
 
     def stop(self):
+        """Stops sampling and waits for the thread."""
         self._stop.set()
         self._thread.join()
 
     def _run(self):
+        """The sampling loop: one snapshot of the tree per period."""
         while not self._stop.is_set():
             t = time.monotonic()
             snap = {}

@@ -81,6 +81,7 @@ def row(rate_hz, seconds):
     period = interval_us(rate_hz)
     misses = cycles - sum(v for k, v in hist.items() if k < period)
     return {"command": cmd, "interval_us": period, "timer_slack_1ns": slack,
+            "histogram_max_us": HIST_MAX_US,
             "n": cycles,
             "latency_us": {"p50": _percentile(hist, cycles, 0.5),
                            "p99": _percentile(hist, cycles, 0.99),
