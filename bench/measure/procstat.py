@@ -3,8 +3,9 @@
 A sampler thread reads, every `period_s` seconds, for a root process and all its descendants:
 utime + stime of the whole process (/proc/PID/stat, clock ticks of 1/SC_CLK_TCK s) and the
 voluntary + involuntary context switches summed over its threads (/proc/PID/task/*/status; the
-process's own status file counts its main thread only). Threads that end before a sample lose
-their switches: the counts are a lower bound. CPU time has a resolution of one clock tick (10 ms
+process's own status file counts its main thread only). A thread that ends keeps the counts it
+had at its last sample (so the totals never go back); its switches after that sample are lost:
+the counts are a lower bound. CPU time has a resolution of one clock tick (10 ms
 at 100 Hz), so over N cycles the per-cycle CPU time is ±10 ms / N.
 """
 import os
@@ -39,24 +40,40 @@ def children_of(root):
     return found
 
 
-def sample(pid):
-    """One process's counters: {"name", "cpu_s", "wakeups", "voluntary", "involuntary"}, or None."""
+def sample(pid, seen_threads=None):
+    """One process's counters: {"name", "cpu_s", "wakeups", "voluntary", "involuntary"}, or None.
+    seen_threads: {tid: (voluntary, involuntary)} kept between samples of this process: a thread
+    that has ended still counts with its last values."""
+    seen = {} if seen_threads is None else seen_threads
     try:
         stat = _read(f"/proc/{pid}/stat")
         name = _read(f"/proc/{pid}/cmdline").split("\0")[0]
         fields = stat[stat.rfind(")") + 2:].split()
         cpu_s = (int(fields[11]) + int(fields[12])) / CLK_TCK  # utime, stime
-        vol = invol = 0
         for tid in os.listdir(f"/proc/{pid}/task"):
-            for line in _read(f"/proc/{pid}/task/{tid}/status").splitlines():
-                if line.startswith("voluntary_ctxt_switches"):
-                    vol += int(line.split()[1])
-                elif line.startswith("nonvoluntary_ctxt_switches"):
-                    invol += int(line.split()[1])
+            counts = _switches(f"/proc/{pid}/task/{tid}/status")
+            if counts is not None:
+                seen[tid] = counts
     except (OSError, IndexError, ValueError):
         return None
+    vol = sum(v for v, _ in seen.values())
+    invol = sum(i for _, i in seen.values())
     return {"name": os.path.basename(name) or str(pid), "cpu_s": cpu_s, "voluntary": vol,
             "involuntary": invol, "wakeups": vol + invol}
+
+
+def _switches(status_path):
+    """(voluntary, involuntary) context switches of one thread, or None if it has ended."""
+    vol = invol = 0
+    try:
+        for line in _read(status_path).splitlines():
+            if line.startswith("voluntary_ctxt_switches"):
+                vol = int(line.split()[1])
+            elif line.startswith("nonvoluntary_ctxt_switches"):
+                invol = int(line.split()[1])
+    except OSError:
+        return None
+    return vol, invol
 
 
 class Sampler:
@@ -66,6 +83,7 @@ class Sampler:
         """root: the PID whose tree is sampled; period_s: seconds between samples."""
         self.root, self.period_s = root, period_s
         self.samples = []  # (monotonic time s, {pid: sample})
+        self._threads = {}  # pid: {tid: (voluntary, involuntary)} at its last sample
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
 
@@ -84,7 +102,7 @@ class Sampler:
             t = time.monotonic()
             snap = {}
             for pid in children_of(self.root):
-                s = sample(pid)
+                s = sample(pid, self._threads.setdefault(pid, {}))
                 if s is not None:
                     snap[pid] = s
             self.samples.append((t, snap))
