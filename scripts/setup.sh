@@ -38,6 +38,9 @@ packages=(
   python3-yaml
   # tools/check_scenario_schema.py: every scenario against `hyloop schema KIND` (draft 2020-12).
   python3-jsonschema
+  # bench/loop_measure.py (ctest loop_measure_smoke): cyclictest, the bare-timer reference; and
+  # hyperfine, which times the in-process jobs against each other (issue 26).
+  rt-tests hyperfine
 )
 
 # --with-docker (opt-in; CI uses it): a Docker engine, and debootstrap for the offline base image
