@@ -1,7 +1,7 @@
 // hyloop's client side of the RemoteTest framing (openfresco_client.hpp) against hyloop's own
 // site: over loopback, and across two network namespaces joined by a veth pair, bit for bit in
 // lockstep with the same model and rig run in this process.
-#include "hyloop/transport/openfresco_client.hpp"
+#include "hyloop/hal/openfresco_client.hpp"
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
@@ -23,9 +23,9 @@
 #include "hyloop/core/ground_motion.hpp"
 #include "hyloop/core/structure_model.hpp"
 #include "hyloop/hal/actuator_limits.hpp"
-#include "hyloop/transport/openfresco_servo_site.hpp"
+#include "hyloop/hal/openfresco_servo_site.hpp"
 
-namespace hyloop::transport::openfresco {
+namespace hyloop::hal::openfresco {
 namespace {
 
 using namespace std::chrono_literals;
@@ -391,4 +391,4 @@ TEST(OpenFrescoClient, SiteRefusesAPeerNotInAllowedPeers) {
 }
 
 }  // namespace
-}  // namespace hyloop::transport::openfresco
+}  // namespace hyloop::hal::openfresco
