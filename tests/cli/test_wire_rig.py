@@ -191,7 +191,9 @@ class SiteRig(unittest.TestCase):
                            "--set", "rig.driver.openfresco.transport=" + transport,
                            "--set", "rig.driver.peer_port=%d" % free_port())
                 self.assertEqual(r.returncode, 0, r.stderr[-2000:])
-                self.assertIn("openfresco site: 1 sessions", r.stderr)
+                # The run's end ends the site's session (terminate, code 99).
+                self.assertIn("openfresco site: 1 sessions, 200 commits; 200 trials, terminated",
+                              r.stderr)
                 got = self.columns(out)
                 self.assertEqual(sorted(got), sorted(want))
                 # The device reports no truth (d_true, omega: its measurement, NaN).

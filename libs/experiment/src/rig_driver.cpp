@@ -126,7 +126,16 @@ WireRig::WireRig(const RigDriverSettings& d, const hal::ActuatorLimits& limits, 
   }
 }
 
-WireRig::~WireRig() = default;
+WireRig::~WireRig() {
+  // A run's end is the site session's end: terminate (code 99), recorded by the site as such;
+  // without it a UDP session would wait for the site's timeout.
+  if (device_ && device_->site) {
+    try {
+      device_->site->terminate();
+    } catch (...) {  // NOLINT(bugprone-empty-catch): a dead link has nothing left to end
+    }
+  }
+}
 
 hal::DriverStatus WireRig::step(const hal::ActuatorCommand& applied,
                                 std::span<double, 3> out) noexcept {
@@ -213,6 +222,8 @@ class SiteWireEmulator final : public WireEmulator {
       : site_(std::move(server), rig) {}
   std::string report() const override {
     const hal::openfresco::ServoSite& site = site_;
+    // The client's terminate may still be on its way through the site's thread.
+    (void)site.rig().wait_for_sessions(1, std::chrono::milliseconds(500));
     std::string line = "openfresco site: " + std::to_string(site.server().sessions_served()) +
                        " sessions, " + std::to_string(site.rig().commits()) + " commits";
     for (const hal::openfresco::SessionReport& r : site.rig().reports()) {

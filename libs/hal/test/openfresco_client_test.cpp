@@ -240,14 +240,22 @@ TEST(OpenFrescoClient, RefusedSetupAndLostSiteFaultTheDriver) {
   }
   ASSERT_TRUE(site.rig().wait_for_sessions(1, 10s));
   EXPECT_EQ(site.rig().reports().at(0).end, SessionEnd::kRefused);
-  // A NaN trial is refused here and never sent.
+  // A NaN command, or one outside the driver's limits, is refused here and never sent: the
+  // step's trial is the last good command (none yet: 0), so the site's step still comes.
   SiteClient client(client_to("127.0.0.1", site.port()), servo_client_setup());
-  SiteDriver driver(client);
+  SiteDriver driver(client, {-0.01, 0.01, 1.0});
   EXPECT_EQ(driver.command({std::nan(""), 0.0}), hal::DriverStatus::kRejected);
   EXPECT_NE(driver.command({0.001, 0.0}), hal::DriverStatus::kFault);
+  EXPECT_EQ(driver.command({0.5, 0.0}), hal::DriverStatus::kRejected);  // beyond 0.01 m
+  EXPECT_EQ(driver.rejected_commands(), 2U);
   client.terminate();
   ASSERT_TRUE(site.rig().wait_for_sessions(2, 10s));
-  EXPECT_EQ(site.rig().reports().at(1).trials, 1U);
+  EXPECT_EQ(site.rig().reports().at(1).trials, 3U);
+  const auto records = site.rig().records();
+  ASSERT_GE(records.size(), 3U);
+  const std::vector<double> sent{records[records.size() - 3].command,
+                                 records[records.size() - 2].command, records.back().command};
+  EXPECT_EQ(sent, (std::vector<double>{0.0, 0.001, 0.001}));
   EXPECT_EQ(driver.command({0.001, 0.0}), hal::DriverStatus::kFault);  // the link is closed
 }
 
