@@ -17,6 +17,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <system_error>
 #include <vector>
 
 #include "hyloop/experiment/experiment.hpp"
@@ -310,6 +311,114 @@ TEST(WireLoopPartsAllocateNothing, RigOverTheUdpTargetThenDynamicsForACycle) {
   EXPECT_EQ(c.stop, nullptr) << "stopped at cycle " << c.cycles << ": " << c.stop;
   EXPECT_EQ(rig->fault(), nullptr) << device->report();
   for (const double v : m) EXPECT_TRUE(std::isfinite(v));
+}
+
+// ---- a rig part over an OpenFresco site (rig.driver.type openfresco, issue 25 item 2)
+
+// A free port for the site's transport (TCP or UDP).
+int free_port(bool udp) {
+  if (udp) return free_udp_port();
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t n = sizeof a;
+  EXPECT_EQ(::bind(fd, reinterpret_cast<const sockaddr*>(&a), sizeof a), 0);
+  EXPECT_EQ(::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &n), 0);
+  ::close(fd);
+  return ntohs(a.sin_port);
+}
+
+// `scenario` resolved, its rig.driver hyloop's own site on loopback over `transport`.
+std::string with_site(const std::string& scenario, const std::string& transport) {
+  YAML::Node root = YAML::Load(resolved(scenario));
+  YAML::Node d = YAML::Load("{type: openfresco, timeout_s: 1.0}");
+  d["peer_port"] = free_port(transport == "udp");
+  d["openfresco"]["transport"] = transport;
+  root["rig"]["driver"] = d;
+  YAML::Emitter e;
+  e << root;
+  return e.c_str();
+}
+
+class SiteRig : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(SiteRig, TheRhtRigOverHyloopsOwnSiteMeasuresWhatTheInProcessServoDoesBitForBit) {
+  // A site answers each trial when it comes: no clock races the loop, so every cycle is exact.
+  const std::string text = with_site("scenarios/rht/p4_noise.yaml", GetParam());
+  EXPECT_EQ(loop_plan(text).rig_driver, "openfresco");
+  const auto site = load_scenario_text(text, "site")->make_wire_emulator({});
+  std::array<double, 2> mw{}, ml{}, tw{}, tl{};
+  constexpr int kCycles = 500;
+  {
+    const auto wire = make_rig_part(text);
+    YAML::Node in_process = YAML::Load(text);
+    in_process["rig"]["driver"]["type"] = "emulator";
+    YAML::Emitter e;
+    e << in_process;
+    const auto local = make_rig_part(e.c_str());
+    for (int k = 0; k < kCycles; ++k) {
+      const hal::ActuatorCommand c{0.01 * std::sin(0.05 * k), 0.0};
+      wire->step(c, mw, tw);
+      local->step(c, ml, tl);
+      ASSERT_EQ(mw, ml) << "cycle " << k << ": " << site->report();
+    }
+    EXPECT_EQ(wire->fault(), nullptr);
+    EXPECT_EQ(wire->rejected_commands(), 0U);
+  }
+  EXPECT_NE(site->report().find(std::to_string(kCycles) + " commits"), std::string::npos)
+      << site->report();
+}
+
+TEST_P(SiteRig, ACommandOutsideThePlansLimitsIsNotSentAndCounted) {
+  const std::string text = with_site("scenarios/rht/ats.yaml", GetParam());
+  const auto site = load_scenario_text(text, "site")->make_wire_emulator({});
+  const auto wire = make_rig_part(text);
+  std::array<double, 2> m{}, t{};
+  wire->step({0.001, 0.0}, m, t);
+  wire->step({std::numeric_limits<double>::quiet_NaN(), 0.0}, m, t);
+  wire->step({10.0, 0.0}, m, t);  // beyond servo.stroke_m
+  EXPECT_EQ(wire->rejected_commands(), 2U);
+  EXPECT_EQ(wire->fault(), nullptr);
+  EXPECT_TRUE(std::isfinite(m[0]));
+  EXPECT_LT(std::abs(m[0]), 0.01);
+}
+
+TEST_P(SiteRig, RigOverTheSiteThenDynamicsAllocatesNothingPerCycle) {
+  const std::string text = with_site("scenarios/rht/p4_noise.yaml", GetParam());
+  const auto site = load_scenario_text(text, "site")->make_wire_emulator({});
+  const LoopPlan plan = loop_plan(text);
+  auto rig = make_rig_part(text);
+  auto dynamics = make_dynamics_part(text);
+  std::array<double, hal::kMaxSignals> measurement{};
+  const std::span<double> m(measurement.data(), plan.measurement.size());
+  const AllocationCount c = count_cycle_allocations(plan, *rig, *dynamics, m, 300);
+  EXPECT_EQ(c.allocations, 0U);
+  EXPECT_EQ(c.stop, nullptr) << "stopped at cycle " << c.cycles << ": " << c.stop;
+  EXPECT_EQ(rig->fault(), nullptr) << site->report();
+}
+
+INSTANTIATE_TEST_SUITE_P(Transports, SiteRig, ::testing::Values("tcp", "udp"));
+
+TEST(SiteRig, NoSiteAtThePortIsRefusedWhenTheRigPartIsMadeAndALostSiteIsADriverFault) {
+  const std::string text = with_site("scenarios/rht/ats.yaml", "tcp");
+  EXPECT_THROW((void)make_rig_part(text), std::system_error);  // nothing listens there
+  auto site = load_scenario_text(text, "site")->make_wire_emulator({});
+  const auto wire = make_rig_part(text);
+  std::array<double, 2> m{}, t{};
+  wire->step({0.001, 0.0}, m, t);
+  EXPECT_EQ(wire->fault(), nullptr);
+  site.reset();  // the site goes away mid-run
+  for (int k = 0; k < 3 && wire->fault() == nullptr; ++k) wire->step({0.001, 0.0}, m, t);
+  ASSERT_NE(wire->fault(), nullptr);
+  EXPECT_STREQ(wire->fault(), "driver_fault");
+}
+
+TEST(SiteRig, TheSiteIsNotAClockedDeviceSoLockstepRunsTakeIt) {
+  EXPECT_TRUE(is_wire_driver("openfresco"));
+  EXPECT_FALSE(is_clocked_device("openfresco"));
+  for (const char* t : {"udp", "egm", "rsi"}) EXPECT_TRUE(is_clocked_device(t)) << t;
+  EXPECT_FALSE(is_clocked_device("emulator"));
 }
 
 // ---- LoopChain, the generic runner's cycle (loop_experiment.hpp)

@@ -52,7 +52,7 @@ int run_site(const SiteOptions& options) {
   }
   const auto& served = site->options();
   std::cerr << "hyloop site: serving OpenSees/OpenFresco clients on "
-            << transport::openfresco::to_string(served.server.transport) << " "
+            << hal::openfresco::to_string(served.server.transport) << " "
             << served.server.address << ":" << site->port() << "; run directories in "
             << served.runs_dir.string() << (options.sessions > 0 ? "" : "; Ctrl-C to stop") << "\n";
   while (g_site_signal.load() == 0) {
@@ -66,10 +66,10 @@ int run_site(const SiteOptions& options) {
   (void)site->shutdown();
   int rc = 0;
   for (const auto& r : runs) {
-    std::cerr << "hyloop site: session " << transport::openfresco::to_string(r.report.end) << ": "
+    std::cerr << "hyloop site: session " << hal::openfresco::to_string(r.report.end) << ": "
               << r.report.reason << (r.dir.empty() ? "" : "; run directory: " + r.dir.string())
               << "\n";
-    if (r.report.end != transport::openfresco::SessionEnd::kTerminated) rc = 3;
+    if (r.report.end != hal::openfresco::SessionEnd::kTerminated) rc = 3;
   }
   return options.sessions > 0 ? rc : 0;
 }

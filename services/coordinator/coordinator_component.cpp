@@ -316,7 +316,7 @@ grpc::Status Coordinator::start(const v1::StartRequest& request, v1::RunStatus* 
   if (status_.state() == v1::RUN_STATE_RUNNING) {
     return {grpc::StatusCode::FAILED_PRECONDITION, "a run is in progress"};
   }
-  if (request.mode() != v1::CLOCK_MODE_REAL_TIME && ex::is_wire_driver(rig_driver_)) {
+  if (request.mode() != v1::CLOCK_MODE_REAL_TIME && ex::is_clocked_device(rig_driver_)) {
     return {grpc::StatusCode::FAILED_PRECONDITION,
             scenario_name_ + ": " + ex::wire_refusal(rig_driver_, "lockstep")};
   }

@@ -52,7 +52,7 @@ void RigEmulatorComponent::configure_loop(const v1::ConfigureRequest& request) {
   // One parse: the plan and the rig part from one loaded scenario.
   const auto loaded = experiment::load_scenario_text(request.scenario_yaml(), "scenario");
   plan_ = loaded->loop_plan();
-  if (lockstep() && experiment::is_wire_driver(plan_.rig_driver)) {
+  if (lockstep() && experiment::is_clocked_device(plan_.rig_driver)) {
     throw std::invalid_argument(experiment::wire_refusal(plan_.rig_driver, "lockstep"));
   }
   tp::require_loop_layouts(request.layouts(), plan_.measurement, plan_.command);

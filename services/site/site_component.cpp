@@ -10,7 +10,7 @@
 
 namespace hyloop::services {
 
-namespace of = transport::openfresco;
+namespace of = hal::openfresco;
 
 SiteOptions default_site_options() {
   SiteOptions o;

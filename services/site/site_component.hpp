@@ -28,7 +28,7 @@
 #include <thread>
 
 #include "hyloop/runtime/component.hpp"
-#include "hyloop/transport/openfresco_servo_site.hpp"
+#include "hyloop/hal/openfresco_servo_site.hpp"
 #include "site/site_recorder.hpp"
 
 namespace hyloop::services {
@@ -36,8 +36,8 @@ namespace hyloop::services {
 struct SiteOptions {
   /// transport (tcp or udp), address (default 127.0.0.1), port (default 44000), idle and UDP
   /// timeouts, allowed peers.
-  transport::openfresco::SiteServerConfig server;
-  transport::openfresco::ServoRigConfig rig;
+  hal::openfresco::SiteServerConfig server;
+  hal::openfresco::ServoRigConfig rig;
   std::filesystem::path runs_dir = ".";  ///< run directories go here
   std::string name = "opensees-site";    ///< the runs' name (summary "scenario", run ids)
   std::size_t max_rows = 100000;         ///< samples.csv rows kept per session (≥ 1)
@@ -77,9 +77,9 @@ class SiteComponent final : public runtime::Component {
   SiteOptions options_;
   /// Guards the three objects against an e-stop (any thread) while they are made or released.
   std::mutex objects_mutex_;
-  std::unique_ptr<transport::openfresco::ServoRig> rig_;
+  std::unique_ptr<hal::openfresco::ServoRig> rig_;
   std::unique_ptr<SiteRecorder> recorder_;
-  std::unique_ptr<transport::openfresco::SiteServer> server_;
+  std::unique_ptr<hal::openfresco::SiteServer> server_;
   std::thread thread_;
   std::array<runtime::CounterSlot, 6> sessions_;  ///< by SessionEnd
   runtime::CounterSlot trials_;

@@ -70,11 +70,11 @@ class SiteYamlReader {
 };
 
 void read_site_server(const SiteYamlReader& r, const YAML::Node& site,
-                      transport::openfresco::SiteServerConfig& s) {
+                      hal::openfresco::SiteServerConfig& s) {
   r.only(site, "site",
          {"transport", "address", "port", "idle_timeout_ms", "udp_timeout_ms", "allowed_peers"});
   try {
-    s.transport = transport::openfresco::site_transport_from(
+    s.transport = hal::openfresco::site_transport_from(
         r.get<std::string>(site, "site", "transport", false, "tcp"), "site.transport");
   } catch (const std::invalid_argument& e) {
     r.fail("site.transport", e.what());
@@ -89,7 +89,7 @@ void read_site_server(const SiteYamlReader& r, const YAML::Node& site,
 }
 
 void read_site_rig(const SiteYamlReader& r, const YAML::Node& rig,
-                   transport::openfresco::ServoRigConfig& c) {
+                   hal::openfresco::ServoRigConfig& c) {
   r.only(rig, "rig", {"driver", "servo", "steps_per_trial", "rest_steps", "safety"});
   const auto driver = r.get<std::map<std::string, std::string>>(rig, "rig", "driver", true, {});
   if (driver.size() != 1 || driver.begin()->first != "type" ||

@@ -103,7 +103,7 @@ std::unique_ptr<SiteComponent> make_site_component(const SiteCliOptions& o) {
   }
   site.server.idle_timeout = std::chrono::milliseconds(o.idle_timeout_ms);
   site.server.transport =
-      transport::openfresco::site_transport_from(o.transport, "--site-transport");
+      hal::openfresco::site_transport_from(o.transport, "--site-transport");
   site.server.udp_timeout = std::chrono::milliseconds(o.udp_timeout_ms);
   site.rig.safety.step = site.rig.servo.step;
   return serve_if_asked(std::make_unique<SiteComponent>(site), o.serve_at_start);
@@ -119,7 +119,7 @@ std::unique_ptr<SiteComponent> serve_if_asked(std::unique_ptr<SiteComponent> com
   check(component->configure({}), v1::LIFECYCLE_STATE_INACTIVE);
   check(component->activate(), v1::LIFECYCLE_STATE_ACTIVE);
   std::cout << "hyloop-site openfresco"
-            << (server.transport == transport::openfresco::SiteTransport::kUdp ? "-udp " : " ")
+            << (server.transport == hal::openfresco::SiteTransport::kUdp ? "-udp " : " ")
             << server.address << ":" << component->port() << std::endl;
   return component;
 }

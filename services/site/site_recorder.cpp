@@ -4,7 +4,7 @@
 
 namespace hyloop::services {
 
-namespace of = transport::openfresco;
+namespace of = hal::openfresco;
 
 std::vector<std::string> site_run_columns() {
   return {"trial[-]",     "step[-]",       "time[s]",         "d_trial[m]",    "v_trial[m/s]",

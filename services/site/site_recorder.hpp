@@ -34,7 +34,7 @@
 
 #include "hyloop/experiment/experiment.hpp"
 #include "hyloop/recording/run_directory.hpp"
-#include "hyloop/transport/openfresco_servo_site.hpp"
+#include "hyloop/hal/openfresco_servo_site.hpp"
 
 namespace hyloop::services {
 
@@ -88,7 +88,7 @@ class SiteRun final : public experiment::Experiment {
 /// What a finished session left: its run directory ("" for a refused set-up) and its end.
 struct SiteRunRecord {
   std::filesystem::path dir;
-  transport::openfresco::SessionReport report;
+  hal::openfresco::SessionReport report;
   bool rig_at_rest = false;
   std::string error;  ///< the run directory could not be written: why
 };
@@ -105,16 +105,16 @@ struct SiteRecorderConfig {
 };
 
 /// A ServoRig that records every session it serves.
-class SiteRecorder final : public transport::openfresco::SiteRig {
+class SiteRecorder final : public hal::openfresco::SiteRig {
  public:
-  SiteRecorder(transport::openfresco::ServoRig& rig, SiteRecorderConfig config);
+  SiteRecorder(hal::openfresco::ServoRig& rig, SiteRecorderConfig config);
   ~SiteRecorder() override;
 
-  void begin_session(const transport::openfresco::SetupId& setup) override;
-  hal::DriverStatus trial(const transport::openfresco::TrialView& trial) noexcept override;
-  void measure(const transport::openfresco::DaqView& daq) noexcept override;
+  void begin_session(const hal::openfresco::SetupId& setup) override;
+  hal::DriverStatus trial(const hal::openfresco::TrialView& trial) noexcept override;
+  void measure(const hal::openfresco::DaqView& daq) noexcept override;
   void commit() noexcept override;
-  void end_session(const transport::openfresco::SessionReport& report) override;
+  void end_session(const hal::openfresco::SessionReport& report) override;
 
   /// The e-stop's reason, recorded as the stop of the session it ends. Any thread.
   void note_emergency_stop(const std::string& reason);
@@ -125,11 +125,11 @@ class SiteRecorder final : public transport::openfresco::SiteRig {
 
  private:
   void log(const std::string& line) const;
-  nlohmann::json site_summary(const transport::openfresco::SessionReport& report,
+  nlohmann::json site_summary(const hal::openfresco::SessionReport& report,
                               bool at_rest) const;
-  void finish_recording(const transport::openfresco::SessionReport& report, SiteRunRecord& out);
+  void finish_recording(const hal::openfresco::SessionReport& report, SiteRunRecord& out);
 
-  transport::openfresco::ServoRig& rig_;
+  hal::openfresco::ServoRig& rig_;
   SiteRecorderConfig config_;
   std::unique_ptr<SiteRun> run_;
   std::unique_ptr<recording::RunRecording> recording_;

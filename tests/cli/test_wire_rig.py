@@ -6,6 +6,7 @@ does; lockstep and `hyloop run` are refused by name.
     HYLOOP_BIN_DIR=build/bin /usr/bin/python3 -m unittest tests/cli/test_wire_rig.py
 """
 
+import csv
 import json
 import os
 import re
@@ -156,6 +157,64 @@ class WireRig(unittest.TestCase):
         # whose in-process-emulator run held real time.
         if os.environ.get("HYLOOP_WIRE_TRACKING_GATE") == "1" and judged >= 2:
             self.assertGreaterEqual(3 * within, 2 * judged, report)
+
+class SiteRig(unittest.TestCase):
+    """rig.driver.type openfresco (issue 25 item 2): the rig service drives an OpenFresco-style
+    site, here hyloop's own (`--emulate-wire`), in lockstep: the run through the services equals
+    the run over the in-process emulator in every column the device reports."""
+
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory(prefix="hyloop_site_rig_")
+        self.root = Path(self.tmp.name)
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def columns(self, run):
+        with (run / "samples.csv").open() as f:
+            rows = list(csv.reader(f))
+        header, body = rows[0], rows[1:]
+        return {h: [r[i] for r in body] for i, h in enumerate(header)}
+
+    def test_lockstep_over_the_site_equals_the_emulated_rig(self):
+        scenario = str(REPO / "scenarios" / "rht" / "p4_noise.yaml")
+        short = ["--set", "timing.duration_s=2"]
+        ref = self.root / "ref"
+        r = hyloop("up", scenario, "--out", str(ref), "--inproc", *short)
+        self.assertEqual(r.returncode, 0, r.stderr[-2000:])
+        want = self.columns(ref)
+        for transport, extra in (("tcp", []), ("udp", ["--inproc"])):
+            with self.subTest(transport=transport, inproc=bool(extra)):
+                out = self.root / transport
+                r = hyloop("up", scenario, "--out", str(out), "--emulate-wire", *extra, *short,
+                           "--set", "rig.driver.type=openfresco",
+                           "--set", "rig.driver.openfresco.transport=" + transport,
+                           "--set", "rig.driver.peer_port=%d" % free_port())
+                self.assertEqual(r.returncode, 0, r.stderr[-2000:])
+                # The run's end ends the site's session (terminate, code 99).
+                self.assertIn("openfresco site: 1 sessions, 200 commits; 200 trials, terminated",
+                              r.stderr)
+                got = self.columns(out)
+                self.assertEqual(sorted(got), sorted(want))
+                # The device reports no truth (d_true, omega: its measurement, NaN).
+                for name in want:
+                    if name.startswith("d_true") or name.startswith("omega"):
+                        continue
+                    self.assertEqual(got[name], want[name], name)
+
+    def test_hyloop_run_refuses_it_by_name(self):
+        r = hyloop("run", str(ATS), "--out", str(self.root / "run"),
+                   "--set", "rig.driver.type=openfresco", "--set", "rig.driver.peer_port=44000")
+        self.assertNotEqual(r.returncode, 0)
+        self.assertIn("rig.driver.type = openfresco: hyloop run steps the rig in this process",
+                      r.stderr)
+
+    def test_a_site_port_of_zero_is_refused_naming_the_field(self):
+        r = hyloop("validate", str(ATS), "--set", "rig.driver.type=openfresco")
+        self.assertNotEqual(r.returncode, 0)
+        self.assertIn("rig.driver.peer_port", r.stderr)
+        self.assertIn("must be 1..65535 for openfresco", r.stderr)
+
 
 if __name__ == "__main__":
     unittest.main()

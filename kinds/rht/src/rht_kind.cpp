@@ -114,6 +114,11 @@ std::unique_ptr<RigPart> make_rht_rig_part(const RhtScenario& s) {
 
 std::unique_ptr<WireEmulator> make_rht_wire_emulator(const RhtScenario& s,
                                                      const hal::WireImpairments& impairments) {
+  if (s.rig.driver.type == "openfresco") {
+    // hyloop's own site: the same servo-hydraulic plant behind the same safety window.
+    return make_openfresco_site_emulator(s.rig.driver, rht_servo_config(s, s.servo.seed),
+                                         rht_safety_config(s));
+  }
   return make_udp_target_emulator(s.rig.driver, rht_servo_config(s, s.servo.seed), 0.0,
                                   rht_safety_config(s).limits, impairments);
 }

@@ -1,6 +1,8 @@
 #include "hyloop/experiment/rig_driver.hpp"
 
+#include <algorithm>
 #include <array>
+#include <chrono>
 #include <cmath>
 #include <limits>
 #include <stdexcept>
@@ -11,6 +13,8 @@
 #include "hyloop/experiment/scenario_error.hpp"
 #include "hyloop/experiment/stop_reason.hpp"
 #include "hyloop/experiment/yaml_fields.hpp"
+#include "hyloop/hal/openfresco_client.hpp"
+#include "hyloop/hal/openfresco_servo_site.hpp"
 #include "hyloop/hal/rsi_driver.hpp"
 #include "hyloop/hal/udp_socket.hpp"
 #include "hyloop/hal/udp_target_driver.hpp"
@@ -19,6 +23,10 @@
 namespace hyloop::experiment {
 
 bool is_wire_driver(const std::string& type) noexcept { return type != "emulator"; }
+
+bool is_clocked_device(const std::string& type) noexcept {
+  return type == "udp" || type == "egm" || type == "rsi";
+}
 
 std::string wire_refusal(const std::string& type, const std::string& how) {
   const std::string head = "rig.driver.type = " + type + ": ";
@@ -42,6 +50,24 @@ std::string rig_driver_type(const LoadedScenario& loaded) {
   }
 }
 
+namespace {
+
+// The client of an openfresco rig.driver: the site's address, transport and timeouts.
+hal::openfresco::SiteClientConfig site_client_config(const RigDriverSettings& d) {
+  hal::openfresco::SiteClientConfig c;
+  c.transport = hal::openfresco::site_transport_from(d.openfresco_transport,
+                                                     "rig.driver.openfresco.transport");
+  c.address = d.peer_address;
+  c.port = static_cast<std::uint16_t>(d.peer_port);
+  const auto timeout =
+      std::chrono::milliseconds(std::max<std::int64_t>(1, std::llround(d.timeout_s * 1e3)));
+  c.connect_timeout = timeout;
+  c.reply_timeout = timeout;
+  return c;
+}
+
+}  // namespace
+
 // A force channel for a device that measures none: reads 0 N.
 class WireRig::NoForce final : public hal::ForceSensorDriver {
  public:
@@ -56,6 +82,8 @@ class WireRig::Device {
  public:
   std::unique_ptr<hal::UdpTargetDriver> udp;
   std::unique_ptr<hal::RsiDriver> rsi;
+  std::unique_ptr<hal::openfresco::SiteClient> site;
+  std::unique_ptr<hal::openfresco::SiteDriver> site_driver;
   hal::ActuatorDriver* actuator = nullptr;
   hal::ForceSensorDriver* force = nullptr;
   NoForce no_force;
@@ -78,6 +106,12 @@ WireRig::WireRig(const RigDriverSettings& d, const hal::ActuatorLimits& limits, 
     v.rsi = std::make_unique<hal::RsiDriver>(rsi_driver_config(d, limits));
     v.actuator = v.rsi.get();
     if (!d.rsi_force_tag.empty()) v.force = &v.rsi->force_sensor();
+  } else if (d.type == "openfresco") {
+    v.site = std::make_unique<hal::openfresco::SiteClient>(site_client_config(d),
+                                                           hal::openfresco::servo_client_setup());
+    v.site_driver = std::make_unique<hal::openfresco::SiteDriver>(*v.site, limits);
+    v.actuator = v.site_driver.get();
+    v.force = v.site_driver.get();
   } else {
     throw ScenarioError("rig.driver.type = " + excerpt(d.type) +
                         ": a kind's rig part drives udp and rsi devices; the EGM driver "
@@ -92,7 +126,16 @@ WireRig::WireRig(const RigDriverSettings& d, const hal::ActuatorLimits& limits, 
   }
 }
 
-WireRig::~WireRig() = default;
+WireRig::~WireRig() {
+  // A run's end is the site session's end: terminate (code 99), recorded by the site as such;
+  // without it a UDP session would wait for the site's timeout.
+  if (device_ && device_->site) {
+    try {
+      device_->site->terminate();
+    } catch (...) {  // NOLINT(bugprone-empty-catch): a dead link has nothing left to end
+    }
+  }
+}
 
 hal::DriverStatus WireRig::step(const hal::ActuatorCommand& applied,
                                 std::span<double, 3> out) noexcept {
@@ -117,7 +160,11 @@ hal::DriverStatus WireRig::step(const hal::ActuatorCommand& applied,
   out[0] = state.position;
   out[1] = state.velocity;
   out[2] = force.force;
-  return commanded == hal::DriverStatus::kFault || read == hal::DriverStatus::kFault
+  // The site's step ends with the commit (code 5, no reply).
+  const hal::DriverStatus committed =
+      v.site_driver ? v.site_driver->commit() : hal::DriverStatus::kOk;
+  return commanded == hal::DriverStatus::kFault || read == hal::DriverStatus::kFault ||
+                 committed == hal::DriverStatus::kFault
              ? hal::DriverStatus::kFault
              : hal::DriverStatus::kOk;
 }
@@ -126,6 +173,7 @@ std::uint64_t WireRig::rejected_commands() const noexcept {
   const Device& v = *device_;
   if (v.udp) return v.udp->metrics().rejected_commands;
   if (v.rsi) return v.rsi->metrics().rejected_commands;
+  if (v.site_driver) return v.site_driver->rejected_commands();
   return 0;
 }
 
@@ -167,6 +215,28 @@ class WireRigPart final : public RigPart {
   const char* fault_ = nullptr;
 };
 
+class SiteWireEmulator final : public WireEmulator {
+ public:
+  SiteWireEmulator(hal::openfresco::SiteServerConfig server,
+                   const hal::openfresco::ServoRigConfig& rig)
+      : site_(std::move(server), rig) {}
+  std::string report() const override {
+    const hal::openfresco::ServoSite& site = site_;
+    // The client's terminate may still be on its way through the site's thread.
+    (void)site.rig().wait_for_sessions(1, std::chrono::milliseconds(500));
+    std::string line = "openfresco site: " + std::to_string(site.server().sessions_served()) +
+                       " sessions, " + std::to_string(site.rig().commits()) + " commits";
+    for (const hal::openfresco::SessionReport& r : site.rig().reports()) {
+      line += "; " + std::to_string(r.trials) + " trials, " + std::string(to_string(r.end));
+      if (!r.reason.empty()) line += " (" + r.reason + ")";
+    }
+    return line;
+  }
+
+ private:
+  hal::openfresco::ServoSite site_;
+};
+
 class UdpTargetWireEmulator final : public WireEmulator {
  public:
   explicit UdpTargetWireEmulator(const hal::UdpTargetEmulatorConfig& c) : target_(c) {}
@@ -191,6 +261,24 @@ std::unique_ptr<RigPart> make_wire_rig_part(const RigDriverSettings& d,
                                             WireRigShape shape,
                                             std::vector<std::string> truth_names) {
   return std::make_unique<WireRigPart>(d, limits, period, shape, std::move(truth_names));
+}
+
+std::unique_ptr<WireEmulator> make_openfresco_site_emulator(const RigDriverSettings& d,
+                                                            const hal::ServoActuatorConfig& plant,
+                                                            const hal::SafetyConfig& safety) {
+  if (d.type != "openfresco") {
+    throw ScenarioError("rig.driver.type = " + excerpt(d.type) + ": not an openfresco site");
+  }
+  hal::openfresco::SiteServerConfig server;
+  server.transport = hal::openfresco::site_transport_from(d.openfresco_transport,
+                                                          "rig.driver.openfresco.transport");
+  server.address = d.peer_address;
+  server.port = static_cast<std::uint16_t>(d.peer_port);
+  hal::openfresco::ServoRigConfig rig;
+  rig.servo = plant;
+  rig.safety = safety;
+  rig.safety.step = plant.step;
+  return std::make_unique<SiteWireEmulator>(std::move(server), rig);
 }
 
 std::unique_ptr<WireEmulator> make_udp_target_emulator(const RigDriverSettings& d,

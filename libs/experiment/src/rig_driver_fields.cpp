@@ -185,9 +185,9 @@ void validate_rig_driver(const RigDriverSettings& d, double period) {
   if (d.type == "emulator") {
     return;
   }
-  if (d.type != "udp" && d.type != "egm" && d.type != "rsi") {
+  if (d.type != "udp" && d.type != "egm" && d.type != "rsi" && d.type != "openfresco") {
     throw ScenarioError("rig.driver.type: \"" + excerpt(d.type) +
-                        "\" must be emulator, udp, egm or rsi");
+                        "\" must be emulator, udp, egm, rsi or openfresco");
   }
   try {
     (void)hal::to_sockaddr("local", endpoint(d.local_address, d.local_port));
@@ -209,6 +209,15 @@ void validate_rig_driver(const RigDriverSettings& d, double period) {
   }
   if (d.type == "rsi") {
     validate_rsi(d);
+    return;
+  }
+  if (d.type == "openfresco") {
+    require(d.peer_port > 0, "rig.driver.peer_port", d.peer_port,
+            "must be 1..65535 for openfresco (the site's port)");
+    if (d.openfresco_transport != "tcp" && d.openfresco_transport != "udp") {
+      throw ScenarioError("rig.driver.openfresco.transport: \"" + excerpt(d.openfresco_transport) +
+                          "\" must be tcp or udp");
+    }
     return;
   }
   require(std::isfinite(d.egm_scale) && d.egm_scale != 0.0, "rig.driver.egm.scale", d.egm_scale,

@@ -25,7 +25,7 @@
 #include "hyloop/recording/run_directory.hpp"
 #include "hyloop/recording/run_journal.hpp"
 #include "hyloop/testing/openfresco_peer.hpp"
-#include "hyloop/transport/openfresco.hpp"
+#include "hyloop/hal/openfresco.hpp"
 #include "site/site_component.hpp"
 #include "site/site_kind.hpp"
 
@@ -35,7 +35,7 @@ namespace hyloop::services {
 namespace {
 
 namespace fs = std::filesystem;
-namespace of = transport::openfresco;
+namespace of = hal::openfresco;
 using namespace std::chrono_literals;
 
 fs::path fresh_dir(const std::string& name) {

@@ -16,10 +16,14 @@
 // A driver fault (silent device, status fault) latches fault(); the rig service reports it and
 // the coordinator stops the run through the supervisor.
 //
-// A device on the wire runs on its own clock: a lockstep run, which waits for every cycle, and
-// `hyloop run`, which steps the rig in process in lockstep, are refused (wire_refusal()).
-// Supported types: udp (UdpTargetDriver) and rsi (RsiDriver); egm (hyloop::hal_egm, protobuf)
-// is refused by name until the framework links it.
+// A device on its own clock (udp, rsi, egm: is_clocked_device) does not wait for a lockstep
+// run's cycles: lockstep runs refuse it (wire_refusal()). An OpenFresco site answers each trial
+// when it comes (the site paces the step: trial, getDaq, commit per cycle, each reply within
+// rig.driver.timeout_s), so it runs in lockstep and in real time. `hyloop run`, whose in-process
+// runner has no rig part, refuses every device.
+// Supported types: udp (UdpTargetDriver), rsi (RsiDriver) and openfresco
+// (openfresco::SiteDriver over a SiteClient); egm (hyloop::hal_egm, protobuf) is refused by name
+// until the framework links it.
 
 #include <cstdint>
 #include <memory>
@@ -29,6 +33,7 @@
 
 #include "hyloop/experiment/loop_parts.hpp"
 #include "hyloop/experiment/rig_driver_fields.hpp"
+#include "hyloop/hal/actuator_safety.hpp"
 #include "hyloop/hal/servo_actuator_emulator.hpp"
 #include "hyloop/hal/wire_impairment.hpp"
 
@@ -41,6 +46,8 @@ inline constexpr double kReplyWaitShare = 0.25;
 
 /// True for a rig.driver.type that names a device on the wire (not "emulator").
 [[nodiscard]] bool is_wire_driver(const std::string& type) noexcept;
+/// True for a device on its own clock (udp, egm, rsi), which a lockstep run cannot wait for.
+[[nodiscard]] bool is_clocked_device(const std::string& type) noexcept;
 
 /// Why `how` cannot drive a rig whose rig.driver.type is `type`: "rig.driver.type = udp: ...".
 /// `how`: "lockstep" (a lockstep run) or "in_process" (hyloop run).
@@ -89,6 +96,14 @@ std::unique_ptr<RigPart> make_wire_rig_part(const RigDriverSettings& d,
                                             const hal::ActuatorLimits& limits, double period,
                                             WireRigShape shape,
                                             std::vector<std::string> truth_names);
+
+/// The device of an openfresco rig.driver: hyloop's own servo-hydraulic site
+/// (hal::openfresco::ServoSite: `plant` behind `safety`, one plant step per trial) serving
+/// rig.driver.peer_address:peer_port over rig.driver.openfresco.transport, on its own thread.
+/// @throws ScenarioError naming the field; std::system_error when the port cannot be bound.
+std::unique_ptr<WireEmulator> make_openfresco_site_emulator(const RigDriverSettings& d,
+                                                            const hal::ServoActuatorConfig& plant,
+                                                            const hal::SafetyConfig& safety);
 
 /// The device of a udp rig.driver on a real socket (hal::UdpTargetEmulator): it binds
 /// peer_address:peer_port, hears only local_address:local_port (which must not be 0), speaks

@@ -13,6 +13,11 @@
 //                    local_*, the robot sends from peer_address (peer_port 0: any port)
 //   type: rsi        hal::RsiDriver, a KUKA robot under RSI (we are the sensor PC); we bind
 //                    local_*, the controller sends from peer_address (peer_port 0: any port)
+//   type: openfresco hal::openfresco::SiteDriver, an OpenFresco-style experimental site (another
+//                    lab's, or hyloop-site): we connect to peer_address:peer_port over
+//                    openfresco.transport (tcp | udp); per cycle the trial, getDaq, commit; the
+//                    site paces the step, so it runs in lockstep too; timeout_s bounds the
+//                    connection and every reply
 
 #include <string>
 #include <vector>
@@ -25,7 +30,7 @@
 namespace hyloop::experiment {
 
 struct RigDriverSettings {
-  std::string type = "emulator";  ///< emulator | udp | egm | rsi
+  std::string type = "emulator";  ///< emulator | udp | egm | rsi | openfresco
   std::string local_address = "127.0.0.1";
   int local_port = 0;
   std::string peer_address = "127.0.0.1";
@@ -48,7 +53,8 @@ struct RigDriverSettings {
   int rsi_late_limit = 0;          ///< Delay.D above this stops the run; 0 = never
   std::string rsi_force_tag;       ///< "" = no force in the <Rob>
   std::string rsi_force_attribute = "Fz";
-  double rsi_force_scale = 1.0;  ///< N per wire unit
+  double rsi_force_scale = 1.0;              ///< N per wire unit
+  std::string openfresco_transport = "tcp";  ///< tcp | udp (OpenFresco's UDP_Socket)
 };
 
 /// The driver configurations the block describes (`period`: the loop's step, s; `limits`: the
@@ -178,29 +184,40 @@ std::vector<BoundField<S>> rig_driver(Get get) {
   const auto at = [get](auto member) {
     return [ get, member ](auto& s) -> auto& { return get(s).*member; };
   };
-  const auto wire = [](BoundField<S> f) {
+  const auto bound = [](BoundField<S> f) {
     return used_when(std::move(f), "type", {"udp", "egm", "rsi"});
+  };
+  const auto wire = [](BoundField<S> f) {
+    return used_when(std::move(f), "type", {"udp", "egm", "rsi", "openfresco"});
   };
   using D = RigDriverSettings;
   std::vector<BoundField<S>> f{
-      text<S>("rig.driver.type", FieldType::kEnum, {"emulator", "udp", "egm", "rsi"},
+      text<S>("rig.driver.type", FieldType::kEnum, {"emulator", "udp", "egm", "rsi", "openfresco"},
               "what stands for the rig: the in-process emulator, a UDP real-time target, an "
-              "ABB robot under EGM or a KUKA robot under RSI",
+              "ABB robot under EGM, a KUKA robot under RSI or an OpenFresco-style site",
               at(&D::type)),
-      wire(text<S>("rig.driver.local_address", FieldType::kString, {},
-                   "the numeric IPv4 address the driver binds (only this one)",
-                   at(&D::local_address))),
-      wire(integer<S>("rig.driver.local_port", "", closed(0, 65535),
-                      "the port the driver binds (0: any free one)", at(&D::local_port))),
+      bound(text<S>("rig.driver.local_address", FieldType::kString, {},
+                    "the numeric IPv4 address the driver binds (only this one)",
+                    at(&D::local_address))),
+      bound(integer<S>("rig.driver.local_port", "", closed(0, 65535),
+                       "the port the driver binds (0: any free one)", at(&D::local_port))),
       wire(text<S>("rig.driver.peer_address", FieldType::kString, {},
-                   "the device's numeric IPv4 address: datagrams from anywhere else are dropped",
+                   "the device's numeric IPv4 address: datagrams from anywhere else are dropped "
+                   "(openfresco: the site's address)",
                    at(&D::peer_address))),
       wire(integer<S>("rig.driver.peer_port", "", closed(0, 65535),
-                      "the device's port (egm, rsi: 0 = any port of peer_address)",
+                      "the device's port (egm, rsi: 0 = any port of peer_address; openfresco: "
+                      "the site's, 1..65535)",
                       at(&D::peer_port))),
       wire(number<S>("rig.driver.timeout_s", "s", above(0),
-                     "the device silent this long (once commanded) stops the run",
+                     "the device silent this long (once commanded) stops the run (openfresco: "
+                     "the longest wait for the connection and for each reply)",
                      at(&D::timeout_s))),
+      used_when(text<S>("rig.driver.openfresco.transport", FieldType::kEnum, {"tcp", "udp"},
+                        "(type: openfresco) the site's transport: tcp (GenericTCP) or udp "
+                        "(OpenFresco's UDP_Socket)",
+                        at(&D::openfresco_transport)),
+                "type", {"openfresco"}),
       packet_fields<S>("rig.driver.udp.command", "(type: udp) the command packet", at(&D::command)),
       text<S>("rig.driver.udp.command_sequence", FieldType::kString, {},
               "(type: udp) the command's sequence field (u16/u32/u64)", at(&D::command_sequence)),

@@ -17,7 +17,7 @@
 #include <span>
 #include <vector>
 
-#include "hyloop/transport/openfresco.hpp"
+#include "hyloop/hal/openfresco.hpp"
 
 namespace hyloop::testing {
 
@@ -49,16 +49,16 @@ class OpenFrescoPeer {
     }
     return true;
   }
-  bool send_setup(const transport::openfresco::SetupId& id) {
-    std::array<std::byte, transport::openfresco::kSetupBytes> b{};
-    transport::openfresco::encode_setup(id, b);
+  bool send_setup(const hal::openfresco::SetupId& id) {
+    std::array<std::byte, hal::openfresco::kSetupBytes> b{};
+    hal::openfresco::encode_setup(id, b);
     return send(b);
   }
   /// GenericTCP's set-up: ctrl disp; daq disp and force; dataSize 256.
   bool send_generic_tcp_setup() { return send_setup({{1, 0, 0, 0, 0}, {1, 0, 0, 1, 0}, 256}); }
   bool send_doubles(const std::vector<double>& v) {
     std::vector<std::byte> b(v.size() * sizeof(double));
-    transport::openfresco::encode_doubles(v, b);
+    hal::openfresco::encode_doubles(v, b);
     return send(b);
   }
   /// False on end of stream, error or timeout.
@@ -69,7 +69,7 @@ class OpenFrescoPeer {
       if (n <= 0) return false;
       got += static_cast<std::size_t>(n);
     }
-    transport::openfresco::decode_doubles(b, v);
+    hal::openfresco::decode_doubles(b, v);
     return true;
   }
   /// GenericTCP's step: trial [3, d] then getDaq [6] and its reply (`reply` sized dataSize).
@@ -158,20 +158,20 @@ class OpenFrescoUdpPeer {
   /// A message, cut as UDP_Socket cuts it.
   bool send(std::span<const std::byte> b) {
     while (!b.empty()) {
-      const auto piece = b.first(transport::openfresco::udp_datagram_bytes(b.size()));
+      const auto piece = b.first(hal::openfresco::udp_datagram_bytes(b.size()));
       if (!send_datagram(piece)) return false;
       b = b.subspan(piece.size());
     }
     return true;
   }
-  bool send_setup(const transport::openfresco::SetupId& id) {
-    std::array<std::byte, transport::openfresco::kSetupBytes> b{};
-    transport::openfresco::encode_setup(id, b);
+  bool send_setup(const hal::openfresco::SetupId& id) {
+    std::array<std::byte, hal::openfresco::kSetupBytes> b{};
+    hal::openfresco::encode_setup(id, b);
     return send(b);
   }
   bool send_doubles(const std::vector<double>& v) {
     std::vector<std::byte> b(v.size() * sizeof(double));
-    transport::openfresco::encode_doubles(v, b);
+    hal::openfresco::encode_doubles(v, b);
     return send(b);
   }
   /// One datagram (its whole size, even when longer than `out`); -1 on timeout.
@@ -183,13 +183,13 @@ class OpenFrescoUdpPeer {
   bool recv_doubles(std::vector<double>& v) {
     std::vector<std::byte> b(v.size() * sizeof(double));
     for (std::size_t got = 0; got < b.size();) {
-      const auto want = transport::openfresco::udp_datagram_bytes(b.size() - got);
+      const auto want = hal::openfresco::udp_datagram_bytes(b.size() - got);
       if (receive_datagram(std::span(b).subspan(got, want)) != static_cast<long>(want)) {
         return false;
       }
       got += want;
     }
-    transport::openfresco::decode_doubles(b, v);
+    hal::openfresco::decode_doubles(b, v);
     return true;
   }
   /// GenericTCP's step: trial [3, d] then getDaq [6] and its reply (`reply` sized dataSize).

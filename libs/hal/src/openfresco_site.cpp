@@ -1,4 +1,4 @@
-#include "hyloop/transport/openfresco_site.hpp"
+#include "hyloop/hal/openfresco_site.hpp"
 
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -20,7 +20,7 @@
 
 #include "openfresco_socket.hpp"
 
-namespace hyloop::transport::openfresco {
+namespace hyloop::hal::openfresco {
 
 namespace {
 
@@ -578,4 +578,4 @@ void SiteServer::serve(int fd, const std::string& peer) {
       " daq replies)");
 }
 
-}  // namespace hyloop::transport::openfresco
+}  // namespace hyloop::hal::openfresco

@@ -1,7 +1,7 @@
 // hyloop's client side of the RemoteTest framing (openfresco_client.hpp) against hyloop's own
 // site: over loopback, and across two network namespaces joined by a veth pair, bit for bit in
 // lockstep with the same model and rig run in this process.
-#include "hyloop/transport/openfresco_client.hpp"
+#include "hyloop/hal/openfresco_client.hpp"
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
@@ -23,9 +23,9 @@
 #include "hyloop/core/ground_motion.hpp"
 #include "hyloop/core/structure_model.hpp"
 #include "hyloop/hal/actuator_limits.hpp"
-#include "hyloop/transport/openfresco_servo_site.hpp"
+#include "hyloop/hal/openfresco_servo_site.hpp"
 
-namespace hyloop::transport::openfresco {
+namespace hyloop::hal::openfresco {
 namespace {
 
 using namespace std::chrono_literals;
@@ -240,14 +240,22 @@ TEST(OpenFrescoClient, RefusedSetupAndLostSiteFaultTheDriver) {
   }
   ASSERT_TRUE(site.rig().wait_for_sessions(1, 10s));
   EXPECT_EQ(site.rig().reports().at(0).end, SessionEnd::kRefused);
-  // A NaN trial is refused here and never sent.
+  // A NaN command, or one outside the driver's limits, is refused here and never sent: the
+  // step's trial is the last good command (none yet: 0), so the site's step still comes.
   SiteClient client(client_to("127.0.0.1", site.port()), servo_client_setup());
-  SiteDriver driver(client);
+  SiteDriver driver(client, {-0.01, 0.01, 1.0});
   EXPECT_EQ(driver.command({std::nan(""), 0.0}), hal::DriverStatus::kRejected);
   EXPECT_NE(driver.command({0.001, 0.0}), hal::DriverStatus::kFault);
+  EXPECT_EQ(driver.command({0.5, 0.0}), hal::DriverStatus::kRejected);  // beyond 0.01 m
+  EXPECT_EQ(driver.rejected_commands(), 2U);
   client.terminate();
   ASSERT_TRUE(site.rig().wait_for_sessions(2, 10s));
-  EXPECT_EQ(site.rig().reports().at(1).trials, 1U);
+  EXPECT_EQ(site.rig().reports().at(1).trials, 3U);
+  const auto records = site.rig().records();
+  ASSERT_GE(records.size(), 3U);
+  const std::vector<double> sent{records[records.size() - 3].command,
+                                 records[records.size() - 2].command, records.back().command};
+  EXPECT_EQ(sent, (std::vector<double>{0.0, 0.001, 0.001}));
   EXPECT_EQ(driver.command({0.001, 0.0}), hal::DriverStatus::kFault);  // the link is closed
 }
 
@@ -391,4 +399,4 @@ TEST(OpenFrescoClient, SiteRefusesAPeerNotInAllowedPeers) {
 }
 
 }  // namespace
-}  // namespace hyloop::transport::openfresco
+}  // namespace hyloop::hal::openfresco

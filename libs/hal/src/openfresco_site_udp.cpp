@@ -11,10 +11,10 @@
 #include <cstring>
 #include <string>
 
-#include "hyloop/transport/openfresco_site.hpp"
+#include "hyloop/hal/openfresco_site.hpp"
 #include "openfresco_socket.hpp"
 
-namespace hyloop::transport::openfresco {
+namespace hyloop::hal::openfresco {
 
 namespace {
 
@@ -167,4 +167,4 @@ void SiteServer::serve_udp(const sockaddr_storage& peer, std::span<const std::by
       " datagrams dropped)");
 }
 
-}  // namespace hyloop::transport::openfresco
+}  // namespace hyloop::hal::openfresco

@@ -1,6 +1,6 @@
 #pragma once
 // Socket helpers shared by the RemoteTest site (openfresco_site.cpp) and client
-// (openfresco_client.cpp). Internal to libs/transport.
+// (openfresco_client.cpp). Internal to libs/hal.
 
 #include <netdb.h>
 #include <netinet/in.h>
@@ -14,7 +14,7 @@
 #include <stdexcept>
 #include <string>
 
-namespace hyloop::transport::openfresco::detail {
+namespace hyloop::hal::openfresco::detail {
 
 inline void set_flag(int fd, int level, int option, int value) {
   ::setsockopt(fd, level, option, &value, sizeof value);
@@ -68,4 +68,4 @@ inline socklen_t address_length(const sockaddr_storage& a) noexcept {
   return a.ss_family == AF_INET6 ? sizeof(sockaddr_in6) : sizeof(sockaddr_in);
 }
 
-}  // namespace hyloop::transport::openfresco::detail
+}  // namespace hyloop::hal::openfresco::detail

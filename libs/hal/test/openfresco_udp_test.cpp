@@ -22,11 +22,11 @@
 
 #include "hyloop/hal/actuator_limits.hpp"
 #include "hyloop/testing/openfresco_peer.hpp"
-#include "hyloop/transport/openfresco_client.hpp"
-#include "hyloop/transport/openfresco_servo_site.hpp"
-#include "hyloop/transport/openfresco_site.hpp"
+#include "hyloop/hal/openfresco_client.hpp"
+#include "hyloop/hal/openfresco_servo_site.hpp"
+#include "hyloop/hal/openfresco_site.hpp"
 
-namespace hyloop::transport::openfresco {
+namespace hyloop::hal::openfresco {
 namespace {
 
 using namespace std::chrono_literals;
@@ -485,4 +485,4 @@ TEST(OpenFrescoUdpClient, HandshakeWithNoSiteNamesTheAddress) {
 }
 
 }  // namespace
-}  // namespace hyloop::transport::openfresco
+}  // namespace hyloop::hal::openfresco

@@ -29,11 +29,12 @@
 #include <string_view>
 #include <vector>
 
+#include "hyloop/hal/actuator_limits.hpp"
 #include "hyloop/hal/drivers.hpp"
-#include "hyloop/transport/openfresco.hpp"
-#include "hyloop/transport/openfresco_site.hpp"
+#include "hyloop/hal/openfresco.hpp"
+#include "hyloop/hal/openfresco_site.hpp"
 
-namespace hyloop::transport::openfresco {
+namespace hyloop::hal::openfresco {
 
 class SiteLink {
  public:
@@ -143,11 +144,15 @@ class LocalSiteLink final : public SiteLink {
 /// A 1-DOF link as hal drivers: command() sends the trial (position, velocity) and fetches the
 /// measurement (getDaq) in the same call; state() and read() return that measurement; commit()
 /// ends the step. Needs a set-up with ctrl disp = 1 and daq disp and force = 1 (vel optional
-/// both ways). RT-safe as the link.
+/// both ways). A command that is not finite or outside `limits` (check_command) is not sent:
+/// the last good one goes as this step's trial instead (the site expects one per step), the
+/// call returns kRejected and counts it. RT-safe as the link.
 class SiteDriver final : public hal::ActuatorDriver, public hal::ForceSensorDriver {
  public:
   /// @throws std::invalid_argument naming the set-up slot that does not fit.
-  explicit SiteDriver(SiteLink& link);
+  explicit SiteDriver(SiteLink& link, const hal::ActuatorLimits& limits = {});
+  /// Commands not sent for being out of limits or not finite.
+  [[nodiscard]] std::uint64_t rejected_commands() const noexcept { return rejected_; }
 
   hal::DriverStatus command(const hal::ActuatorCommand& command) noexcept override;
   [[nodiscard]] hal::ActuatorState state() const noexcept override { return state_; }
@@ -163,6 +168,9 @@ class SiteDriver final : public hal::ActuatorDriver, public hal::ForceSensorDriv
   hal::DriverStatus measure() noexcept;
 
   SiteLink& link_;
+  hal::ActuatorLimits limits_;
+  hal::ActuatorCommand last_good_{};
+  std::uint64_t rejected_ = 0;
   std::array<double, 1> disp_{}, vel_{}, force_{}, time_{};
   hal::ActuatorState state_;
   double force_zero_ = 0.0;
@@ -170,4 +178,4 @@ class SiteDriver final : public hal::ActuatorDriver, public hal::ForceSensorDriv
   bool faulted_ = false;
 };
 
-}  // namespace hyloop::transport::openfresco
+}  // namespace hyloop::hal::openfresco

@@ -1,11 +1,11 @@
-#include "hyloop/transport/openfresco.hpp"
+#include "hyloop/hal/openfresco.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <stdexcept>
 
-namespace hyloop::transport::openfresco {
+namespace hyloop::hal::openfresco {
 
 std::optional<Action> action_from_code(double code) noexcept {
   if (!std::isfinite(code) || code != std::floor(code) || code < 1.0 || code > 99.0) {
@@ -192,4 +192,4 @@ std::span<const std::byte> StreamReader::message() const noexcept {
   return {buffer_.data(), message_bytes_};
 }
 
-}  // namespace hyloop::transport::openfresco
+}  // namespace hyloop::hal::openfresco

@@ -1,9 +1,9 @@
-#include "hyloop/transport/openfresco_servo_site.hpp"
+#include "hyloop/hal/openfresco_servo_site.hpp"
 
 #include <stdexcept>
 #include <string>
 
-namespace hyloop::transport::openfresco {
+namespace hyloop::hal::openfresco {
 
 namespace {
 
@@ -152,4 +152,4 @@ ServoSite::~ServoSite() {
   thread_.join();
 }
 
-}  // namespace hyloop::transport::openfresco
+}  // namespace hyloop::hal::openfresco

@@ -25,10 +25,10 @@
 #include <vector>
 
 #include "hyloop/hal/actuator_safety.hpp"
+#include "hyloop/hal/openfresco_site.hpp"
 #include "hyloop/hal/servo_actuator_emulator.hpp"
-#include "hyloop/transport/openfresco_site.hpp"
 
-namespace hyloop::transport::openfresco {
+namespace hyloop::hal::openfresco {
 
 struct ServoRigConfig {
   hal::ServoActuatorConfig servo;        ///< Δt = servo.step
@@ -114,7 +114,9 @@ class ServoSite {
 
   [[nodiscard]] std::uint16_t port() const noexcept { return server_.port(); }
   [[nodiscard]] ServoRig& rig() noexcept { return rig_; }
+  [[nodiscard]] const ServoRig& rig() const noexcept { return rig_; }
   [[nodiscard]] SiteServer& server() noexcept { return server_; }
+  [[nodiscard]] const SiteServer& server() const noexcept { return server_; }
 
  private:
   ServoRig rig_;
@@ -122,4 +124,4 @@ class ServoSite {
   std::thread thread_;
 };
 
-}  // namespace hyloop::transport::openfresco
+}  // namespace hyloop::hal::openfresco

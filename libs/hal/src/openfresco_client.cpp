@@ -1,4 +1,4 @@
-#include "hyloop/transport/openfresco_client.hpp"
+#include "hyloop/hal/openfresco_client.hpp"
 
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -16,7 +16,7 @@
 
 #include "openfresco_socket.hpp"
 
-namespace hyloop::transport::openfresco {
+namespace hyloop::hal::openfresco {
 
 namespace {
 
@@ -355,7 +355,8 @@ void LocalSiteLink::terminate() {
 
 SetupId servo_client_setup() { return {{1, 1, 0, 0, 0}, {1, 1, 0, 1, 0}, kDefaultDataSize}; }
 
-SiteDriver::SiteDriver(SiteLink& link) : link_(link) {
+SiteDriver::SiteDriver(SiteLink& link, const hal::ActuatorLimits& limits)
+    : link_(link), limits_(limits) {
   const SetupId& s = link_.setup();
   const auto check = [](std::size_t slot, std::int32_t value, bool optional) {
     if (value != 1 && !(optional && value == 0)) {
@@ -389,10 +390,17 @@ hal::DriverStatus SiteDriver::measure() noexcept {
 
 hal::DriverStatus SiteDriver::command(const hal::ActuatorCommand& command) noexcept {
   if (faulted_) return hal::DriverStatus::kFault;
+  const bool good = hal::check_command(command, limits_) == hal::LimitVerdict::kOk;
+  if (good) {
+    last_good_ = command;
+  } else {
+    ++rejected_;
+  }
   const SetupId& s = link_.setup();
   TrialView trial;
-  trial.block[0] = std::span<const double>(&command.position, 1);
-  trial.block[1] = std::span<const double>(&command.velocity, static_cast<std::size_t>(s.ctrl[1]));
+  trial.block[0] = std::span<const double>(&last_good_.position, 1);
+  trial.block[1] =
+      std::span<const double>(&last_good_.velocity, static_cast<std::size_t>(s.ctrl[1]));
   const auto sent = link_.set_trial(trial);
   if (sent == hal::DriverStatus::kFault) {
     faulted_ = true;
@@ -404,7 +412,7 @@ hal::DriverStatus SiteDriver::command(const hal::ActuatorCommand& command) noexc
     return measured;
   }
   ++cycle_;
-  return sent;
+  return good ? sent : hal::DriverStatus::kRejected;
 }
 
 hal::DriverStatus SiteDriver::read(hal::ForceSample& sample) noexcept {
@@ -428,4 +436,4 @@ hal::DriverStatus SiteDriver::commit() noexcept {
   return status;
 }
 
-}  // namespace hyloop::transport::openfresco
+}  // namespace hyloop::hal::openfresco

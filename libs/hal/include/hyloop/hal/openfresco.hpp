@@ -40,7 +40,7 @@
 #include <string_view>
 #include <vector>
 
-namespace hyloop::transport::openfresco {
+namespace hyloop::hal::openfresco {
 
 static_assert(std::endian::native == std::endian::little,
               "the RemoteTest peers send x86 host order (little-endian)");
@@ -158,4 +158,4 @@ class StreamReader {
   std::size_t filled_ = 0;
 };
 
-}  // namespace hyloop::transport::openfresco
+}  // namespace hyloop::hal::openfresco

@@ -1,4 +1,4 @@
-#include "hyloop/transport/openfresco.hpp"
+#include "hyloop/hal/openfresco.hpp"
 
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
@@ -23,10 +23,10 @@
 #include "hyloop/hal/actuator_limits.hpp"
 #include "hyloop/testing/alloc_guard.hpp"
 #include "hyloop/testing/openfresco_peer.hpp"
-#include "hyloop/transport/openfresco_servo_site.hpp"
-#include "hyloop/transport/openfresco_site.hpp"
+#include "hyloop/hal/openfresco_servo_site.hpp"
+#include "hyloop/hal/openfresco_site.hpp"
 
-namespace hyloop::transport::openfresco {
+namespace hyloop::hal::openfresco {
 namespace {
 
 using namespace std::chrono_literals;
@@ -706,4 +706,4 @@ TEST(OpenFrescoTcp, StepRoundTripWithNagleOnThePeer) {
 }
 
 }  // namespace
-}  // namespace hyloop::transport::openfresco
+}  // namespace hyloop::hal::openfresco

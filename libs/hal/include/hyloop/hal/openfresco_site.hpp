@@ -43,9 +43,9 @@
 #include <vector>
 
 #include "hyloop/hal/drivers.hpp"
-#include "hyloop/transport/openfresco.hpp"
+#include "hyloop/hal/openfresco.hpp"
 
-namespace hyloop::transport::openfresco {
+namespace hyloop::hal::openfresco {
 
 /// What a rig can take and give, per DOF: which trial quantities it accepts, which it is
 /// driven by, which daq quantities it measures.
@@ -276,4 +276,4 @@ class SiteServer {
   std::vector<std::byte> recv_buffer_;
 };
 
-}  // namespace hyloop::transport::openfresco
+}  // namespace hyloop::hal::openfresco
