@@ -37,24 +37,6 @@ bool terminal(v1::RunState s) {
          s == v1::RUN_STATE_FAILED;
 }
 
-nlohmann::json percentiles(std::vector<std::int64_t> v) {
-  nlohmann::json j;
-  j["n"] = v.size();
-  if (v.empty()) {
-    return j;
-  }
-  std::sort(v.begin(), v.end());
-  const auto at = [&v](double q) {
-    const auto i = static_cast<std::size_t>(q * static_cast<double>(v.size() - 1) + 0.5);
-    return static_cast<double>(v[std::min(i, v.size() - 1)]) * 1e-3;
-  };
-  j["p50_us"] = at(0.5);
-  j["p99_us"] = at(0.99);
-  j["p99_9_us"] = at(0.999);
-  j["max_us"] = static_cast<double>(v.back()) * 1e-3;
-  return j;
-}
-
 const char* state_name(v1::RunState s) {
   switch (s) {
     case v1::RUN_STATE_IDLE:
@@ -334,7 +316,9 @@ grpc::Status Coordinator::start(const v1::StartRequest& request, v1::RunStatus* 
   mode_ = request.mode() == v1::CLOCK_MODE_REAL_TIME ? v1::CLOCK_MODE_REAL_TIME
                                                      : v1::CLOCK_MODE_LOCKSTEP;
   try {
-    recorder_ = ex::make_experiment_from_text(scenario_text_, "scenario", {});
+    // Streamed: samples.csv and the kind's tables go to the run directory as rows arrive
+    // (open_recording_locked), so Start's memory does not grow with the run's length.
+    recorder_ = ex::load_scenario_text(scenario_text_, "scenario", {})->streamed_experiment();
     record_columns_ = recorder_->record_columns();
   } catch (const std::exception& e) {
     return {grpc::StatusCode::INTERNAL, e.what()};
@@ -379,6 +363,7 @@ grpc::Status Coordinator::open_recording_locked(const std::string& out_name,
         false);
     recorder_->set_row_observer(&recording_->observer());
     recording_failed_ = false;
+    recorder_->stream_tables(out_dir);
   } catch (const rec::RunDirectoryError& e) {
     const int err = e.error_number();
     return {err == EEXIST                    ? grpc::StatusCode::ALREADY_EXISTS
@@ -386,6 +371,8 @@ grpc::Status Coordinator::open_recording_locked(const std::string& out_name,
                                              : grpc::StatusCode::INTERNAL,
             "out_dir = \"" + out_name + "\": " + e.what()};
   } catch (const std::exception& e) {
+    recorder_->set_row_observer(nullptr);
+    recording_.reset();  // INCOMPLETE stays: a run that never started, recoverable as such
     return {grpc::StatusCode::INTERNAL, "out_dir = \"" + out_name + "\": " + e.what()};
   }
   return grpc::Status::OK;
@@ -403,8 +390,10 @@ void Coordinator::reset_run_state_locked() {
   std::fill(recent_cycles_.begin(), recent_cycles_.end(), kNoRow);
   skipped_cycles_ = 0;
   rig_last_cycle_ = 0;
-  latencies_.clear();
-  latencies_.reserve(static_cast<std::size_t>(recorder_->total_steps()) + 16);
+  // Latencies arrive in real-time runs only: room for as many as LatencyStats keeps exactly.
+  latencies_.reset(mode_ == v1::CLOCK_MODE_REAL_TIME
+                       ? static_cast<std::size_t>(recorder_->total_steps()) + 16
+                       : 0);
   estop_latency_ns_ = 0;
   bare_ticks_ = 0;
   bare_misses_ = 0;
@@ -689,7 +678,7 @@ nlohmann::json Coordinator::distributed_summary(v1::RunState state,
     d["estop_latency_us"] = static_cast<double>(estop_latency_ns_) * 1e-3;
   }
   if (mode_ == v1::CLOCK_MODE_REAL_TIME) {
-    d["latency_sample_to_command"] = percentiles(latencies_);
+    d["latency_sample_to_command"] = latencies_.percentiles();
     const std::uint64_t rig_misses = misses_.count(kRigSender) ? misses_.at(kRigSender) : 0;
     const double ticks = static_cast<double>(std::max<std::uint64_t>(1, next_record_));
     d["loop_misses"] = {{"late_commands", late_commands_},

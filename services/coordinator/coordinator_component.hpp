@@ -37,6 +37,7 @@
 #include <thread>
 #include <vector>
 
+#include "coordinator/latency_stats.hpp"
 #include "coordinator/service_handle.hpp"
 #include "coordinator/stop_rules.hpp"
 #include "hyloop/experiment/capabilities.hpp"
@@ -297,7 +298,7 @@ class Coordinator {
   std::uint64_t next_record_ = 0;
   std::uint64_t skipped_cycles_ = 0;
   std::uint64_t rig_last_cycle_ = 0;
-  std::vector<std::int64_t> latencies_;
+  LatencyStats latencies_;  // bounded, whatever the run's length (latency_stats.hpp)
   std::int64_t estop_latency_ns_ = 0;
   std::uint64_t bare_ticks_ = 0;
   std::uint64_t bare_misses_ = 0;

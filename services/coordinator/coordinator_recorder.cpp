@@ -82,7 +82,7 @@ void Coordinator::note_actuator(const v2::Telemetry& t) {
   for (int i = 0; i < t.values_size() && i < static_cast<int>(names.size()); ++i) {
     const std::string& n = names[static_cast<std::size_t>(i)];
     if (n == "latency[ns]" && t.values(i) > 0.0) {
-      latencies_.push_back(static_cast<std::int64_t>(t.values(i)));
+      latencies_.add(static_cast<std::int64_t>(t.values(i)));
     } else if (n == "estop_latency[ns]" && t.values(i) > 0.0) {
       estop_latency_ns_ = static_cast<std::int64_t>(t.values(i));
     } else if (n == "watchdog[-]" && t.values(i) > 0.0) {

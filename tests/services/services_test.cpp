@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -27,6 +28,7 @@
 #include "hyloop/experiment/yaml_fields.hpp"
 #include "hyloop/kinds/sits/sits_scenario.hpp"
 #include "hyloop/runtime/security.hpp"
+#include "hyloop/testing/alloc_guard.hpp"
 #include "hyloop/testing/scratch_dir.hpp"
 #include "hyloop/transport/channel.hpp"
 #include "hyloop/transport/codec.hpp"
@@ -276,6 +278,67 @@ TEST(Lockstep, ARunTheDynamicsStopsRecordsItsLastRowWholeEveryTime) {
     if (slurp(dir / start.out_dir() / "samples.csv") == expected) ++identical;
   }
   EXPECT_EQ(identical, kRuns);
+  coordinator.shutdown_services();
+  fs::remove_all(dir);
+}
+
+// Issue 27, finding 3 (the Start half): the coordinator's Start of a 24 h SITS run (43.2 M
+// cycles, within the limit) built a recorder that reserved every cycle's samples, vibration
+// cycles and latencies (gigabytes, proportional to the run's length). Its recorder now streams
+// samples.csv and cycles.csv into the run directory as rows arrive: Start asks for the same bytes
+// for 24 h as for 10 s (within 256 KiB; this thread's allocations: Start runs on it), and the
+// streamed files and summary are the in-process run's.
+TEST(Lockstep, StartingALongRunCostsNothingProportionalToItsLength) {
+  const fs::path dir = temp_dir("longstart");
+  const std::string scenario = "scenarios/sits/table1_scvg.yaml";
+  const fs::path reference = run_in_process(dir, scenario, "--set timing.duration_s=10");
+  zmq::context_t context;
+  services::RigEmulatorComponent rig;
+  services::ActuatorComponent actuator;
+  services::DynamicsComponent dynamics;
+  services::SensorComponent sensor;
+  auto handles =
+      services::make_local_service_handles({&rig, &actuator, &dynamics, &sensor}, context);
+  services::CoordinatorOptions options;
+  options.endpoint_prefix = "inproc://longstart";
+  options.runs_dir = dir;
+  services::Coordinator coordinator(std::move(handles), context, options);
+  std::size_t bytes[2] = {0, 0};
+  int i = 0;
+  for (const std::string duration : {"10", "86400"}) {
+    v1::LoadScenarioRequest load;
+    load.set_scenario_yaml(experiment::read_scenario_text((kSource / scenario).string()));
+    load.add_overrides("timing.duration_s=" + duration);
+    v1::LoadScenarioReply loaded;
+    ASSERT_TRUE(coordinator.load_scenario(load, &loaded).ok()) << duration;
+    v1::StartRequest start;
+    start.set_out_dir("run" + duration);
+    v1::RunStatus status;
+    {
+      const hyloop::testing::AllocGuard guard;
+      ASSERT_TRUE(coordinator.start(start, &status).ok()) << duration;
+      bytes[i++] = guard.bytes();
+    }
+    if (duration != "10") {
+      std::this_thread::sleep_for(std::chrono::seconds(1));
+      (void)coordinator.stop(&status);
+    }
+    ASSERT_TRUE(coordinator.wait(std::chrono::minutes(2))) << duration;
+  }
+  RecordProperty("start_bytes_10s", std::to_string(bytes[0]));
+  RecordProperty("start_bytes_24h", std::to_string(bytes[1]));
+  EXPECT_LT(bytes[1], bytes[0] + (std::size_t{256} << 10)) << bytes[0] << " " << bytes[1];
+  EXPECT_LT(bytes[1], std::size_t{8} << 20);
+  for (const char* file : {"samples.csv", "cycles.csv"}) {
+    EXPECT_EQ(slurp(dir / "run10" / file), slurp(reference / file)) << file;
+  }
+  // The stopped long run's files are complete too: as many sample rows as summary.json says.
+  const auto summary = nlohmann::json::parse(slurp(dir / "run86400" / "summary.json"));
+  const std::string samples = slurp(dir / "run86400" / "samples.csv");
+  EXPECT_EQ(static_cast<std::size_t>(std::count(samples.begin(), samples.end(), '\n')),
+            summary["samples_recorded"].get<std::size_t>() + 1);
+  EXPECT_GT(summary["samples_recorded"].get<std::size_t>(), 0U);
+  EXPECT_FALSE(fs::exists(dir / "run86400" / "INCOMPLETE"));
   coordinator.shutdown_services();
   fs::remove_all(dir);
 }

@@ -48,7 +48,12 @@ const std::vector<std::string>& fcu_record_columns() {
   return columns;
 }
 
-FcuExperiment::FcuExperiment(const FcuScenario& scenario)
+FcuExperiment::FcuExperiment(const FcuScenario& scenario) : FcuExperiment(scenario, false) {}
+
+FcuExperiment::FcuExperiment(const FcuScenario& scenario, SampleTable::Streamed)
+    : FcuExperiment(scenario, true) {}
+
+FcuExperiment::FcuExperiment(const FcuScenario& scenario, bool streamed)
     : scenario_(scenario),
       step_(scenario.timing.step),
       total_steps_(scenario.steps()),
@@ -56,10 +61,12 @@ FcuExperiment::FcuExperiment(const FcuScenario& scenario)
       record_(kFcuColumns + kFcuExtraColumns, 0.0),
       command_history_(history_capacity(scenario)),
       measured_history_(history_capacity(scenario)),
-      samples_(std::vector<std::string>(kFcuColumnHeaders.begin(), kFcuColumnHeaders.end()),
-               scenario.outputs.samples
-                   ? static_cast<std::size_t>(scenario.steps() / scenario.outputs.decimation + 1)
-                   : 0),
+      samples_(make_sample_table(
+          std::vector<std::string>(kFcuColumnHeaders.begin(), kFcuColumnHeaders.end()),
+          scenario.outputs.samples
+              ? static_cast<std::size_t>(scenario.steps() / scenario.outputs.decimation + 1)
+              : 0,
+          streamed)),
       // Bumpless start at the steady state of PLA(0).
       chain_(fcu_loop_plan(scenario), make_fcu_rig_part(scenario), make_fcu_dynamics_part(scenario),
              fcu_record_columns()),

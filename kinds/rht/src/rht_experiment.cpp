@@ -61,11 +61,18 @@ void add_time_series_coefficients(nlohmann::json& j, const RhtScenario::Compensa
 
 }  // namespace
 
-RhtExperiment::RhtExperiment(const RhtScenario& scenario)
+RhtExperiment::RhtExperiment(const RhtScenario& scenario) : RhtExperiment(scenario, false) {}
+
+RhtExperiment::RhtExperiment(const RhtScenario& scenario, SampleTable::Streamed)
+    : RhtExperiment(scenario, true) {}
+
+RhtExperiment::RhtExperiment(const RhtScenario& scenario, bool streamed)
     : scenario_(scenario),
       dynamics_(scenario),
-      samples_(rht_column_headers(),
-               scenario.outputs.samples ? static_cast<std::size_t>(dynamics_.total_steps()) : 0),
+      samples_(make_sample_table(
+          rht_column_headers(),
+          scenario.outputs.samples ? static_cast<std::size_t>(dynamics_.total_steps()) : 0,
+          streamed)),
       chain_(rht_loop_plan(scenario), make_rht_emulated_rig_part(scenario),
              make_rht_dynamics_part(scenario), samples_.headers()),
       row_(kRhtColumns, 0.0),

@@ -1,6 +1,7 @@
 #include "hyloop/kinds/sits/sits_runner.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <fstream>
 #include <limits>
@@ -16,17 +17,49 @@ std::size_t cycle_capacity(const SitsScenario& s) {
   return static_cast<std::size_t>(s.steps() / 8 + 16);
 }
 
+constexpr const char* kCyclesHeader =
+    "cycle[-],t_start[s],t_end[s],e_R[-],amplitude_ratio[-],v_peak[m/s],v_ideal_peak[m/s],"
+    "energy_max[J],energy_ideal_max[J],e_F_peak[N],e_V_peak[m/s]";
+
+/// A cycles.csv line's values after the index.
+std::array<double, 10> cycle_values(const core::CycleRecord& c) {
+  return {c.t_start,  c.t_end,        c.e_r,        c.amplitude_ratio,
+          c.v_peak,   c.v_ideal_peak, c.energy_max, c.energy_ideal_max,
+          c.e_f_peak, c.e_v_peak};
+}
+
+SampleTable sits_samples(const SitsScenario& s, bool streamed) {
+  std::vector<std::string> headers(kSitsColumnHeaders.begin(), kSitsColumnHeaders.end());
+  const auto rows =
+      s.outputs.samples ? static_cast<std::size_t>(s.steps() / s.outputs.decimation + 1) : 0;
+  if (streamed) return {std::move(headers), rows, SampleTable::Streamed{}};
+  return {std::move(headers), rows};
+}
+
+core::CycleMetrics sits_cycle_metrics(const SitsScenario& s, bool streamed, core::CycleSink& sink) {
+  const double window_start = s.timing.duration - s.metrics.window;
+  if (streamed) return {cycle_capacity(s), window_start, sink};
+  return {cycle_capacity(s), window_start};
+}
+
 }  // namespace
 
-SitsRunner::SitsRunner(const SitsScenario& scenario)
+void SitsRunner::CycleCsv::on_cycle(const core::CycleRecord& c) noexcept {
+  const std::array<double, 10> values = cycle_values(c);
+  csv.write_row(c.index, values);
+}
+
+SitsRunner::SitsRunner(const SitsScenario& scenario) : SitsRunner(scenario, false) {}
+
+SitsRunner::SitsRunner(const SitsScenario& scenario, SampleTable::Streamed)
+    : SitsRunner(scenario, true) {}
+
+SitsRunner::SitsRunner(const SitsScenario& scenario, bool streamed)
     : scenario_(scenario),
       step_(scenario.timing.step),
       total_steps_(scenario.steps()),
-      metrics_(cycle_capacity(scenario), scenario.timing.duration - scenario.metrics.window),
-      samples_(std::vector<std::string>(kSitsColumnHeaders.begin(), kSitsColumnHeaders.end()),
-               scenario.outputs.samples
-                   ? static_cast<std::size_t>(scenario.steps() / scenario.outputs.decimation + 1)
-                   : 0),
+      metrics_(sits_cycle_metrics(scenario, streamed, cycle_csv_)),
+      samples_(sits_samples(scenario, streamed)),
       // Bumpless start: the rig at rest at the target's initial position, the command there.
       chain_(sits_loop_plan(scenario), make_sits_emulated_rig_part(scenario),
              make_sits_dynamics_part(scenario), samples_.headers()),
@@ -75,7 +108,6 @@ nlohmann::json SitsRunner::summary() const {
   const double energy_ratio = m.energy_ratio();
   const bool diverged =
       stopped() || (std::isfinite(energy_ratio) && energy_ratio > s.metrics.diverged_energy_ratio);
-  const auto cycles = m.cycles();
   nlohmann::json j;
   j["compensator"] = std::string(core::to_string(s.compensator.kind));
   j["diverged"] = diverged;
@@ -83,7 +115,7 @@ nlohmann::json SitsRunner::summary() const {
       stopped() ? nlohmann::json(std::string(to_string(stop_reason()))) : nlohmann::json(nullptr);
   j["energy_ratio"] = fields::json_number(energy_ratio);
   j["amplitude_growth_rate_per_s"] = fields::json_number(m.amplitude_growth_rate());
-  j["cycles"] = cycles.size();
+  j["cycles"] = m.cycle_count();
   j["dropped_cycles"] = m.dropped_cycles();
   j["metrics"] = {{"window_s", s.metrics.window},
                   {"cycles_in_window", w.cycles},
@@ -113,14 +145,26 @@ nlohmann::json SitsRunner::summary() const {
   return j;
 }
 
+void SitsRunner::stream_tables(const std::filesystem::path& dir) {
+  if (!samples_.streamed()) return;
+  samples_.stream_to(dir / "samples.csv");
+  cycle_csv_.csv.open(dir / "cycles.csv", kCyclesHeader);
+}
+
 void SitsRunner::write_extra_files(const std::filesystem::path& dir) const {
+  if (samples_.streamed()) {
+    CsvStream& csv = cycle_csv_.csv;
+    if (!csv.is_open() || csv.path() != dir / "cycles.csv") {
+      throw std::logic_error("cycles.csv: a streamed recorder writes only where it streamed");
+    }
+    csv.finish();
+    return;
+  }
   std::ofstream f(dir / "cycles.csv");
-  f << "cycle[-],t_start[s],t_end[s],e_R[-],amplitude_ratio[-],v_peak[m/s],v_ideal_peak[m/s],"
-       "energy_max[J],energy_ideal_max[J],e_F_peak[N],e_V_peak[m/s]\n";
+  f << kCyclesHeader << '\n';
   for (const core::CycleRecord& c : metrics_.cycles()) {
     std::string line = std::to_string(c.index);
-    for (double v : {c.t_start, c.t_end, c.e_r, c.amplitude_ratio, c.v_peak, c.v_ideal_peak,
-                     c.energy_max, c.energy_ideal_max, c.e_f_peak, c.e_v_peak}) {
+    for (double v : cycle_values(c)) {
       line += ',';
       line += format_number(v);
     }

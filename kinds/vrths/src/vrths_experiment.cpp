@@ -32,12 +32,20 @@ std::int64_t total_steps_of(const VrthsScenario& s) { return s.steps(load_vrths_
 }  // namespace
 
 VrthsExperiment::VrthsExperiment(const VrthsScenario& scenario)
+    : VrthsExperiment(scenario, false) {}
+
+VrthsExperiment::VrthsExperiment(const VrthsScenario& scenario, SampleTable::Streamed)
+    : VrthsExperiment(scenario, true) {}
+
+VrthsExperiment::VrthsExperiment(const VrthsScenario& scenario, bool streamed)
     : scenario_(scenario),
       total_steps_(total_steps_of(scenario)),
-      samples_(vrths_record_columns(),
-               scenario.outputs.samples
-                   ? static_cast<std::size_t>(total_steps_ / scenario.outputs.decimation + 1)
-                   : 0),
+      samples_(make_sample_table(
+          vrths_record_columns(),
+          scenario.outputs.samples
+              ? static_cast<std::size_t>(total_steps_ / scenario.outputs.decimation + 1)
+              : 0,
+          streamed)),
       chain_(vrths_loop_plan(scenario), make_vrths_rig_part(scenario),
              make_vrths_dynamics_part(scenario), vrths_record_columns()),
       guard_(scenario.guard.config) {

@@ -11,6 +11,60 @@ CycleMetrics::CycleMetrics(std::size_t max_cycles, double window_start)
   cycles_.reserve(max_cycles);
 }
 
+CycleMetrics::CycleMetrics(std::size_t max_cycles, double window_start, CycleSink& sink)
+    : sink_(&sink), capacity_(max_cycles), window_start_(window_start) {}
+
+void CycleMetrics::end_cycle() noexcept {
+  if (count_ >= capacity_) {
+    ++dropped_;
+    return;
+  }
+  if (sink_ == nullptr) {
+    cycles_.push_back(current_);
+    ++count_;
+    return;
+  }
+  // The figures window(), energy_ratio() and amplitude_growth_rate() compute from the kept
+  // cycles, folded in as each ends (the same comparisons and sums in the same order).
+  const CycleRecord& c = current_;
+  if (count_ == 0) first_energy_max_ = c.energy_max;
+  last_energy_max_ = c.energy_max;
+  if (c.t_end >= window_start_) {
+    ++window_cycles_;
+    if (std::abs(c.e_r - 1.0) > worst_r_) {
+      worst_r_ = std::abs(c.e_r - 1.0);
+      window_e_r_ = c.e_r;
+    }
+    if (std::abs(c.amplitude_ratio - 1.0) > worst_a_) {
+      worst_a_ = std::abs(c.amplitude_ratio - 1.0);
+      window_amplitude_ = c.amplitude_ratio;
+    }
+  }
+  if (count_ >= kGrowthFirstCycle) growth_.add(c);
+  ++count_;
+  sink_->on_cycle(c);
+}
+
+void CycleMetrics::GrowthSums::add(const CycleRecord& c) noexcept {
+  if (!(c.v_peak > 0.0) || !std::isfinite(c.v_peak)) {
+    return;
+  }
+  const double y = std::log(c.v_peak);
+  n += 1.0;
+  st += c.t_end;
+  sy += y;
+  stt += c.t_end * c.t_end;
+  sty += c.t_end * y;
+}
+
+double CycleMetrics::GrowthSums::rate() const noexcept {
+  const double den = n * stt - st * st;
+  if (n < 2.0 || den <= 0.0) {
+    return std::numeric_limits<double>::quiet_NaN();
+  }
+  return (n * sty - st * sy) / den;
+}
+
 void CycleMetrics::add(const MetricSample& s) noexcept {
   if (s.t >= window_start_) {
     window_e_f_ = std::max(window_e_f_, std::abs(s.e_f));
@@ -27,11 +81,7 @@ void CycleMetrics::add(const MetricSample& s) noexcept {
       current_.amplitude_ratio = current_.v_ideal_peak > 0.0
                                      ? current_.v_peak / current_.v_ideal_peak
                                      : std::numeric_limits<double>::quiet_NaN();
-      if (cycles_.size() < capacity_) {
-        cycles_.push_back(current_);
-      } else {
-        ++dropped_;
-      }
+      end_cycle();
     }
     started_ = true;
     current_ = CycleRecord{};
@@ -61,6 +111,12 @@ WindowMetrics CycleMetrics::window() const noexcept {
   w.e_v_peak = window_e_v_;
   w.e_r = std::numeric_limits<double>::quiet_NaN();
   w.amplitude_ratio = std::numeric_limits<double>::quiet_NaN();
+  if (sink_ != nullptr) {
+    w.cycles = window_cycles_;
+    if (worst_r_ >= 0.0) w.e_r = window_e_r_;
+    if (worst_a_ >= 0.0) w.amplitude_ratio = window_amplitude_;
+    return w;
+  }
   double worst_r = -1.0;
   double worst_a = -1.0;
   for (const CycleRecord& c : cycles_) {
@@ -81,31 +137,23 @@ WindowMetrics CycleMetrics::window() const noexcept {
 }
 
 double CycleMetrics::energy_ratio() const noexcept {
-  if (cycles_.size() < 2 || cycles_.front().energy_max <= 0.0) {
+  const double first = sink_ != nullptr  ? first_energy_max_
+                       : cycles_.empty() ? 0.0
+                                         : cycles_.front().energy_max;
+  const double last = sink_ != nullptr  ? last_energy_max_
+                      : cycles_.empty() ? 0.0
+                                        : cycles_.back().energy_max;
+  if (count_ < 2 || first <= 0.0) {
     return std::numeric_limits<double>::quiet_NaN();
   }
-  return cycles_.back().energy_max / cycles_.front().energy_max;
+  return last / first;
 }
 
 double CycleMetrics::amplitude_growth_rate(std::size_t first_cycle) const noexcept {
-  double n = 0.0, st = 0.0, sy = 0.0, stt = 0.0, sty = 0.0;
-  for (std::size_t i = first_cycle; i < cycles_.size(); ++i) {
-    const CycleRecord& c = cycles_[i];
-    if (!(c.v_peak > 0.0) || !std::isfinite(c.v_peak)) {
-      continue;
-    }
-    const double y = std::log(c.v_peak);
-    n += 1.0;
-    st += c.t_end;
-    sy += y;
-    stt += c.t_end * c.t_end;
-    sty += c.t_end * y;
-  }
-  const double den = n * stt - st * st;
-  if (n < 2.0 || den <= 0.0) {
-    return std::numeric_limits<double>::quiet_NaN();
-  }
-  return (n * sty - st * sy) / den;
+  if (sink_ != nullptr) return growth_.rate();
+  GrowthSums sums;
+  for (std::size_t i = first_cycle; i < cycles_.size(); ++i) sums.add(cycles_[i]);
+  return sums.rate();
 }
 
 }  // namespace hyloop::core

@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
+#include <vector>
 
 #include "hyloop/testing/alloc_guard.hpp"
 
@@ -54,6 +56,47 @@ TEST(CycleMetrics, CountsCyclesBeyondCapacityAndDoesNotAllocate) {
   EXPECT_EQ(metrics.cycles().size(), 3u);
   EXPECT_EQ(metrics.dropped_cycles(), 95u);  // crossings at t = 1 … 99 s: 98 cycles
   EXPECT_TRUE(std::isnan(CycleMetrics(4, 0.0).energy_ratio()));
+}
+
+// Issue 27 (the coordinator's Start): a streamed CycleMetrics keeps no cycle and allocates
+// nothing, hands each to its sink, and gives the kept form's figures bit for bit, the capacity
+// included (a growing, noisy run with cycles beyond it and some NaN ratios).
+TEST(CycleMetrics, StreamedGivesTheKeptFiguresBitForBit) {
+  struct Sink final : CycleSink {
+    std::vector<CycleRecord> got;
+    void on_cycle(const CycleRecord& c) noexcept override { got.push_back(c); }
+  } sink;
+  sink.got.reserve(64);
+  for (const std::size_t capacity : {std::size_t{1}, std::size_t{7}, std::size_t{1000}}) {
+    sink.got.clear();
+    CycleMetrics kept(capacity, 12.0);
+    testing::AllocGuard guard;
+    CycleMetrics streamed(capacity, 12.0, sink);
+    for (int k = 0; k <= 200000; ++k) {
+      const double t = k * 1e-4;
+      const double vi = std::sin(2 * M_PI * 1.7 * t) * (t > 3.0 && t < 4.0 ? 0.0 : 1.0);
+      const double v = std::exp(0.03 * t) * std::sin(2 * M_PI * 1.7 * t - 0.2) + 1e-3 * std::cos(k);
+      const MetricSample s{t, v, vi, v * v, vi * vi, std::sin(0.37 * k), v - vi};
+      kept.add(s);
+      streamed.add(s);
+    }
+    EXPECT_EQ(guard.allocations(), 0u) << capacity;
+    ASSERT_EQ(sink.got.size(), kept.cycles().size()) << capacity;
+    EXPECT_EQ(
+        std::memcmp(sink.got.data(), kept.cycles().data(), sink.got.size() * sizeof(CycleRecord)),
+        0);
+    EXPECT_TRUE(streamed.cycles().empty());
+    EXPECT_EQ(streamed.cycle_count(), kept.cycle_count());
+    EXPECT_EQ(streamed.dropped_cycles(), kept.dropped_cycles());
+    const auto same = [](double a, double b) { return std::memcmp(&a, &b, sizeof a) == 0; };
+    EXPECT_TRUE(same(streamed.energy_ratio(), kept.energy_ratio())) << capacity;
+    EXPECT_TRUE(same(streamed.amplitude_growth_rate(), kept.amplitude_growth_rate())) << capacity;
+    const WindowMetrics a = streamed.window(), b = kept.window();
+    EXPECT_EQ(a.cycles, b.cycles);
+    EXPECT_TRUE(same(a.e_r, b.e_r) && same(a.amplitude_ratio, b.amplitude_ratio) &&
+                same(a.e_f_peak, b.e_f_peak) && same(a.e_v_peak, b.e_v_peak))
+        << capacity;
+  }
 }
 
 }  // namespace

@@ -1,10 +1,15 @@
 #include "hyloop/experiment/experiment.hpp"
 
+#include <fcntl.h>
+#include <unistd.h>
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <array>
+#include <cerrno>
 #include <charconv>
 #include <chrono>
+#include <cstring>
 #include <fstream>
 #include <stdexcept>
 
@@ -30,9 +35,109 @@ ColumnHeader parse_column_header(std::string_view header) {
           std::string(header.substr(open + 1, header.size() - open - 2))};
 }
 
+CsvStream::~CsvStream() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+void CsvStream::open(const std::filesystem::path& path, const std::string& header_line) {
+  if (fd_ >= 0) throw std::logic_error(path.string() + ": a CSV stream opened twice");
+  fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
+  if (fd_ < 0) {
+    throw std::runtime_error("creating " + path.string() + ": " + std::strerror(errno));
+  }
+  path_ = path;
+  error_ = 0;
+  buffer_.resize(kBufferBytes);
+  used_ = 0;
+  put(header_line.data(), header_line.size());
+  put("\n", 1);
+}
+
+void CsvStream::put(const char* text, std::size_t n) noexcept {
+  while (n > 0) {
+    if (used_ == buffer_.size()) flush();
+    const std::size_t k = std::min(n, buffer_.size() - used_);
+    std::memcpy(buffer_.data() + used_, text, k);
+    used_ += k;
+    text += k;
+    n -= k;
+  }
+}
+
+void CsvStream::flush() noexcept {
+  std::size_t done = 0;
+  while (done < used_ && error_ == 0) {
+    const ssize_t n = ::write(fd_, buffer_.data() + done, used_ - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      error_ = n < 0 ? errno : EIO;
+      break;
+    }
+    done += static_cast<std::size_t>(n);
+  }
+  used_ = 0;  // after an error the rest is dropped: finish() reports it
+}
+
+void CsvStream::write_row(std::span<const double> values) noexcept {
+  if (fd_ < 0) return;
+  std::array<char, 32> number{};
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    if (i > 0) put(",", 1);
+    const auto r = std::to_chars(number.data(), number.data() + number.size(), values[i],
+                                 std::chars_format::general, 17);
+    put(number.data(), static_cast<std::size_t>(r.ptr - number.data()));
+  }
+  put("\n", 1);
+}
+
+void CsvStream::write_row(std::int64_t index, std::span<const double> values) noexcept {
+  if (fd_ < 0) return;
+  std::array<char, 24> number{};
+  const auto r = std::to_chars(number.data(), number.data() + number.size(), index);
+  put(number.data(), static_cast<std::size_t>(r.ptr - number.data()));
+  if (!values.empty()) put(",", 1);
+  write_row(values);
+}
+
+void CsvStream::finish() {
+  if (fd_ < 0) throw std::logic_error("a CSV stream finished that was never opened");
+  flush();
+  const int fd = fd_;
+  fd_ = -1;
+  if (::close(fd) != 0 && error_ == 0) error_ = errno;
+  if (error_ != 0) {
+    throw std::runtime_error("writing " + path_.string() + ": " + std::strerror(error_));
+  }
+}
+
+std::string csv_header_line(const std::vector<std::string>& headers) {
+  std::string line;
+  for (std::size_t i = 0; i < headers.size(); ++i) {
+    line += (i ? "," : "");
+    line += headers[i];
+  }
+  return line;
+}
+
+SampleTable make_sample_table(std::vector<std::string> headers, std::size_t max_rows,
+                              bool streamed) {
+  if (streamed) return {std::move(headers), max_rows, SampleTable::Streamed{}};
+  return {std::move(headers), max_rows};
+}
+
 SampleTable::SampleTable(std::vector<std::string> headers, std::size_t max_rows)
     : headers_(std::move(headers)), capacity_(max_rows) {
   data_.resize(capacity_ * headers_.size());
+}
+
+SampleTable::SampleTable(std::vector<std::string> headers, std::size_t max_rows, Streamed)
+    : headers_(std::move(headers)), capacity_(max_rows), streamed_(true) {}
+
+void SampleTable::stream_to(const std::filesystem::path& path) {
+  if (!streamed_) throw std::logic_error("stream_to: a sample table that keeps its rows");
+  auto stream = std::make_unique<CsvStream>();
+  stream->open(path, csv_header_line(headers_));
+  stream_ = std::move(stream);
 }
 
 bool SampleTable::append(std::span<const double> row) noexcept {
@@ -40,18 +145,27 @@ bool SampleTable::append(std::span<const double> row) noexcept {
     ++dropped_;
     return false;
   }
-  std::copy(row.begin(), row.end(), data_.begin() + static_cast<std::ptrdiff_t>(rows_ * columns()));
+  if (streamed_) {
+    if (stream_) stream_->write_row(row);
+  } else {
+    std::copy(row.begin(), row.end(),
+              data_.begin() + static_cast<std::ptrdiff_t>(rows_ * columns()));
+  }
   ++rows_;
   return true;
 }
 
 void SampleTable::write_csv(const std::filesystem::path& path) const {
-  std::ofstream f(path);
-  std::string line;
-  for (std::size_t i = 0; i < headers_.size(); ++i) {
-    line += (i ? "," : "");
-    line += headers_[i];
+  if (streamed_) {
+    if (!stream_ || stream_->path() != path) {
+      throw std::logic_error("write_csv " + path.string() +
+                             ": a streamed table writes only the file it streamed to");
+    }
+    stream_->finish();
+    return;
   }
+  std::ofstream f(path);
+  std::string line = csv_header_line(headers_);
   f << line << '\n';
   for (std::size_t r = 0; r < rows_; ++r) {
     line.clear();

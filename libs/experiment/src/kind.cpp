@@ -37,6 +37,12 @@ std::unique_ptr<Experiment> LoadedScenario::experiment() const {
   return e;
 }
 
+std::unique_ptr<Experiment> LoadedScenario::streamed_experiment() const {
+  std::unique_ptr<Experiment> e = make_streamed_experiment();
+  e->set_signal_roles(kind().signal_roles());
+  return e;
+}
+
 LoadedScenario::Description LoadedScenario::describe() const {
   const std::unique_ptr<Experiment> e = experiment();
   return {.name = e->name(),

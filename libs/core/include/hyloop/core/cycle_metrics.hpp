@@ -49,15 +49,29 @@ struct WindowMetrics {
   int cycles = 0;                ///< cycles that ended in the window
 };
 
+/// Receives each cycle a streamed CycleMetrics ends, in order (it keeps none).
+class CycleSink {
+ public:
+  virtual ~CycleSink() = default;
+  virtual void on_cycle(const CycleRecord& cycle) noexcept = 0;
+};
+
 class CycleMetrics {
  public:
   /// @param window_start metrics of the window cover samples (and cycle ends) with t ≥ this.
   CycleMetrics(std::size_t max_cycles, double window_start);
+  /// Streamed: keeps no cycle (no storage at all) but hands each to `sink` (the capacity still
+  /// counts); window(), energy_ratio() and amplitude_growth_rate() with its default first cycle
+  /// are those of the kept form, bit for bit (the same values folded in the same order).
+  CycleMetrics(std::size_t max_cycles, double window_start, CycleSink& sink);
 
-  /// Adds the sample of one step. RT-safe.
+  /// Adds the sample of one step. RT-safe (streamed: as the sink is).
   void add(const MetricSample& s) noexcept;
 
+  /// The kept cycles (streamed: none).
   [[nodiscard]] std::span<const CycleRecord> cycles() const noexcept { return cycles_; }
+  /// The cycles ended within the capacity (kept or handed to the sink).
+  [[nodiscard]] std::size_t cycle_count() const noexcept { return count_; }
   [[nodiscard]] std::size_t dropped_cycles() const noexcept { return dropped_; }
   [[nodiscard]] WindowMetrics window() const noexcept;
 
@@ -65,10 +79,31 @@ class CycleMetrics {
   [[nodiscard]] double energy_ratio() const noexcept;
 
   /// Growth rate σ (1/s) of the per-cycle velocity amplitude, v_peak ∝ e^{σ·t}: least squares
-  /// of ln(v_peak) against the cycle's end time, over cycles with index ≥ first_cycle.
-  [[nodiscard]] double amplitude_growth_rate(std::size_t first_cycle = 1) const noexcept;
+  /// of ln(v_peak) against the cycle's end time, over cycles with index ≥ first_cycle (streamed:
+  /// first_cycle is kGrowthFirstCycle whatever is passed).
+  static constexpr std::size_t kGrowthFirstCycle = 1;
+  [[nodiscard]] double amplitude_growth_rate(
+      std::size_t first_cycle = kGrowthFirstCycle) const noexcept;
 
  private:
+  /// Keeps or hands on the cycle just ended and folds it into the streamed figures.
+  void end_cycle() noexcept;
+  /// The least-squares sums of amplitude_growth_rate.
+  struct GrowthSums {
+    double n = 0.0, st = 0.0, sy = 0.0, stt = 0.0, sty = 0.0;
+    void add(const CycleRecord& c) noexcept;
+    [[nodiscard]] double rate() const noexcept;
+  };
+
+  CycleSink* sink_ = nullptr;  ///< streamed: where the cycles go
+  std::size_t count_ = 0;
+  // Streamed: the first and last cycle's energy_max, the window's worst cycle values, the sums.
+  double first_energy_max_ = 0.0;
+  double last_energy_max_ = 0.0;
+  int window_cycles_ = 0;
+  double worst_r_ = -1.0, window_e_r_ = 0.0;
+  double worst_a_ = -1.0, window_amplitude_ = 0.0;
+  GrowthSums growth_;
   std::vector<CycleRecord> cycles_;
   std::size_t capacity_;
   std::size_t dropped_ = 0;

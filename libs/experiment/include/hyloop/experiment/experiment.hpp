@@ -29,24 +29,71 @@ struct ColumnHeader {
 };
 ColumnHeader parse_column_header(std::string_view header);
 
+/// A CSV file written line by line as rows arrive (a streamed recorder's tables): each number
+/// as format_number writes it, through a fixed buffer (no allocation after open()). Write
+/// errors are latched, never thrown by the writers; finish() reports them.
+class CsvStream {
+ public:
+  CsvStream() = default;
+  ~CsvStream();
+  CsvStream(const CsvStream&) = delete;
+  CsvStream& operator=(const CsvStream&) = delete;
+
+  /// Creates `path` (truncated) and writes `header_line` and a newline. @throws
+  /// std::runtime_error naming the file and the cause.
+  void open(const std::filesystem::path& path, const std::string& header_line);
+  [[nodiscard]] bool is_open() const noexcept { return fd_ >= 0; }
+  [[nodiscard]] const std::filesystem::path& path() const noexcept { return path_; }
+  /// One line: `values` with 17 significant digits, comma separated. Does nothing unless open.
+  void write_row(std::span<const double> values) noexcept;
+  /// One line: `index`, then `values`.
+  void write_row(std::int64_t index, std::span<const double> values) noexcept;
+  /// Flushes and closes the file. @throws std::runtime_error on any write error since open().
+  void finish();
+
+ private:
+  static constexpr std::size_t kBufferBytes = std::size_t{64} << 10;
+  void put(const char* text, std::size_t n) noexcept;
+  void flush() noexcept;
+
+  std::filesystem::path path_;
+  int fd_ = -1;
+  int error_ = 0;  ///< the first write's errno (0: none)
+  std::vector<char> buffer_;
+  std::size_t used_ = 0;
+};
+
 /// Recorded samples: fixed columns ("name[unit]"), storage reserved at construction, so that
 /// append() never allocates. Rows beyond the capacity are counted, not stored.
+///
+/// A streamed table (the coordinator's recorder) keeps no row: it counts rows as a kept table
+/// would and writes each to the CSV stream_to() opened (before it: counted, not written), so
+/// that its memory does not depend on the run's length.
 class SampleTable {
  public:
   SampleTable(std::vector<std::string> headers, std::size_t max_rows);
+  struct Streamed {};
+  SampleTable(std::vector<std::string> headers, std::size_t max_rows, Streamed);
 
-  /// Appends one row (row.size() == columns()). RT-safe.
+  /// A streamed table: its rows from now on go to `path` (created, the header line first).
+  /// @throws std::logic_error for a kept table, std::runtime_error when `path` cannot be made.
+  void stream_to(const std::filesystem::path& path);
+  [[nodiscard]] bool streamed() const noexcept { return streamed_; }
+
+  /// Appends one row (row.size() == columns()). RT-safe (a streamed table writes a file).
   bool append(std::span<const double> row) noexcept;
 
   [[nodiscard]] std::size_t rows() const noexcept { return rows_; }
   [[nodiscard]] std::size_t columns() const noexcept { return headers_.size(); }
   [[nodiscard]] std::size_t dropped() const noexcept { return dropped_; }
+  /// Row i of a kept table (a streamed one keeps none: i < rows() does not make it valid).
   [[nodiscard]] std::span<const double> row(std::size_t i) const noexcept {
     return {data_.data() + i * columns(), columns()};
   }
   [[nodiscard]] const std::vector<std::string>& headers() const noexcept { return headers_; }
 
-  /// Writes the CSV: the header line, then every row with 17 significant digits.
+  /// Writes the CSV: the header line, then every row with 17 significant digits. A streamed
+  /// table finishes the file it wrote, which must be `path`. @throws std::runtime_error.
   void write_csv(const std::filesystem::path& path) const;
 
  private:
@@ -55,7 +102,15 @@ class SampleTable {
   std::size_t capacity_;
   std::size_t rows_ = 0;
   std::size_t dropped_ = 0;
+  bool streamed_ = false;
+  std::unique_ptr<CsvStream> stream_;  ///< a streamed table's file (null: not yet opened)
 };
+
+/// The header line of a table's CSV: `headers` comma separated.
+std::string csv_header_line(const std::vector<std::string>& headers);
+/// A table that keeps its rows, or a streamed one (the kinds' streamed recorders).
+SampleTable make_sample_table(std::vector<std::string> headers, std::size_t max_rows,
+                              bool streamed);
 
 /// Receives every row an Experiment's recorder takes, in record_columns() order: the row step()
 /// computed or the row record_cycle() was given (the run journal, run_journal.hpp).
@@ -110,6 +165,11 @@ class Experiment {
   [[nodiscard]] virtual std::string resolved_yaml() const = 0;
   /// Extra files of the run directory (e.g. cycles.csv).
   virtual void write_extra_files(const std::filesystem::path& /*dir*/) const {}
+  /// A streamed recorder (LoadedScenario::streamed_experiment): from now on its tables
+  /// (samples.csv, the extra files it streams) are written into `dir` as rows arrive;
+  /// write_csv()/write_extra_files() then finish them. Called once, before the first row. A
+  /// recorder that keeps its tables ignores it. @throws std::runtime_error.
+  virtual void stream_tables(const std::filesystem::path& /*dir*/) {}
   /// Distributed runs: the "name[unit]" columns of the row record_cycle() takes: samples()'s
   /// columns, then any the summary needs that samples.csv does not hold.
   [[nodiscard]] virtual std::vector<std::string> record_columns() const {

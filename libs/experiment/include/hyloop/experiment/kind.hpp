@@ -21,6 +21,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -158,6 +159,11 @@ class LoadedScenario {
   [[nodiscard]] virtual Description describe() const;
   /// The in-process runner, with the kind's signal roles set (summary.json "signals").
   [[nodiscard]] std::unique_ptr<Experiment> experiment() const;
+  /// The same runner as a streamed recorder (the coordinator's, issue 27): it keeps none of
+  /// its tables' rows in memory but writes them where Experiment::stream_tables says, so that
+  /// its memory does not grow with the run's length; the same files and summary. A kind whose
+  /// runner cannot stream gives its experiment().
+  [[nodiscard]] std::unique_ptr<Experiment> streamed_experiment() const;
   /// Warnings about the valid scenario that `hyloop run` prints (none by default).
   [[nodiscard]] virtual std::vector<std::string> notices() const { return {}; }
 
@@ -174,6 +180,10 @@ class LoadedScenario {
 
  protected:
   [[nodiscard]] virtual std::unique_ptr<Experiment> make_experiment() const = 0;
+  /// The streamed recorder (streamed_experiment); the default: make_experiment().
+  [[nodiscard]] virtual std::unique_ptr<Experiment> make_streamed_experiment() const {
+    return make_experiment();
+  }
   [[nodiscard]] virtual LoopPlan make_loop_plan() const;
   /// The error of a kind without a distributed form.
   [[noreturn]] void no_distributed_form() const;
@@ -228,6 +238,14 @@ class ParsedScenario final : public LoadedScenario {
  protected:
   [[nodiscard]] std::unique_ptr<Experiment> make_experiment() const override {
     return std::make_unique<E>(scenario_);
+  }
+  /// An E constructed with SampleTable::Streamed is a streamed recorder.
+  [[nodiscard]] std::unique_ptr<Experiment> make_streamed_experiment() const override {
+    if constexpr (std::is_constructible_v<E, const S&, SampleTable::Streamed>) {
+      return std::make_unique<E>(scenario_, SampleTable::Streamed{});
+    } else {
+      return make_experiment();
+    }
   }
   [[nodiscard]] LoopPlan make_loop_plan() const override {
     if (form_.plan == nullptr) no_distributed_form();

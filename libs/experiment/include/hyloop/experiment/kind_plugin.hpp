@@ -30,7 +30,7 @@ namespace hyloop::experiment {
 
 /// Bumped whenever Kind, Experiment, the loop parts or anything a plug-in's objects exchange
 /// with the host changes layout or meaning.
-inline constexpr int kKindAbi = 3;  // 3: LoadedScenario::make_wire_emulator (rig.driver)
+inline constexpr int kKindAbi = 4;  // 4: LoadedScenario::make_streamed_experiment (issue 27)
 
 /// What hyloop_kind_plugin() returns (a plain struct: read before anything C++ is trusted).
 struct KindPluginInfo {

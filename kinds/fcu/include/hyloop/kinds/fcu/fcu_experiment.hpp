@@ -203,6 +203,9 @@ std::unique_ptr<DynamicsPart> make_fcu_dynamics_part(const FcuScenario& s);
 class FcuExperiment final : public Experiment {
  public:
   explicit FcuExperiment(const FcuScenario& scenario);
+  /// The streamed recorder (the coordinator's): samples.csv written as rows arrive
+  /// (stream_tables), not kept.
+  FcuExperiment(const FcuScenario& scenario, SampleTable::Streamed);
   // The chain records into this experiment: it stays where it was built.
   FcuExperiment(const FcuExperiment&) = delete;
   FcuExperiment& operator=(const FcuExperiment&) = delete;
@@ -214,6 +217,9 @@ class FcuExperiment final : public Experiment {
   [[nodiscard]] std::int64_t total_steps() const noexcept override { return total_steps_; }
   [[nodiscard]] double step_size() const noexcept override { return step_; }
   [[nodiscard]] const SampleTable& samples() const noexcept override { return samples_; }
+  void stream_tables(const std::filesystem::path& dir) override {
+    if (samples_.streamed()) samples_.stream_to(dir / "samples.csv");
+  }
   [[nodiscard]] std::string name() const override { return scenario_.name; }
   [[nodiscard]] std::string kind() const override { return "fcu"; }
   [[nodiscard]] nlohmann::json summary() const override;
@@ -250,6 +256,7 @@ class FcuExperiment final : public Experiment {
   [[nodiscard]] std::int64_t ecu_limited_steps() const noexcept { return ecu_limited_; }
 
  private:
+  FcuExperiment(const FcuScenario& scenario, bool streamed);
   void record_row(std::span<const double> row) noexcept;
 
   FcuScenario scenario_;

@@ -220,6 +220,9 @@ std::string rht_tuning();
 class RhtExperiment final : public Experiment {
  public:
   explicit RhtExperiment(const RhtScenario& scenario);
+  /// The streamed recorder (the coordinator's): samples.csv written as rows arrive
+  /// (stream_tables), not kept.
+  RhtExperiment(const RhtScenario& scenario, SampleTable::Streamed);
   RhtExperiment(const RhtExperiment&) = delete;
   RhtExperiment& operator=(const RhtExperiment&) = delete;
 
@@ -237,6 +240,9 @@ class RhtExperiment final : public Experiment {
   }
   [[nodiscard]] double step_size() const noexcept override { return scenario_.timing.step; }
   [[nodiscard]] const SampleTable& samples() const noexcept override { return samples_; }
+  void stream_tables(const std::filesystem::path& dir) override {
+    if (samples_.streamed()) samples_.stream_to(dir / "samples.csv");
+  }
   [[nodiscard]] std::string name() const override { return scenario_.name; }
   [[nodiscard]] std::string kind() const override { return "rht"; }
   [[nodiscard]] nlohmann::json summary() const override;
@@ -253,6 +259,7 @@ class RhtExperiment final : public Experiment {
   }
 
  private:
+  RhtExperiment(const RhtScenario& scenario, bool streamed);
   void record_row(std::span<const double> row) noexcept;
 
   static constexpr std::size_t kMaxStopReason = 64;

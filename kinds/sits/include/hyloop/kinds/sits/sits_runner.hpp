@@ -39,6 +39,9 @@ class SitsRunner final : public Experiment {
  public:
   /// Keeps every outputs.decimation-th row in memory when outputs.samples is on.
   explicit SitsRunner(const SitsScenario& scenario);
+  /// The streamed recorder (the coordinator's): samples.csv and cycles.csv written as rows
+  /// arrive (stream_tables), nothing kept that grows with the run's length.
+  SitsRunner(const SitsScenario& scenario, SampleTable::Streamed);
   // The chain records into this runner: it stays where it was built.
   SitsRunner(const SitsRunner&) = delete;
   SitsRunner& operator=(const SitsRunner&) = delete;
@@ -62,6 +65,7 @@ class SitsRunner final : public Experiment {
   [[nodiscard]] std::string resolved_yaml() const override { return to_yaml(scenario_); }
   /// cycles.csv: the per-cycle metrics.
   void write_extra_files(const std::filesystem::path& dir) const override;
+  void stream_tables(const std::filesystem::path& dir) override;
   [[nodiscard]] std::string progress_mode() const override { return scenario_.outputs.progress; }
   [[nodiscard]] std::string output_format() const override { return scenario_.outputs.format; }
 
@@ -78,9 +82,18 @@ class SitsRunner final : public Experiment {
   }
 
  private:
+  /// cycles.csv as the streamed recorder's cycles end.
+  class CycleCsv final : public core::CycleSink {
+   public:
+    void on_cycle(const core::CycleRecord& c) noexcept override;
+    CsvStream csv;
+  };
+  SitsRunner(const SitsScenario& scenario, bool streamed);
+
   SitsScenario scenario_;
   double step_;
   std::int64_t total_steps_;
+  mutable CycleCsv cycle_csv_;  // finished by the const write_extra_files
   core::CycleMetrics metrics_;
   SampleTable samples_;
   LoopChain chain_;

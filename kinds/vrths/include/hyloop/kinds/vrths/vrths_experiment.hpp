@@ -161,6 +161,9 @@ std::string vrths_tuning();
 class VrthsExperiment final : public Experiment {
  public:
   explicit VrthsExperiment(const VrthsScenario& scenario);
+  /// The streamed recorder (the coordinator's): samples.csv written as rows arrive
+  /// (stream_tables), not kept.
+  VrthsExperiment(const VrthsScenario& scenario, SampleTable::Streamed);
   VrthsExperiment(const VrthsExperiment&) = delete;
   VrthsExperiment& operator=(const VrthsExperiment&) = delete;
 
@@ -169,6 +172,9 @@ class VrthsExperiment final : public Experiment {
   [[nodiscard]] std::int64_t total_steps() const noexcept override { return total_steps_; }
   [[nodiscard]] double step_size() const noexcept override { return scenario_.timing.step; }
   [[nodiscard]] const SampleTable& samples() const noexcept override { return samples_; }
+  void stream_tables(const std::filesystem::path& dir) override {
+    if (samples_.streamed()) samples_.stream_to(dir / "samples.csv");
+  }
   [[nodiscard]] std::string name() const override { return scenario_.name; }
   [[nodiscard]] std::string kind() const override { return "vrths"; }
   [[nodiscard]] nlohmann::json summary() const override;
@@ -188,6 +194,7 @@ class VrthsExperiment final : public Experiment {
   [[nodiscard]] const VrthsScenario& scenario() const noexcept { return scenario_; }
 
  private:
+  VrthsExperiment(const VrthsScenario& scenario, bool streamed);
   VrthsScenario scenario_;
   std::int64_t total_steps_;
   std::array<std::vector<double>, 7> series_;  // x_m, y1, y2, y3, r1, r2, r3 (full rate)
