@@ -204,9 +204,10 @@ INSTANTIATE_TEST_SUITE_P(
 
 // ---- a rig part over a device on the wire (rig.driver; rig_driver.hpp)
 
-// A UDP port free on 127.0.0.1 now (the kernel's choice; closed again).
-int free_udp_port() {
-  const int fd = ::socket(AF_INET, SOCK_DGRAM, 0);
+// A port free on 127.0.0.1 now for `type` (SOCK_DGRAM, SOCK_STREAM; the kernel's choice;
+// closed again).
+int free_port(int type) {
+  const int fd = ::socket(AF_INET, type, 0);
   sockaddr_in a{};
   a.sin_family = AF_INET;
   a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
@@ -229,12 +230,37 @@ std::string with_udp_target(const std::string& scenario, bool force = true, doub
       " {name: force, type: f64}, {name: status, type: u8}],"
       "signals: {command_echo: echo, status: status}}}");
   if (force) d["udp"]["signals"]["measured_force"] = "force";
-  d["local_port"] = free_udp_port();
-  d["peer_port"] = free_udp_port();
+  d["local_port"] = free_port(SOCK_DGRAM);
+  d["peer_port"] = free_port(SOCK_DGRAM);
   root["rig"]["driver"] = d;
   YAML::Emitter e;
   e << root;
   return e.c_str();
+}
+
+// The same scenario with its rig back on the in-process emulator.
+std::string on_the_emulator(const std::string& text) {
+  YAML::Node in_process = YAML::Load(text);
+  in_process["rig"]["driver"]["type"] = "emulator";
+  YAML::Emitter e;
+  e << in_process;
+  return e.c_str();
+}
+
+// A cycle of rig part (over the device `text` names, emulated) → dynamics part → actuator stage
+// allocates nothing once warmed up.
+void expect_no_allocation_per_cycle_over_the_wire(const std::string& text) {
+  const auto device = load_scenario_text(text, "wire")->make_wire_emulator({});
+  const LoopPlan plan = loop_plan(text);
+  auto rig = make_rig_part(text);
+  auto dynamics = make_dynamics_part(text);
+  std::array<double, hal::kMaxSignals> measurement{};
+  const std::span<double> m(measurement.data(), plan.measurement.size());
+  const AllocationCount c = count_cycle_allocations(plan, *rig, *dynamics, m, 300);
+  EXPECT_EQ(c.allocations, 0U);
+  EXPECT_EQ(c.stop, nullptr) << "stopped at cycle " << c.cycles << ": " << c.stop;
+  EXPECT_EQ(rig->fault(), nullptr) << device->report();
+  for (const double v : m) EXPECT_TRUE(std::isfinite(v));
 }
 
 TEST(WireRig, OnTheInProcessEmulatorTheResolvedScenarioHasNoDriverBlock) {
@@ -252,11 +278,7 @@ TEST(WireRig, OverTheUdpTargetEmulatorTheRhtRigMeasuresWhatTheInProcessServoDoes
   const std::string text = with_udp_target("scenarios/rht/p4_noise.yaml", true, 0.1);
   const auto device = load_scenario_text(text, "udp")->make_wire_emulator({});
   const auto wire = make_rig_part(text);
-  YAML::Node in_process = YAML::Load(text);
-  in_process["rig"]["driver"]["type"] = "emulator";
-  YAML::Emitter e;
-  e << in_process;
-  const auto local = make_rig_part(e.c_str());
+  const auto local = make_rig_part(on_the_emulator(text));
   std::array<double, 2> mw{}, ml{}, tw{}, tl{};
   int equal = 0;
   constexpr int kCycles = 300;
@@ -299,41 +321,16 @@ TEST(WireRig, AKindThatNeedsTheForceRefusesADeviceWithoutOneByField) {
 }
 
 TEST(WireLoopPartsAllocateNothing, RigOverTheUdpTargetThenDynamicsForACycle) {
-  const std::string text = with_udp_target("scenarios/rht/p4_noise.yaml");
-  const auto device = load_scenario_text(text, "udp")->make_wire_emulator({});
-  const LoopPlan plan = loop_plan(text);
-  auto rig = make_rig_part(text);
-  auto dynamics = make_dynamics_part(text);
-  std::array<double, hal::kMaxSignals> measurement{};
-  const std::span<double> m(measurement.data(), plan.measurement.size());
-  const AllocationCount c = count_cycle_allocations(plan, *rig, *dynamics, m, 300);
-  EXPECT_EQ(c.allocations, 0U);
-  EXPECT_EQ(c.stop, nullptr) << "stopped at cycle " << c.cycles << ": " << c.stop;
-  EXPECT_EQ(rig->fault(), nullptr) << device->report();
-  for (const double v : m) EXPECT_TRUE(std::isfinite(v));
+  expect_no_allocation_per_cycle_over_the_wire(with_udp_target("scenarios/rht/p4_noise.yaml"));
 }
 
 // ---- a rig part over an OpenFresco site (rig.driver.type openfresco, issue 25 item 2)
-
-// A free port for the site's transport (TCP or UDP).
-int free_port(bool udp) {
-  if (udp) return free_udp_port();
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t n = sizeof a;
-  EXPECT_EQ(::bind(fd, reinterpret_cast<const sockaddr*>(&a), sizeof a), 0);
-  EXPECT_EQ(::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &n), 0);
-  ::close(fd);
-  return ntohs(a.sin_port);
-}
 
 // `scenario` resolved, its rig.driver hyloop's own site on loopback over `transport`.
 std::string with_site(const std::string& scenario, const std::string& transport) {
   YAML::Node root = YAML::Load(resolved(scenario));
   YAML::Node d = YAML::Load("{type: openfresco, timeout_s: 1.0}");
-  d["peer_port"] = free_port(transport == "udp");
+  d["peer_port"] = free_port(transport == "udp" ? SOCK_DGRAM : SOCK_STREAM);
   d["openfresco"]["transport"] = transport;
   root["rig"]["driver"] = d;
   YAML::Emitter e;
@@ -352,11 +349,7 @@ TEST_P(SiteRig, TheRhtRigOverHyloopsOwnSiteMeasuresWhatTheInProcessServoDoesBitF
   constexpr int kCycles = 500;
   {
     const auto wire = make_rig_part(text);
-    YAML::Node in_process = YAML::Load(text);
-    in_process["rig"]["driver"]["type"] = "emulator";
-    YAML::Emitter e;
-    e << in_process;
-    const auto local = make_rig_part(e.c_str());
+    const auto local = make_rig_part(on_the_emulator(text));
     for (int k = 0; k < kCycles; ++k) {
       const hal::ActuatorCommand c{0.01 * std::sin(0.05 * k), 0.0};
       wire->step(c, mw, tw);
@@ -385,17 +378,8 @@ TEST_P(SiteRig, ACommandOutsideThePlansLimitsIsNotSentAndCounted) {
 }
 
 TEST_P(SiteRig, RigOverTheSiteThenDynamicsAllocatesNothingPerCycle) {
-  const std::string text = with_site("scenarios/rht/p4_noise.yaml", GetParam());
-  const auto site = load_scenario_text(text, "site")->make_wire_emulator({});
-  const LoopPlan plan = loop_plan(text);
-  auto rig = make_rig_part(text);
-  auto dynamics = make_dynamics_part(text);
-  std::array<double, hal::kMaxSignals> measurement{};
-  const std::span<double> m(measurement.data(), plan.measurement.size());
-  const AllocationCount c = count_cycle_allocations(plan, *rig, *dynamics, m, 300);
-  EXPECT_EQ(c.allocations, 0U);
-  EXPECT_EQ(c.stop, nullptr) << "stopped at cycle " << c.cycles << ": " << c.stop;
-  EXPECT_EQ(rig->fault(), nullptr) << site->report();
+  expect_no_allocation_per_cycle_over_the_wire(
+      with_site("scenarios/rht/p4_noise.yaml", GetParam()));
 }
 
 INSTANTIATE_TEST_SUITE_P(Transports, SiteRig, ::testing::Values("tcp", "udp"));
