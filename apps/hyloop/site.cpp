@@ -52,9 +52,9 @@ int run_site(const SiteOptions& options) {
   }
   const auto& served = site->options();
   std::cerr << "hyloop site: serving OpenSees/OpenFresco clients on "
-            << hal::openfresco::to_string(served.server.transport) << " "
-            << served.server.address << ":" << site->port() << "; run directories in "
-            << served.runs_dir.string() << (options.sessions > 0 ? "" : "; Ctrl-C to stop") << "\n";
+            << hal::openfresco::to_string(served.server.transport) << " " << served.server.address
+            << ":" << site->port() << "; run directories in " << served.runs_dir.string()
+            << (options.sessions > 0 ? "" : "; Ctrl-C to stop") << "\n";
   while (g_site_signal.load() == 0) {
     if (options.sessions > 0 &&
         site->recorder()->wait_for_runs(options.sessions, std::chrono::milliseconds(100))) {

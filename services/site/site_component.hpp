@@ -27,8 +27,8 @@
 #include <string_view>
 #include <thread>
 
-#include "hyloop/runtime/component.hpp"
 #include "hyloop/hal/openfresco_servo_site.hpp"
+#include "hyloop/runtime/component.hpp"
 #include "site/site_recorder.hpp"
 
 namespace hyloop::services {

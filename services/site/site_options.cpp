@@ -102,8 +102,7 @@ std::unique_ptr<SiteComponent> make_site_component(const SiteCliOptions& o) {
                                 ": must be >= 0 (0: never)");
   }
   site.server.idle_timeout = std::chrono::milliseconds(o.idle_timeout_ms);
-  site.server.transport =
-      hal::openfresco::site_transport_from(o.transport, "--site-transport");
+  site.server.transport = hal::openfresco::site_transport_from(o.transport, "--site-transport");
   site.server.udp_timeout = std::chrono::milliseconds(o.udp_timeout_ms);
   site.rig.safety.step = site.rig.servo.step;
   return serve_if_asked(std::make_unique<SiteComponent>(site), o.serve_at_start);

@@ -33,8 +33,8 @@
 #include <vector>
 
 #include "hyloop/experiment/experiment.hpp"
-#include "hyloop/recording/run_directory.hpp"
 #include "hyloop/hal/openfresco_servo_site.hpp"
+#include "hyloop/recording/run_directory.hpp"
 
 namespace hyloop::services {
 
@@ -125,8 +125,7 @@ class SiteRecorder final : public hal::openfresco::SiteRig {
 
  private:
   void log(const std::string& line) const;
-  nlohmann::json site_summary(const hal::openfresco::SessionReport& report,
-                              bool at_rest) const;
+  nlohmann::json site_summary(const hal::openfresco::SessionReport& report, bool at_rest) const;
   void finish_recording(const hal::openfresco::SessionReport& report, SiteRunRecord& out);
 
   hal::openfresco::ServoRig& rig_;

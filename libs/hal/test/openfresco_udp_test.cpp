@@ -21,10 +21,10 @@
 #include <vector>
 
 #include "hyloop/hal/actuator_limits.hpp"
-#include "hyloop/testing/openfresco_peer.hpp"
 #include "hyloop/hal/openfresco_client.hpp"
 #include "hyloop/hal/openfresco_servo_site.hpp"
 #include "hyloop/hal/openfresco_site.hpp"
+#include "hyloop/testing/openfresco_peer.hpp"
 
 namespace hyloop::hal::openfresco {
 namespace {

@@ -22,10 +22,10 @@
 #include <vector>
 
 #include "hyloop/experiment/scenario_error.hpp"
+#include "hyloop/hal/openfresco.hpp"
 #include "hyloop/recording/run_directory.hpp"
 #include "hyloop/recording/run_journal.hpp"
 #include "hyloop/testing/openfresco_peer.hpp"
-#include "hyloop/hal/openfresco.hpp"
 #include "site/site_component.hpp"
 #include "site/site_kind.hpp"
 
