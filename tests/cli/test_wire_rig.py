@@ -126,18 +126,20 @@ class WireRig(unittest.TestCase):
                                         "--wire-loss", "0.002", "--wire-seed", str(seed))
             # What must hold whatever the load: the run is recorded, the device never faulted
             # (a finished run, or one the supervisor stopped: stability guard, a loaded machine's
-            # service fault), and the target stepped on its held command (a slip) for at most 10 %
-            # of the commands it got.
+            # service fault) and got commands.
             line = device_line(r.stderr)
             self.assertNotEqual(wire["stop_reason"], "driver_fault", line)
             commands = int(re.search(r"(\d+) commands", line).group(1))
             slips = int(re.search(r"(\d+) steps on a held command", line).group(1))
             self.assertGreater(commands, 100, line)
-            self.assertLessEqual(slips, 0.10 * commands, line)
             _, local = self.up_real_time(str(ATS), self.root / ("local%d" % seed))
             got = wire["metrics"]["rms_error_m"]
-            # The machine held real time when the same loop over the in-process emulator did.
+            # The machine held real time when the same loop over the in-process emulator did;
+            # then the target stepped on its held command (a slip) for at most 10 % of the
+            # commands it got (a run at load 14, a sanitizer suite beside it, slipped 27 of 265).
             held = local["stop_reason"] is None
+            if held:
+                self.assertLessEqual(slips, 0.10 * commands, line)
             judged += held
             ok = held and wire["stop_reason"] is None and got <= RMS_FACTOR * want
             within += ok

@@ -19,9 +19,11 @@ PeerWatch::PeerWatch(zmq::context_t& context, zmq::socket_t& socket,
 void PeerWatch::on_event(int event, std::uint32_t value, const std::string& peer) {
   if (event == ZMQ_EVENT_HANDSHAKE_SUCCEEDED) {
     connected_.store(true);
-  } else if (event == ZMQ_EVENT_DISCONNECTED && connected_.exchange(false) &&
-             !lost_.exchange(true)) {
+  } else if (event == ZMQ_EVENT_DISCONNECTED && connected_.exchange(false) && !lost_.load()) {
+    // The report before the flag: whoever sees lost() sees what on_lost_ did (the monitor's one
+    // thread is the only caller, so the check and the store need no exchange).
     on_lost_("connection to " + peer + " broke (the peer died, stopped or was cut off)");
+    lost_.store(true);
   } else if ((event & transport::handshake_failed_events()) != 0 && on_handshake_failed_) {
     on_handshake_failed_("handshake with " + peer +
                          " failed: " + transport::describe_handshake_failure(event, value));

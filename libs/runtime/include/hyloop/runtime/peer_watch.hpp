@@ -38,7 +38,7 @@ class PeerWatch {
 
   /// True once a connection was established (handshake done) and while none broke.
   [[nodiscard]] bool connected() const noexcept { return connected_.load(); }
-  /// True once `on_lost` was called.
+  /// True once `on_lost` has returned (what it did happens-before a true lost()).
   [[nodiscard]] bool lost() const noexcept { return lost_.load(); }
 
  private:
