@@ -34,15 +34,6 @@ exclude=(
   # Docker images and a compose stack (~3 min, issue 14); the normal CI stage runs it, and the
   # images take release binaries (ASan's would need the sanitizer runtime in the image).
   '^compose_stack$'
-  # Asserts which supervisor reports first in a 2 ms real-time loop (the actuator's input
-  # deadline, 20 ms on the wall clock since issue 27 finding 8, before the rig's 500 ms timeout).
-  # The deadline should make it hold under the sanitizers too, but it has not been run under
-  # them yet: it stays out until a sanitizer run shows it (next step of finding 8).
-  '^Stack\.KillingTheDynamicsStopsTheRigSafelyAndKeepsEverySample$'
-  # The fault matrix's deadline cases beside a CPU hog (real-time detection rates, issue 27
-  # finding 8): like fault_matrix above it would measure the sanitizers' slower cycles; not yet
-  # run under them.
-  '^fault_matrix_deadline$'
   # Real-time runs over a UDP target through `hyloop up --emulate-wire` with a rate bound (at
   # most 10 % of steps on an old command): a timing check; its C++ (the wire rig part) runs here
   # in WireRig.* and WireLoopPartsAllocateNothing. The normal CI stage runs it.
