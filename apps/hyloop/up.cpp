@@ -445,18 +445,17 @@ int drive(const Runner& r, const UpOptions& o) {
   return status.state() == v1::RUN_STATE_FINISHED ? 0 : 3;
 }
 
-// Whether the --service-config file sets `key` at its top level.
-bool service_config_sets(const UpOptions& o, const std::string& key) {
-  return !o.service_config.empty() && YAML::LoadFile(o.service_config)[key].IsDefined();
-}
-
-// --service-config: the file must be a valid service configuration (load_service_config names
-// the field, value and range) that leaves to `up` what `up` owns; with --inproc only the input
-// deadline applies. @throws std::invalid_argument naming the file and the key.
-void check_service_config(const UpOptions& o) {
+// --service-config, read once: the file must be a valid service configuration
+// (load_service_config names the field, value and range) that leaves to `up` what `up` owns;
+// with --inproc only the input deadline applies. Keeps what `up` itself uses in `o`.
+// @throws std::invalid_argument naming the file and the key.
+void read_service_config(UpOptions& o) {
   if (o.service_config.empty()) return;
-  (void)runtime::load_service_config(o.service_config);
+  const runtime::ServiceConfig config = runtime::load_service_config(o.service_config);
+  o.input_deadline_periods = config.input_deadline_periods;
+  o.input_deadline_floor_ms = config.input_deadline_floor_ms;
   const YAML::Node root = YAML::LoadFile(o.service_config);
+  o.service_config_sets_log_level = root["log_level"].IsDefined();
   for (const char* owned : {"name", "grpc_address", "security_dir", "insecure", "ipc_dir"}) {
     if (root[owned].IsDefined()) {
       throw std::invalid_argument(
@@ -483,11 +482,10 @@ int up_inproc(const UpOptions& o) {
   services::DynamicsComponent dynamics;
   services::SensorComponent sensor;
   if (!o.service_config.empty()) {
-    const runtime::ServiceConfig config = runtime::load_service_config(o.service_config);
     for (runtime::LoopComponent* c :
          std::initializer_list<runtime::LoopComponent*>{&rig, &actuator, &dynamics, &sensor}) {
-      c->set_input_deadline_periods(config.input_deadline_periods);
-      c->set_input_deadline_floor_ms(config.input_deadline_floor_ms);
+      c->set_input_deadline_periods(o.input_deadline_periods);
+      c->set_input_deadline_floor_ms(o.input_deadline_floor_ms);
     }
   }
   auto handles =
@@ -516,7 +514,7 @@ Child spawn_services(const UpOptions& o, const LocalSecurityDir& security,
                      std::vector<Child>& children) {
   std::vector<std::string> service_args = security.args();
   // The operator's service configuration: its log level replaces up's default (warn).
-  const std::string log_level = service_config_sets(o, "log_level") ? "" : "warn";
+  const std::string log_level = o.service_config_sets_log_level ? "" : "warn";
   if (!o.service_config.empty()) {
     service_args.insert(service_args.end(), {"--config", o.service_config});
   }
@@ -798,7 +796,7 @@ int run_up(UpOptions options) {
     options.service_config = fs::absolute(options.service_config).lexically_normal().string();
   }
   try {
-    check_service_config(options);
+    read_service_config(options);
   } catch (const std::exception& e) {
     std::cerr << "hyloop up: " << e.what() << "\n";
     return 2;

@@ -38,6 +38,11 @@ struct UpOptions {
   std::string coordinator_address = "127.0.0.1:0";  ///< --serve: where the coordinator listens
   /// --service-config: every service's --config (absolute after run_up); "" none.
   std::string service_config;
+  /// Read from it once by run_up: the input deadline (what --inproc applies) and whether it sets
+  /// log_level (then up passes no --log-level of its own).
+  int input_deadline_periods = 0;
+  int input_deadline_floor_ms = 0;
+  bool service_config_sets_log_level = false;
 };
 
 // Declares the "up" subcommand of `app`, writing into `options`.
