@@ -151,8 +151,8 @@ def ended_before_the_fault(result: dict, up, log_path: Path, out: Path) -> None:
         return
     log = log_path.read_text()
     result["ended_before_fault"] = True
-    result["note"] = "the run ended before the fault: " + \
-        (re.search(r"hyloop up: ([^\n]*)", log) or re.search(r"(.*)", log)).group(1)[:200]
+    said = re.search(r"hyloop up: ([^\n]*)", log)
+    result["note"] = "the run ended before the fault: " + (said.group(1) if said else log)[:200]
     result["up_exit"] = up.returncode
     result["checks"] = {
         "ended_at_rest": re.search(r"rig at rest [\d.e+-]+ ms after", log) is not None
