@@ -164,6 +164,24 @@ void drive(hal::ActuatorDriver& driver, Stamp stamp, bool synced, double seconds
   }
 }
 
+/// What an EGM or RSI run reports alike: the robot's messages, its reply latencies (s) and the
+/// late counts of both sides.
+nlohmann::json robot_run(const char* driver, bool synced, double period, double seconds,
+                         std::uint64_t robot_messages, const std::vector<double>& lat,
+                         std::uint64_t late_replies, std::uint64_t late_ticks) {
+  return {{"driver", driver},
+          {"loop", synced ? "synced to the robot" : "own 4 ms timer"},
+          {"period_ms", 1e3 * period},
+          {"seconds", seconds},
+          {"robot_messages", robot_messages},
+          {"replies_measured", lat.size()},
+          {"reply_p50_us", 1e6 * percentile(lat, 0.5)},
+          {"reply_p99_us", 1e6 * percentile(lat, 0.99)},
+          {"reply_max_us", 1e6 * percentile(lat, 1.0)},
+          {"late_replies_at_deadline", late_replies},
+          {"controller_late_ticks", late_ticks}};
+}
+
 /// One EGM run: `synced` answers each robot message, else a 4 ms timer loop.
 nlohmann::json run_egm(bool synced, double seconds) {
   constexpr double kPeriod = 0.004;
@@ -186,19 +204,10 @@ nlohmann::json run_egm(bool synced, double seconds) {
   robot.stop();
   const hal::EgmRobotEmulatorStats st = robot.stats();
   const hal::EgmDriverMetrics m = driver.metrics();
-  const std::vector<double>& lat = robot.reply_latencies();
-  return {{"driver", "egm"},
-          {"loop", synced ? "synced to the robot" : "own 4 ms timer"},
-          {"period_ms", 1e3 * kPeriod},
-          {"seconds", seconds},
-          {"robot_messages", st.sent - before.sent},
-          {"replies_measured", lat.size()},
-          {"reply_p50_us", 1e6 * percentile(lat, 0.5)},
-          {"reply_p99_us", 1e6 * percentile(lat, 0.99)},
-          {"reply_max_us", 1e6 * percentile(lat, 1.0)},
-          {"missing_replies", st.missing_replies - before.missing_replies},
-          {"late_replies_at_deadline", m.late_replies},
-          {"controller_late_ticks", st.late_ticks}};
+  nlohmann::json j = robot_run("egm", synced, kPeriod, seconds, st.sent - before.sent,
+                               robot.reply_latencies(), m.late_replies, st.late_ticks);
+  j["missing_replies"] = st.missing_replies - before.missing_replies;
+  return j;
 }
 
 /// One RSI run: `synced` answers each <Rob>, else a 4 ms timer loop.
@@ -223,19 +232,10 @@ nlohmann::json run_rsi(bool synced, double seconds) {
   robot.stop();
   const hal::RsiControllerEmulatorStats st = robot.stats();
   const hal::RsiDriverMetrics m = driver.metrics();
-  const std::vector<double>& lat = robot.reply_latencies();
-  return {{"driver", "rsi"},
-          {"loop", synced ? "synced to the robot" : "own 4 ms timer"},
-          {"period_ms", 1e3 * kPeriod},
-          {"seconds", seconds},
-          {"robot_messages", st.sent - before.sent},
-          {"replies_measured", lat.size()},
-          {"reply_p50_us", 1e6 * percentile(lat, 0.5)},
-          {"reply_p99_us", 1e6 * percentile(lat, 0.99)},
-          {"reply_max_us", 1e6 * percentile(lat, 1.0)},
-          {"controller_late_packets", st.late - before.late},
-          {"late_replies_at_deadline", m.late_replies},
-          {"controller_late_ticks", st.late_ticks}};
+  nlohmann::json j = robot_run("rsi", synced, kPeriod, seconds, st.sent - before.sent,
+                               robot.reply_latencies(), m.late_replies, st.late_ticks);
+  j["controller_late_packets"] = st.late - before.late;
+  return j;
 }
 
 }  // namespace
