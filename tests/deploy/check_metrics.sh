@@ -121,6 +121,14 @@ for s in "${loop_services[@]}" coordinator; do
 done
 if [[ "$state" != "finished" ]]; then
   echo "FAIL: the run ended $state"
+  "$bin/hyloop" ctl "${grpc[coordinator]}" status --security-dir "$work/security" \
+    --role observer || true
+  for f in "$run_dir/summary.json" "$run_dir/INCOMPLETE"; do
+    [[ -f "$f" ]] && { echo "$f:"; head -c 4000 "$f"; echo; }
+  done
+  for s in "${loop_services[@]}" coordinator; do
+    [[ -s "$work/$s.err" ]] && { echo "hyloop-$s stderr:"; tail -n 20 "$work/$s.err"; }
+  done
   failed=1
 fi
 [[ $failed -eq 0 ]] && echo "OK: promtool check metrics passes on every service"
