@@ -417,12 +417,6 @@ void validate(const SitsScenario& s) {
   require(s.schema_version == kSchemaVersion, "schema_version", s.schema_version,
           "this hyloop reads schema_version " + std::to_string(kSchemaVersion));
   if (s.name.empty()) throw ScenarioError("name: must not be empty");
-  require(s.model.mass >= 1e-3 && s.model.mass <= 1e7, "model.mass_kg", s.model.mass,
-          "must be in [1e-3, 1e7] kg");
-  require(s.rig.contact.stiffness > 0.0 && s.rig.contact.stiffness <= 1e10,
-          "rig.contact.stiffness_n_per_m", s.rig.contact.stiffness, "must be in (0, 1e10] N/m");
-  require(s.rig.contact.damping >= 0.0, "rig.contact.damping_ns_per_m", s.rig.contact.damping,
-          "must be >= 0 N*s/m");
   const std::string& preset = s.rig.robot.preset;
   if (preset != "default" && preset != "paper" && preset != "second_order" && preset != "custom") {
     throw ScenarioError("rig.robot.preset = \"" + excerpt(preset) +
@@ -441,29 +435,9 @@ void validate(const SitsScenario& s) {
             "rig.robot.den (length)", static_cast<double>(s.rig.robot.den.size()),
             "order must be <= " + std::to_string(core::kMaxLtiOrder));
   } else {
-    require(s.rig.robot.omega_n > 0.0, "rig.robot.omega_n_rad_s", s.rig.robot.omega_n,
-            "must be > 0");
-    require(s.rig.robot.zeta > 0.0, "rig.robot.zeta", s.rig.robot.zeta, "must be > 0");
-    require(s.rig.robot.omega_z > 0.0, "rig.robot.omega_z_rad_s", s.rig.robot.omega_z,
-            "must be > 0");
   }
-  require(s.rig.sensor_delay >= 0.0, "rig.sensor.delay_s", s.rig.sensor_delay, "must be >= 0 s");
-  require(s.rig.force_noise_std >= 0.0, "rig.sensor.force_noise_std_n", s.rig.force_noise_std,
-          "must be >= 0 N");
-  require(s.rig.position_noise_std >= 0.0, "rig.sensor.position_noise_std_m",
-          s.rig.position_noise_std, "must be >= 0 m");
   require(s.rig.limits.position_min < s.rig.limits.position_max, "rig.limits.position_min_m",
           s.rig.limits.position_min, "must be < position_max_m");
-  require(s.rig.limits.velocity_max > 0.0, "rig.limits.velocity_max_mps", s.rig.limits.velocity_max,
-          "must be > 0");
-  require(s.safety.acceleration_max > 0.0, "rig.limits.acceleration_max_mps2",
-          s.safety.acceleration_max, "must be > 0 (.inf: no limit)");
-  require(s.rig.corrupt_message_every >= 0, "rig.faults.corrupt_message_every",
-          s.rig.corrupt_message_every, "must be >= 0 (0: off)");
-  require(s.safety.rate_limit > 0.0, "safety.rate_limit_mps", s.safety.rate_limit,
-          "must be > 0 (.inf: no limit)");
-  require(s.safety.watchdog_cycles >= 1 && s.safety.watchdog_cycles <= 100000,
-          "safety.watchdog_cycles", s.safety.watchdog_cycles, "must be in [1, 100000]");
   require(std::isfinite(s.safety.stop_deceleration) && s.safety.stop_deceleration > 0.0,
           "safety.stop_deceleration_mps2", s.safety.stop_deceleration, "must be finite and > 0");
   require(std::isfinite(s.acquisition.filter_time_constant) &&
@@ -497,36 +471,24 @@ void validate(const SitsScenario& s) {
                             "m/s^2", speed, window);
 
   const auto& c = s.compensator;
-  require(c.switch_time >= 0.0, "compensator.switch_time_s", c.switch_time, "must be >= 0 s");
-  require(c.max_damping > 0.0, "compensator.max_damping_ns_per_m", c.max_damping,
-          "must be > 0 N*s/m");
   try {
     core::validate(c.phase_correction);
   } catch (const std::invalid_argument& e) {
     throw ScenarioError(std::string("compensator.phase_correction.") + e.what());
   }
-  require(s.tracking_differentiator.r > 0.0, "compensator.tracking_differentiator.r",
-          s.tracking_differentiator.r, "must be > 0");
   require(s.tracking_differentiator.h >= s.timing.step, "compensator.tracking_differentiator.h_s",
           s.tracking_differentiator.h, "must be >= timing.step_s = " + format_value(s.timing.step));
 
   const auto& id = s.identification;
-  require(id.amplitude > 0.0, "identification.amplitude_m", id.amplitude, "must be > 0 m");
-  require(id.omega > 0.0, "identification.omega_rad_s", id.omega, "must be > 0 rad/s");
   if (id.signal != "sine" && id.signal != "chirp") {
     throw ScenarioError("identification.signal = \"" + excerpt(id.signal) +
                         "\": must be sine (A*sin(omega*t), Eq. 23) or chirp (linear, "
                         "chirp_start_hz to chirp_end_hz)");
   }
-  require(id.chirp_start_hz >= 0.0, "identification.chirp_start_hz", id.chirp_start_hz,
-          "must be >= 0 Hz");
   require(id.chirp_end_hz > id.chirp_start_hz && id.chirp_end_hz < 0.5 / s.timing.step,
           "identification.chirp_end_hz", id.chirp_end_hz,
           "must be in (chirp_start_hz, 1/(2*timing.step_s)) = (" + format_value(id.chirp_start_hz) +
               ", " + format_value(0.5 / s.timing.step) + ") Hz");
-  require(id.na >= 0 && id.na <= 8, "identification.na", id.na, "must be in [0, 8]");
-  require(id.nb >= 1 && id.nb <= 8, "identification.nb", id.nb, "must be in [1, 8]");
-  require(id.nk >= 0 && id.nk <= 100, "identification.nk", id.nk, "must be in [0, 100]");
   require(id.samples >= 10 * (id.na + id.nb) + id.nk && id.samples <= 10000000,
           "identification.samples", id.samples,
           "must be in [10*(na+nb)+nk, 1e7] = [" + std::to_string(10 * (id.na + id.nb) + id.nk) +
@@ -547,10 +509,6 @@ void validate(const SitsScenario& s) {
                 " (--set metrics.window_s=" + d + "), or leave metrics.window_s out (" +
                 format_value(kDefaultMetricsWindow) + " s, or the whole of a shorter run)");
   }
-  require(s.metrics.window > 0.0, "metrics.window_s", s.metrics.window,
-          "must be in (0, timing.duration_s]");
-  require(s.metrics.diverged_energy_ratio > 1.0, "metrics.diverged_energy_ratio",
-          s.metrics.diverged_energy_ratio, "must be > 1");
   validate_energy_guard(s.guard.config);
   validate_rig_driver(s.rig.driver, s.timing.step);
 }

@@ -354,24 +354,12 @@ void validate_vrths_fields(const VrthsScenario& s) {
   require(s.schema_version == 1, "schema_version", s.schema_version, "this hyloop reads 1");
   require(s.building_case >= 1 && s.building_case <= 4, "structure.case", s.building_case,
           "must be one of 1, 2, 3, 4");
-  require(s.ground_motion.scale >= 0.0 && s.ground_motion.scale <= 10.0, "ground_motion.scale",
-          s.ground_motion.scale, "must be in [0, 10]");
-  require(s.ground_motion.padding >= 0.0 && s.ground_motion.padding <= 60.0,
-          "ground_motion.padding_s", s.ground_motion.padding, "must be in [0, 60] s");
   require(s.timing.step > 0.0 && s.timing.step <= 1e-3, "timing.step_s", s.timing.step,
           "must be in (0, 1e-3] s");
   require(s.timing.duration >= 0.0 && s.timing.duration <= 1e4, "timing.duration_s",
           s.timing.duration, "must be in [0, 1e4] s (0: the record's)");
   require(s.timing.duration / s.timing.step <= kMaxVrthsSteps, "timing.duration_s",
           s.timing.duration, "duration/step must be <= 1e6 steps");
-  require(s.sensors.displacement_noise >= 0.0, "sensors.displacement_noise_m",
-          s.sensors.displacement_noise, "must be >= 0 m");
-  require(s.sensors.force_noise >= 0.0, "sensors.force_noise_n", s.sensors.force_noise,
-          "must be >= 0 N");
-  require(s.sensors.resolution > 0.0, "sensors.resolution_m", s.sensors.resolution,
-          "must be > 0 m");
-  require(s.sensors.converter_limit > 0.0, "sensors.converter_limit_m", s.sensors.converter_limit,
-          "must be > 0 m");
   for (const auto& [field, v] :
        {std::pair{"perturbation.k_e_sigma_n_per_m", s.perturbation.sigma.k_e},
         std::pair{"perturbation.beta1_sigma_per_s", s.perturbation.sigma.beta1},
@@ -386,10 +374,6 @@ void validate_vrths_fields(const VrthsScenario& s) {
     m += "\": must be none, sample, ats or amb";
     throw ScenarioError(m);
   }
-  require(s.limits.stroke > 0.0, "limits.stroke_m", s.limits.stroke, "must be > 0 m");
-  require(s.limits.velocity > 0.0, "limits.velocity_m_per_s", s.limits.velocity, "must be > 0 m/s");
-  require(s.limits.acceleration > 0.0, "limits.acceleration_max_mps2", s.limits.acceleration,
-          "must be > 0 m/s^2 (.inf: no limit)");
   // An e-stop's ramp (vrths_safety_config) ends within kMaxStopTime across the stroke.
   const hal::SafetyConfig safety = vrths_safety_config(s);
   const double t = hal::kMaxStopTime;
@@ -400,7 +384,6 @@ void validate_vrths_fields(const VrthsScenario& s) {
               format_value(t) + " s across +-stroke_m");
   require_stop_deceleration(safety, "limits.acceleration_max_mps2", s.limits.acceleration, "m/s^2",
                             "none", "2 * limits.stroke_m");
-  require(s.limits.force > 0.0, "limits.force_n", s.limits.force, "must be > 0 N");
   require(s.outputs.decimation >= 1 && s.outputs.decimation <= 4096, "outputs.decimation",
           s.outputs.decimation, "must be in [1, 4096]");
   require_progress_mode("outputs.progress", s.outputs.progress);
@@ -435,19 +418,7 @@ void validate_vrths_plant_and_controllers(VrthsScenario& s) {
     require(positive ? v > 0.0 : v >= 0.0, field, v, positive ? "must be > 0" : "must be >= 0");
   }
   const auto& ats = s.controller.ats;
-  require(ats.window > 0.0, "controller.ats.window_s", ats.window, "must be > 0 s");
-  require(ats.update_every >= 1, "controller.ats.update_every", ats.update_every, "must be >= 1");
-  require(ats.adapt_threshold >= 0.0, "controller.ats.adapt_threshold_m", ats.adapt_threshold,
-          "must be >= 0 m");
-  require(ats.filter_time_constant >= 0.0, "controller.ats.filter_time_constant_s",
-          ats.filter_time_constant, "must be >= 0 s");
   const auto& amb = s.controller.amb;
-  require(amb.filter_cutoff > 0.0, "controller.amb.filter_cutoff_hz", amb.filter_cutoff,
-          "must be > 0 Hz");
-  require(amb.power_time_constant > 0.0, "controller.amb.power_time_constant_s",
-          amb.power_time_constant, "must be > 0 s");
-  require(amb.adapt_threshold >= 0.0, "controller.amb.adapt_threshold_m", amb.adapt_threshold,
-          "must be >= 0 m");
   const auto check = [](const char* block, const auto& build) {
     try {
       build();

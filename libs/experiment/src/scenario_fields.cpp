@@ -1,6 +1,7 @@
 #include "hyloop/experiment/scenario_fields.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <sstream>
 
 #include "hyloop/experiment/kind.hpp"
@@ -45,6 +46,64 @@ FieldRange closed(double a, double b) { return {a, b, false, false}; }
 FieldRange above(double a) { return {a, std::nullopt, true, false}; }
 FieldRange at_least(double a) { return {a, std::nullopt, false, false}; }
 FieldRange left_open(double a, double b) { return {a, b, true, false}; }
+
+std::string range_allows(const FieldRange& range, const std::string& unit) {
+  const std::string with_unit = unit.empty() ? "" : " " + unit;
+  if (range.min && range.max) return "must be in " + range.text() + with_unit;
+  return "must be " + range.text() + with_unit;
+}
+
+bool in_range(const FieldRange& range, double value) noexcept {
+  if (std::isnan(value)) return false;
+  if (range.min && (range.min_exclusive ? value <= *range.min : value < *range.min)) return false;
+  if (range.max && (range.max_exclusive ? value >= *range.max : value > *range.max)) return false;
+  return true;
+}
+
+namespace {
+
+// A number as the file spells it (the reader accepted it already); NaN when it is not one.
+double given_number(const YAML::Node& n) {
+  if (!n.IsScalar()) return std::numeric_limits<double>::quiet_NaN();
+  const std::string& t = n.Scalar();
+  if (t == ".inf" || t == ".Inf" || t == "inf" || t == "+.inf" || t == "+.Inf") {
+    return std::numeric_limits<double>::infinity();
+  }
+  if (t == "-.inf" || t == "-.Inf" || t == "-inf") return -std::numeric_limits<double>::infinity();
+  try {
+    return n.as<double>();
+  } catch (const YAML::Exception&) {
+    return std::numeric_limits<double>::quiet_NaN();
+  }
+}
+
+}  // namespace
+
+void check_field(const MapReader& r, const std::string& field, const FieldSpec& spec,
+                 const YAML::Node& given) {
+  if (!given || given.IsNull()) return;
+  const auto check = [&](const std::string& name, const YAML::Node& n) {
+    const double v = given_number(n);
+    if (in_range(spec.range, v)) return;
+    throw ScenarioError(r.origin() + ": " + name + " = " + format_value(v) + ": " +
+                        range_allows(spec.range, spec.unit));
+  };
+  if (!spec.range.empty() && given.IsSequence()) {
+    for (std::size_t i = 0; i < given.size(); ++i)
+      check(field + "[" + std::to_string(i) + "]", given[i]);
+  } else if (!spec.range.empty() && given.IsScalar()) {
+    check(field, given);
+  }
+  if (spec.type != FieldType::kEnum || spec.values.empty() || !given.IsScalar()) return;
+  const std::string& text = given.Scalar();
+  if (std::find(spec.values.begin(), spec.values.end(), text) != spec.values.end()) return;
+  std::string allowed;
+  for (std::size_t i = 0; i < spec.values.size(); ++i) {
+    allowed += (i == 0 ? "" : i + 1 == spec.values.size() ? " or " : ", ") + spec.values[i];
+  }
+  throw ScenarioError(r.origin() + ": " + field + " = \"" + excerpt(text) + "\": must be " +
+                      allowed);
+}
 
 std::string FieldSpec::key() const {
   const auto dot = name.rfind('.');

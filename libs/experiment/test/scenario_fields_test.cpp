@@ -84,6 +84,9 @@ std::vector<std::string> outside(const FieldSpec& f) {
     out.push_back(number_text(
         f.range.max_exclusive && !integer ? *f.range.max : *f.range.max + step(*f.range.max)));
   }
+  if (f.type == FieldType::kEnum && f.name != "kind" && !f.values.empty()) {
+    out.emplace_back("not_one_of_them");  // every enum is checked by the table too
+  }
   return out;
 }
 
@@ -112,8 +115,9 @@ TEST(ScenarioFields, EachKindHasATableAndAnUnknownKindNone) {
   EXPECT_EQ(scenario_fields(""), nullptr);
 }
 
-// The table's ranges (what the schema and the doc promise) are what the parsers enforce: a value
-// just outside each bound is refused with a message naming the field.
+// The table's ranges and enums (what the schema and the doc promise) are what the parsers enforce:
+// a value just outside each bound, or not among an enum's values, is refused with a message naming
+// the field.
 TEST(ScenarioFields, EveryRangeInTheTableIsEnforcedNamingTheField) {
   const std::vector<std::pair<std::string, std::string>> bases = {
       {"sits", "sits/ideal.yaml"},      {"rht", "rht/p4.yaml"},
@@ -146,6 +150,28 @@ TEST(ScenarioFields, EveryRangeInTheTableIsEnforcedNamingTheField) {
     }
   }
   EXPECT_GE(checked, 80);
+}
+
+// The table checks only what a file gives, so each default must itself lie in its field's range
+// and enum (a field left out is then always valid, without validate() checking it again).
+TEST(ScenarioFields, EveryDefaultLiesInItsRange) {
+  int checked = 0;
+  for (const std::string& kind : scenario_field_kinds()) {
+    for (const FieldSpec& f : scenario_fields(kind)->fields) {
+      const nlohmann::json& d = f.default_value;
+      if (d.is_number() && !f.range.empty()) {
+        EXPECT_TRUE(in_range(f.range, d.get<double>()))
+            << kind << " " << f.name << " = " << d.dump() << ": " << f.range.text();
+        ++checked;
+      }
+      if (d.is_string() && f.type == FieldType::kEnum) {
+        EXPECT_NE(std::find(f.values.begin(), f.values.end(), d.get<std::string>()), f.values.end())
+            << kind << " " << f.name << " = " << d.dump();
+        ++checked;
+      }
+    }
+  }
+  EXPECT_GE(checked, 150);
 }
 
 // The schema holds every field of the table at its dotted path; fields a kind must name are

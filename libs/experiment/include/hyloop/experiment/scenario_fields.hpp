@@ -5,10 +5,12 @@
 // scenario.yaml a run writes) walk that one table. From the plain FieldTable come the JSON Schema
 // of the kind (`hyloop schema KIND`) and the field reference of docs/scenarios.md.
 //
-// The table states what a single field may hold (type, range, enum values); relations between
-// fields (position_min < position_max, control_period a multiple of step, ...) stay in each kind's
-// validate() and are named in the help text. Every range here is also enforced by validate()
-// (scenario_fields_test checks a value just outside each one is refused naming the field).
+// The table states what a single field may hold (type, range, enum values) and is the one place
+// that checks it: parse refuses a value outside its field's range or enum, naming the field, the
+// value and what is allowed ("rig.mass_kg = 0: must be in [0.001, 1000] kg"; scenario_fields_test
+// checks a value just outside each range of every kind). Relations between fields
+// (position_min < position_max, control_period a multiple of step, ...) stay in each kind's
+// validate() and are named in the help text.
 
 #include <yaml-cpp/yaml.h>
 
@@ -100,6 +102,17 @@ std::string markdown_reference(const FieldTable& table);
 
 /// One field bound to the scenario struct S: read from a MapReader, write to an emitter, and its
 /// value as JSON (for the default).
+/// "must be in [a, b] unit", "must be > 0 unit": what a range allows, as messages say it.
+std::string range_allows(const FieldRange& range, const std::string& unit);
+/// Whether `value` lies in `range` (NaN never does).
+bool in_range(const FieldRange& range, double value) noexcept;
+/// What the table says a single field may hold, checked on the value the file gives (after the
+/// field's reader accepted its form; null, "derive it", is not checked): a number against the
+/// range (each item of a list), a string against the enum's values.
+/// @throws ScenarioError "ORIGIN: FIELD = VALUE: must be ..." naming what is allowed.
+void check_field(const MapReader& r, const std::string& field, const FieldSpec& spec,
+                 const YAML::Node& given);
+
 template <typename S>
 struct BoundField {
   FieldSpec spec;
@@ -141,7 +154,9 @@ class BoundTable {
   void parse_node(const Node& n, MapReader& r, S& s) const {
     for (const Node& c : n.children) {
       if (c.field >= 0) {
-        fields_[static_cast<std::size_t>(c.field)].read(r, c.key, s);
+        const BoundField<S>& f = fields_[static_cast<std::size_t>(c.field)];
+        f.read(r, c.key, s);
+        if (r.has(c.key)) check_field(r, r.field(c.key), f.spec, r.get(c.key));
       } else {
         MapReader child = r.child(c.key);
         parse_node(c, child, s);
@@ -282,7 +297,7 @@ BoundField<S> boolean(std::string name, std::string help, Get get) {
           [get](const S& s) { return nlohmann::json(get(s)); }};
 }
 
-/// Free text, a file name (type kFile) or one of `values` (type kEnum; checked by validate()).
+/// Free text, a file name (type kFile) or one of `values` (type kEnum; BoundTable checks it).
 template <typename S, typename Get>
 BoundField<S> text(std::string name, FieldType type, std::vector<std::string> values,
                    std::string help, Get get) {

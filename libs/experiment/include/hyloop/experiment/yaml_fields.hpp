@@ -116,6 +116,13 @@ class MapReader {
     return path_.empty() ? key : path_ + "." + key;
   }
 
+  /// Whether the map holds `key` (a field absent keeps its default).
+  [[nodiscard]] bool has(const std::string& key) const {
+    if (!node_ || node_.IsNull() || !node_.IsMap()) return false;
+    const YAML::Node& map = node_;
+    return static_cast<bool>(map[key]);
+  }
+
   YAML::Node get(const std::string& key) {
     allowed_.insert(key);
     if (!node_ || node_.IsNull()) return YAML::Node(YAML::NodeType::Undefined);
