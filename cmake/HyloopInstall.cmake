@@ -1,7 +1,8 @@
 # `cmake --install build [--prefix P]` and `cpack` (a .deb): the binaries, the libraries and
 # headers with a CMake package (find_package(hyloop), hyloop_add_kind), the protos, the
 # scenarios and data, the report scripts. Layout under the prefix:
-#   bin/hyloop, bin/hyloop-<service>     lib/libhyloop_*.a     lib/hyloop/kinds/ (plug-ins)
+#   bin/hyloop, bin/hyloop-<service>     lib/libhyloop_*.a     lib/hyloop/kinds/ (the shipped
+#                                                                kinds' plug-ins)
 #   include/hyloop/...                   lib/cmake/hyloop/     share/hyloop/{proto,scenarios,
 #   data,report.py,hyloop_report}
 # The binaries find share/hyloop and lib/hyloop/kinds beside themselves (bin/..), so a prefix
@@ -43,7 +44,8 @@ install(FILES ${PROJECT_BINARY_DIR}/cmake/hyloopConfig.cmake
 install(TARGETS hyloop hyloop-rig-emulator hyloop-sensor hyloop-actuator hyloop-dynamics
                 hyloop-identification hyloop-coordinator
         RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
-install(DIRECTORY DESTINATION ${HYLOOP_INSTALL_KINDS_DIR})
+get_property(hyloop_shipped_kind_targets GLOBAL PROPERTY HYLOOP_SHIPPED_KIND_TARGETS)
+install(TARGETS ${hyloop_shipped_kind_targets} LIBRARY DESTINATION ${HYLOOP_INSTALL_KINDS_DIR})
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/scenarios ${PROJECT_SOURCE_DIR}/data
         DESTINATION ${HYLOOP_INSTALL_SHARE_DIR})
 install(FILES ${PROJECT_SOURCE_DIR}/tools/report.py DESTINATION ${HYLOOP_INSTALL_SHARE_DIR})

@@ -38,7 +38,7 @@ if [[ -n "$binaries" ]]; then
   mode=prebuilt
   # A small context: what the Dockerfile copies, and the binaries.
   work=$(mktemp -d /tmp/hyloop-image.XXXXXX)
-  mkdir -p "$work/scripts" "$work/deploy" "$work/bin"
+  mkdir -p "$work/scripts" "$work/deploy" "$work/bin" "$work/kinds"
   cp "$source_dir/scripts/setup.sh" "$source_dir/scripts/build.sh" "$work/scripts/"
   cp "$source_dir/deploy/Dockerfile" "$source_dir/deploy/healthcheck.py" \
      "$source_dir/deploy/runtime_packages.sh" "$work/deploy/"
@@ -47,7 +47,11 @@ if [[ -n "$binaries" ]]; then
     [[ -f "$b" && -x "$b" ]] || continue
     strip --strip-unneeded -o "$work/bin/$(basename "$b")" "$b"
   done
-  "$source_dir/deploy/runtime_packages.sh" "$work"/bin/* > "$work/packages.txt"
+  # The kind plug-ins the binaries load: DIR/../lib/hyloop/kinds in a build tree.
+  kinds=$(dirname "$binaries")/lib/hyloop/kinds
+  ls "$kinds"/*.so >/dev/null 2>&1 || { echo "build-images: no kind plug-ins in $kinds" >&2; exit 1; }
+  for k in "$kinds"/*.so; do strip --strip-unneeded -o "$work/kinds/$(basename "$k")" "$k"; done
+  "$source_dir/deploy/runtime_packages.sh" "$work"/bin/* "$work"/kinds/* > "$work/packages.txt"
   context=$work
 fi
 

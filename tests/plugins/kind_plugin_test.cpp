@@ -11,6 +11,7 @@
 
 #include <Eigen/Dense>
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <numbers>
@@ -36,12 +37,14 @@ void load_good() {
   ASSERT_TRUE(load.error.empty()) << load.error;
 }
 
-std::string scenario_text() {
-  std::ifstream in(kScenario);
+std::string read_file(const fs::path& path) {
+  std::ifstream in(path);
   std::stringstream ss;
   ss << in.rdbuf();
   return ss.str();
 }
+
+std::string scenario_text() { return read_file(kScenario); }
 
 // A fresh directory of the test's own (mode 0755), under the build tree.
 fs::path scratch(const std::string& name) {
@@ -170,6 +173,48 @@ TEST(KindPlugin, NotAPluginIsRefused) {
   ::chmod((dir / "junk.so").c_str(), 0644);
   const ex::PluginLoad load = ex::load_kind_plugin(dir / "junk.so");
   EXPECT_NE(load.error.find("cannot load"), std::string::npos) << load.error;
+}
+
+// The shipped kinds are plug-ins too: built into lib/hyloop/kinds beside bin/, each registering
+// the kind its file names, and runnable from this program, which links no kind.
+TEST(ShippedKinds, EachIsAPluginBesideTheBinariesAndRunsHere) {
+  const fs::path dir = fs::path(HYLOOP_BIN_DIR).parent_path() / "lib" / "hyloop" / "kinds";
+  for (const std::string name : {"fcu", "rht", "sits", "vrths"}) {
+    const ex::PluginLoad load = ex::load_kind_plugin(dir / ("hyloop_kind_" + name + ".so"));
+    ASSERT_TRUE(load.error.empty()) << name << ": " << load.error;
+    EXPECT_EQ(load.kind, name);
+  }
+  auto e = ex::make_experiment_from_text(
+      read_file(fs::path(HYLOOP_SOURCE_DIR) / "scenarios" / "sits" / "table1_none.yaml"),
+      "table1_none.yaml", {"timing.duration_s=0.5"});
+  e->run();
+  EXPECT_EQ(e->samples().rows(), 250u);  // 2 ms steps over 0.5 s
+}
+
+// `hyloop` carries no kind: copied where no kinds directory lies beside it, it knows none and
+// says so; given the shipped kinds' directory (--kinds), it runs a SITS scenario.
+TEST(ShippedKinds, TheToolLinksNoKindAndRunsTheLoadedOnes) {
+  const fs::path prefix = scratch("bare_prefix");
+  fs::create_directories(prefix / "bin");
+  fs::copy_file(fs::path(HYLOOP_BIN_DIR) / "hyloop", prefix / "bin" / "hyloop");
+  const std::string scenario =
+      (fs::path(HYLOOP_SOURCE_DIR) / "scenarios" / "sits" / "table1_none.yaml").string();
+  const std::string run = "env -u HYLOOP_KIND_PATH " + (prefix / "bin" / "hyloop").string() +
+                          " run " + scenario + " --set timing.duration_s=0.2 --force --out ";
+  const fs::path log = prefix / "log.txt";
+  const int bare =
+      std::system((run + (prefix / "bare").string() + " >" + log.string() + " 2>&1").c_str());
+  EXPECT_NE(bare, 0);
+  const std::string said = read_file(log);
+  const std::size_t refused = said.find("kind = \"sits\": must be one of ");
+  ASSERT_NE(refused, std::string::npos) << said;
+  EXPECT_EQ(said.find("rht", refused), std::string::npos) << said;  // no shipped kind is known
+  const fs::path kinds = fs::path(HYLOOP_BIN_DIR).parent_path() / "lib" / "hyloop" / "kinds";
+  const int loaded = std::system((run + (prefix / "loaded").string() + " --kinds " +
+                                  kinds.string() + " >" + log.string() + " 2>&1")
+                                     .c_str());
+  EXPECT_EQ(loaded, 0) << read_file(log);
+  EXPECT_TRUE(fs::exists(prefix / "loaded" / "samples.csv")) << read_file(log);
 }
 
 TEST(OscillatorExample, WithoutLagTheLoopIsItsIdealTwinBitForBit) {

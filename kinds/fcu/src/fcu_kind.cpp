@@ -140,4 +140,6 @@ const Kind& fcu_kind() {
   return kind;
 }
 
+std::unique_ptr<Kind> make_fcu_kind() { return std::make_unique<FcuKind>(); }
+
 }  // namespace hyloop::experiment

@@ -132,4 +132,6 @@ const Kind& rht_kind() {
   return kind;
 }
 
+std::unique_ptr<Kind> make_rht_kind() { return std::make_unique<RhtKind>(); }
+
 }  // namespace hyloop::experiment

@@ -173,4 +173,6 @@ const Kind& sits_kind() {
   return kind;
 }
 
+std::unique_ptr<Kind> make_sits_kind() { return std::make_unique<SitsKind>(); }
+
 }  // namespace hyloop::experiment

@@ -258,4 +258,6 @@ const Kind& vrths_kind() {
   return kind;
 }
 
+std::unique_ptr<Kind> make_vrths_kind() { return std::make_unique<VrthsKind>(); }
+
 }  // namespace hyloop::experiment

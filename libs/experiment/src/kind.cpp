@@ -179,8 +179,14 @@ const Analysis& kind_analysis(const std::string& text, const std::string& origin
 
 std::vector<const Kind*> kinds() {
   Registry& r = registry();
-  const std::lock_guard<std::mutex> lock(r.mutex);
-  return r.kinds;
+  std::vector<const Kind*> out;
+  {
+    const std::lock_guard<std::mutex> lock(r.mutex);
+    out = r.kinds;
+  }
+  std::sort(out.begin(), out.end(),
+            [](const Kind* a, const Kind* b) { return a->name() < b->name(); });
+  return out;
 }
 
 std::vector<std::string> kind_names() {

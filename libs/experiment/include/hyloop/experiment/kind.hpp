@@ -285,7 +285,8 @@ const Identification& kind_identification(const std::string& text,
 /// The identification `kind` offers, refused by name like kind_identification.
 const Identification& kind_identification(const Kind& kind);
 const Analysis& kind_analysis(const std::string& text, const std::string& origin = "scenario");
-/// Every registered kind, in registration order (the shipped ones first).
+/// Every registered kind, sorted by name (the same whether a program loaded the kinds as
+/// plug-ins or linked them).
 std::vector<const Kind*> kinds();
 /// The names of the registered kinds, sorted.
 std::vector<std::string> kind_names();

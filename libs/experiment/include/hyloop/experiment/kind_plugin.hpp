@@ -48,13 +48,15 @@ struct KindPluginInfo {
 #define HYLOOP_KIND_STRINGIFY(x) HYLOOP_KIND_STRINGIFY2(x)
 
 /// In exactly one source file of a plug-in: HYLOOP_KIND_PLUGIN(MyKind) (MyKind default
-/// constructible, derived from hyloop::experiment::Kind).
-#define HYLOOP_KIND_PLUGIN(KindClass)                                                           \
+/// constructible, derived from hyloop::experiment::Kind), or HYLOOP_KIND_PLUGIN_FACTORY(expr)
+/// with an expression giving a new Kind* the host will own.
+#define HYLOOP_KIND_PLUGIN(KindClass) HYLOOP_KIND_PLUGIN_FACTORY(new KindClass())
+#define HYLOOP_KIND_PLUGIN_FACTORY(new_kind)                                                    \
   extern "C" __attribute__((visibility("default"))) const ::hyloop::experiment::KindPluginInfo* \
   hyloop_kind_plugin() {                                                                        \
     static const ::hyloop::experiment::KindPluginInfo info{                                     \
         ::hyloop::experiment::kKindAbi, ::hyloop::kHyloopVersion, HYLOOP_KIND_COMPILER_ID,      \
-        []() -> ::hyloop::experiment::Kind* { return new KindClass(); }};                       \
+        []() -> ::hyloop::experiment::Kind* { return new_kind; }};                              \
     return &info;                                                                               \
   }
 
