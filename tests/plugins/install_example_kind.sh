@@ -13,7 +13,8 @@ cmake --install "$build" --prefix "$prefix" >"$work/install.log"
 echo "installed into $prefix: $(du -sh "$prefix" | cut -f1)"
 for f in bin/hyloop bin/hyloop-dynamics lib/cmake/hyloop/hyloopConfig.cmake \
          include/hyloop/version.hpp include/hyloop/v2/loop.pb.h share/hyloop/proto/hyloop/v2/loop.proto \
-         share/hyloop/scenarios/sits/table1_scvg.yaml share/hyloop/report.py; do
+         share/hyloop/scenarios/sits/table1_scvg.yaml share/hyloop/report.py \
+         lib/hyloop/kinds/hyloop_kind_sits.so lib/hyloop/kinds/hyloop_kind_vrths.so; do
   [[ -e "$prefix/$f" ]] || { echo "FAIL: $f not installed"; exit 1; }
 done
 binaries_before=$(sha256sum "$prefix"/bin/* | sha256sum)

@@ -209,6 +209,10 @@ TEST(ShippedKinds, TheToolLinksNoKindAndRunsTheLoadedOnes) {
   const std::size_t refused = said.find("kind = \"sits\": must be one of ");
   ASSERT_NE(refused, std::string::npos) << said;
   EXPECT_EQ(said.find("rht", refused), std::string::npos) << said;  // no shipped kind is known
+  // ... and says where it looked.
+  EXPECT_NE(said.find("looked for in " + (prefix / "lib" / "hyloop" / "kinds").string()),
+            std::string::npos)
+      << said;
   const fs::path kinds = fs::path(HYLOOP_BIN_DIR).parent_path() / "lib" / "hyloop" / "kinds";
   const int loaded = std::system((run + (prefix / "loaded").string() + " --kinds " +
                                   kinds.string() + " >" + log.string() + " 2>&1")

@@ -5,6 +5,6 @@ extern "C" __attribute__((visibility("default"))) const hyloop::experiment::Kind
 hyloop_kind_plugin() {
   static const hyloop::experiment::KindPluginInfo info{
       hyloop::experiment::kKindAbi, "0.0.0-test", HYLOOP_KIND_COMPILER_ID,
-      []() -> hyloop::experiment::Kind* { return nullptr; }};
+      []() -> hyloop::experiment::Kind* { return nullptr; }, nullptr};
   return &info;
 }

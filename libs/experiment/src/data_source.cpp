@@ -220,6 +220,10 @@ void set_server_data_directories(const std::vector<fs::path>& dirs) {
   }
   const std::lock_guard<std::mutex> lock(dirs_mutex());
   configured_dirs() = dirs;
+  // The kind plug-ins' own copies of this code read the same list from the environment.
+  std::string list;
+  for (const fs::path& d : dirs) list += (list.empty() ? "" : ":") + fs::absolute(d).string();
+  if (!list.empty()) ::setenv("HYLOOP_DATA_DIRS", list.c_str(), 1);
 }
 
 std::string take_data_dir_options(int& argc, char** argv) {

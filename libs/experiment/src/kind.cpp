@@ -18,7 +18,15 @@ struct Registry {
   std::vector<std::unique_ptr<Kind>> owned;  // the ones register_kind() added
 };
 
+// A plug-in's copy of the framework uses the registry of the program that loaded it
+// (attach_kind_registry), so its own code (a tuner's runs, Monte Carlo) finds every kind.
+Registry*& attached_registry() {
+  static Registry* host = nullptr;
+  return host;
+}
+
 Registry& registry() {
+  if (Registry* host = attached_registry()) return *host;
   static Registry r;
   return r;
 }
@@ -127,6 +135,9 @@ std::string known_kinds() {
   std::string out = joined(kind_names());
   const std::vector<std::string> refused = kind_plugin_refusals();
   if (!refused.empty()) out += " (kind plug-ins refused: " + joined(refused) + ")";
+  if (const std::vector<std::string> dirs = kind_plugin_dirs_searched(); !dirs.empty()) {
+    out += " (kind plug-ins looked for in " + joined(dirs) + "; --kinds DIR adds one)";
+  }
   return out;
 }
 
@@ -175,6 +186,12 @@ const Analysis& kind_analysis(const std::string& text, const std::string& origin
   return *kind_offering(find_scenario_kind(text, origin), "analysis", [](const Kind& k) {
             return k.analysis() != nullptr;
           }).analysis();
+}
+
+void* kind_registry_handle() { return &registry(); }
+
+void attach_kind_registry(void* host_registry) {
+  attached_registry() = static_cast<Registry*>(host_registry);
 }
 
 std::vector<const Kind*> kinds() {

@@ -26,6 +26,7 @@ struct PluginState {
   std::mutex mutex;
   std::set<std::string> loaded;  // canonical paths
   std::vector<std::string> refusals;
+  std::vector<std::string> searched;  // the directories load_kind_plugins() looked in
 };
 
 PluginState& plugin_state() {
@@ -136,8 +137,13 @@ PluginLoad load_kind_plugin(const fs::path& file) {
                    "refused: built for " + built + "; this is " + host +
                        ": rebuild it against this hyloop (find_package(hyloop), hyloop_add_kind)");
   }
+  if (info->attach_registry == nullptr) {
+    ::dlclose(handle);
+    return refused(load, "refused: its plug-in information is incomplete (no attach_registry)");
+  }
   // From here the plug-in's code stays mapped for the life of the process (its kind is in the
   // registry; a kind that failed to register may still have run its constructor).
+  info->attach_registry(kind_registry_handle());
   std::unique_ptr<Kind> kind;
   try {
     kind.reset(info->create());
@@ -163,6 +169,10 @@ std::vector<fs::path> kind_search_path() {
 
 std::vector<PluginLoad> load_kind_plugins(const std::vector<fs::path>& dirs) {
   std::vector<PluginLoad> out;
+  {
+    const std::lock_guard<std::mutex> lock(plugin_state().mutex);
+    for (const fs::path& dir : dirs) plugin_state().searched.push_back(dir.string());
+  }
   for (const fs::path& dir : dirs) {
     std::error_code ec;
     if (!fs::is_directory(dir, ec)) continue;
@@ -177,6 +187,11 @@ std::vector<PluginLoad> load_kind_plugins(const std::vector<fs::path>& dirs) {
     }
   }
   return out;
+}
+
+std::vector<std::string> kind_plugin_dirs_searched() {
+  const std::lock_guard<std::mutex> lock(plugin_state().mutex);
+  return plugin_state().searched;
 }
 
 std::vector<std::string> kind_plugin_refusals() {

@@ -285,6 +285,11 @@ const Identification& kind_identification(const std::string& text,
 /// The identification `kind` offers, refused by name like kind_identification.
 const Identification& kind_identification(const Kind& kind);
 const Analysis& kind_analysis(const std::string& text, const std::string& origin = "scenario");
+/// The plug-in machinery (kind_plugin.hpp): this program's registry, as an opaque handle, and
+/// the call a plug-in's copy of the framework gets before its kind is created, after which its
+/// find_kind, kinds() and make_experiment_* see the loading program's kinds.
+void* kind_registry_handle();
+void attach_kind_registry(void* host_registry);
 /// Every registered kind, sorted by name (the same whether a program loaded the kinds as
 /// plug-ins or linked them).
 std::vector<const Kind*> kinds();

@@ -30,7 +30,7 @@ namespace hyloop::experiment {
 
 /// Bumped whenever Kind, Experiment, the loop parts or anything a plug-in's objects exchange
 /// with the host changes layout or meaning.
-inline constexpr int kKindAbi = 4;  // 4: LoadedScenario::make_streamed_experiment (issue 27)
+inline constexpr int kKindAbi = 5;  // 5: KindPluginInfo::attach_registry (one kind registry)
 
 /// What hyloop_kind_plugin() returns (a plain struct: read before anything C++ is trusted).
 struct KindPluginInfo {
@@ -38,6 +38,9 @@ struct KindPluginInfo {
   const char* hyloop_version;
   const char* compiler;  ///< __VERSION__ plus the libstdc++ string ABI
   Kind* (*create)();     ///< a new kind; the host owns it
+  /// Called before create() with the host's kind_registry_handle(): the plug-in's copy of the
+  /// framework then uses the host's registry (attach_kind_registry).
+  void (*attach_registry)(void* host_registry);
 };
 
 /// The compiler identity a plug-in must share with the host.
@@ -56,7 +59,8 @@ struct KindPluginInfo {
   hyloop_kind_plugin() {                                                                        \
     static const ::hyloop::experiment::KindPluginInfo info{                                     \
         ::hyloop::experiment::kKindAbi, ::hyloop::kHyloopVersion, HYLOOP_KIND_COMPILER_ID,      \
-        []() -> ::hyloop::experiment::Kind* { return new_kind; }};                              \
+        []() -> ::hyloop::experiment::Kind* { return new_kind; },                               \
+        &::hyloop::experiment::attach_kind_registry};                                           \
     return &info;                                                                               \
   }
 
@@ -87,6 +91,9 @@ std::string writable_by_others(const std::filesystem::path& path);
 
 /// Every plug-in refused so far in this process ("path: reason").
 std::vector<std::string> kind_plugin_refusals();
+/// The directories load_kind_plugins() looked in, in order (none in a program that only links
+/// its kinds).
+std::vector<std::string> kind_plugin_dirs_searched();
 
 /// For main(): removes `--kinds DIR` / `--kinds=DIR` from argv, exports the effective
 /// HYLOOP_KIND_PATH (so the services `hyloop up` starts see the same kinds), loads the plug-ins
