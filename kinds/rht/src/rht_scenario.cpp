@@ -435,20 +435,11 @@ RhtScenario parse_rht_scenario(const YAML::Node& root, const std::string& path,
   s.data = data;
   rht_table().parse(root, path, s);
 
-  const auto fail = [&](const std::string& msg) { throw ScenarioError(path + ": " + msg); };
   validate_with_origin(path, [&] {
     require(s.schema_version == 1, "schema_version", s.schema_version, "this hyloop reads 1");
     require(s.servo.omega_min > 0.0 && s.servo.omega_min <= s.servo.omega_max,
             "servo.omega_min_rad_s", s.servo.omega_min, "must be > 0 and <= omega_max_rad_s");
     validate_rht_stop_time(s);
-    if (s.compensator.type != "none" && s.compensator.type != "adaptive" &&
-        s.compensator.type != "ats" && s.compensator.type != "amb") {
-      fail("compensator.type = \"" + excerpt(s.compensator.type) +
-           "\": must be none, adaptive, ats or amb");
-    }
-    if (s.compensator.model != "p3" && s.compensator.model != "p4" && s.compensator.model != "p7") {
-      fail("compensator.model = \"" + excerpt(s.compensator.model) + "\": must be p3, p4 or p7");
-    }
     require(s.timing.step > 0.0 && s.timing.step <= 0.1, "timing.step_s", s.timing.step,
             "must be in (0, 0.1] s");
     require(s.timing.duration >= 0.0 && s.timing.duration <= 1e5, "timing.duration_s",

@@ -352,8 +352,6 @@ namespace {
 // controller type, limits, outputs).
 void validate_vrths_fields(const VrthsScenario& s) {
   require(s.schema_version == 1, "schema_version", s.schema_version, "this hyloop reads 1");
-  require(s.building_case >= 1 && s.building_case <= 4, "structure.case", s.building_case,
-          "must be one of 1, 2, 3, 4");
   require(s.timing.step > 0.0 && s.timing.step <= 1e-3, "timing.step_s", s.timing.step,
           "must be in (0, 1e-3] s");
   require(s.timing.duration >= 0.0 && s.timing.duration <= 1e4, "timing.duration_s",
@@ -366,13 +364,6 @@ void validate_vrths_fields(const VrthsScenario& s) {
         std::pair{"perturbation.beta2_sigma_per_s2", s.perturbation.sigma.beta2},
         std::pair{"perturbation.a3_sigma_per_s", s.perturbation.sigma.a3}}) {
     require(v >= 0.0, field, v, "must be >= 0");
-  }
-  if (s.controller.type != "none" && s.controller.type != "sample" && s.controller.type != "ats" &&
-      s.controller.type != "amb") {
-    std::string m = "controller.type = \"";
-    m += excerpt(s.controller.type);
-    m += "\": must be none, sample, ats or amb";
-    throw ScenarioError(m);
   }
   // An e-stop's ramp (vrths_safety_config) ends within kMaxStopTime across the stroke.
   const hal::SafetyConfig safety = vrths_safety_config(s);

@@ -156,13 +156,9 @@ const Kind& kind_offering(const Kind& kind, const std::string& what, Has has) {
   for (const Kind* k : kinds()) {
     if (has(*k)) able.push_back(k->name());
   }
-  std::string list;
-  for (std::size_t i = 0; i < able.size(); ++i) {
-    list += (i == 0 ? "" : (i + 1 == able.size() ? " or " : ", ")) + able[i];
-  }
-  throw std::invalid_argument(
-      "scenario kind \"" + kind.name() + "\": " + what +
-      (able.empty() ? " is offered by no known kind" : " runs a " + list + " scenario"));
+  throw std::invalid_argument("scenario kind \"" + kind.name() + "\": " + what +
+                              (able.empty() ? " is offered by no known kind"
+                                            : " runs a " + listed_with_or(able) + " scenario"));
 }
 
 }  // namespace
@@ -208,8 +204,7 @@ std::vector<const Kind*> kinds() {
 
 std::vector<std::string> kind_names() {
   std::vector<std::string> names;
-  for (const Kind* k : kinds()) names.push_back(k->name());
-  std::sort(names.begin(), names.end());
+  for (const Kind* k : kinds()) names.push_back(k->name());  // kinds() is sorted by name
   return names;
 }
 

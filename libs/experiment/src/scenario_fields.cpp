@@ -65,11 +65,7 @@ namespace {
 // A number as the file spells it (the reader accepted it already); NaN when it is not one.
 double given_number(const YAML::Node& n) {
   if (!n.IsScalar()) return std::numeric_limits<double>::quiet_NaN();
-  const std::string& t = n.Scalar();
-  if (t == ".inf" || t == ".Inf" || t == "inf" || t == "+.inf" || t == "+.Inf") {
-    return std::numeric_limits<double>::infinity();
-  }
-  if (t == "-.inf" || t == "-.Inf" || t == "-inf") return -std::numeric_limits<double>::infinity();
+  if (const std::optional<double> inf = infinity_spelled(n.Scalar())) return *inf;
   try {
     return n.as<double>();
   } catch (const YAML::Exception&) {
@@ -97,12 +93,8 @@ void check_field(const MapReader& r, const std::string& field, const FieldSpec& 
   if (spec.type != FieldType::kEnum || spec.values.empty() || !given.IsScalar()) return;
   const std::string& text = given.Scalar();
   if (std::find(spec.values.begin(), spec.values.end(), text) != spec.values.end()) return;
-  std::string allowed;
-  for (std::size_t i = 0; i < spec.values.size(); ++i) {
-    allowed += (i == 0 ? "" : i + 1 == spec.values.size() ? " or " : ", ") + spec.values[i];
-  }
   throw ScenarioError(r.origin() + ": " + field + " = \"" + excerpt(text) + "\": must be " +
-                      allowed);
+                      listed_with_or(spec.values));
 }
 
 std::string FieldSpec::key() const {

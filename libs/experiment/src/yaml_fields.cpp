@@ -21,6 +21,22 @@ std::string excerpt(std::string_view text, std::size_t max) {
   return std::string(text.substr(0, max)) + "... (" + std::to_string(text.size()) + " characters)";
 }
 
+std::string listed_with_or(const std::vector<std::string>& items) {
+  std::string out;
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    out += (i == 0 ? "" : i + 1 == items.size() ? " or " : ", ") + items[i];
+  }
+  return out;
+}
+
+std::optional<double> infinity_spelled(std::string_view t) {
+  if (t == ".inf" || t == ".Inf" || t == "inf" || t == "+.inf" || t == "+.Inf") {
+    return std::numeric_limits<double>::infinity();
+  }
+  if (t == "-.inf" || t == "-.Inf" || t == "-inf") return -std::numeric_limits<double>::infinity();
+  return std::nullopt;
+}
+
 std::string too_long_string(std::string_view text) {
   // Appended, not "\"" + std::string&&: GCC 12's false -Wrestrict on that (GCC bug 105329).
   std::string message(1, '"');

@@ -100,8 +100,6 @@ std::string markdown_reference(const FieldTable& table);
 
 // ------------------------------------------------------------------------- binding to structs
 
-/// One field bound to the scenario struct S: read from a MapReader, write to an emitter, and its
-/// value as JSON (for the default).
 /// "must be in [a, b] unit", "must be > 0 unit": what a range allows, as messages say it.
 std::string range_allows(const FieldRange& range, const std::string& unit);
 /// Whether `value` lies in `range` (NaN never does).
@@ -113,6 +111,8 @@ bool in_range(const FieldRange& range, double value) noexcept;
 void check_field(const MapReader& r, const std::string& field, const FieldSpec& spec,
                  const YAML::Node& given);
 
+/// One field bound to the scenario struct S: read from a MapReader, write to an emitter, and its
+/// value as JSON (for the default).
 template <typename S>
 struct BoundField {
   FieldSpec spec;
@@ -156,7 +156,7 @@ class BoundTable {
       if (c.field >= 0) {
         const BoundField<S>& f = fields_[static_cast<std::size_t>(c.field)];
         f.read(r, c.key, s);
-        if (r.has(c.key)) check_field(r, r.field(c.key), f.spec, r.get(c.key));
+        check_field(r, r.field(c.key), f.spec, r.get(c.key));  // nothing when left out
       } else {
         MapReader child = r.child(c.key);
         parse_node(c, child, s);

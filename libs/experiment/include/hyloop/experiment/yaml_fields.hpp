@@ -21,6 +21,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <set>
 #include <string>
 #include <string_view>
@@ -46,6 +47,10 @@ std::string excerpt(std::string_view text, std::size_t max = kMaxQuotedChars);
 /// "\"EXCERPT\": longer than kMaxStringChars characters" (out of line: GCC 12 reports a false
 /// -Wrestrict when this concatenation is inlined into a caller, GCC bug 105329).
 std::string too_long_string(std::string_view text);
+/// "a", "a or b", "a, b or c": the allowed values as a message lists them.
+std::string listed_with_or(const std::vector<std::string>& items);
+/// +inf for ".inf", ".Inf", "inf", "+.inf", "+.Inf"; -inf for "-.inf", "-.Inf", "-inf"; else none.
+std::optional<double> infinity_spelled(std::string_view text);
 
 /// The offset of the first byte of `text` that is not part of valid UTF-8, or npos.
 std::size_t invalid_utf8_at(std::string_view text) noexcept;
@@ -116,13 +121,6 @@ class MapReader {
     return path_.empty() ? key : path_ + "." + key;
   }
 
-  /// Whether the map holds `key` (a field absent keeps its default).
-  [[nodiscard]] bool has(const std::string& key) const {
-    if (!node_ || node_.IsNull() || !node_.IsMap()) return false;
-    const YAML::Node& map = node_;
-    return static_cast<bool>(map[key]);
-  }
-
   YAML::Node get(const std::string& key) {
     allowed_.insert(key);
     if (!node_ || node_.IsNull()) return YAML::Node(YAML::NodeType::Undefined);
@@ -135,13 +133,9 @@ class MapReader {
   double limit(const std::string& key, double& out, bool lower = false) {
     const YAML::Node n = get(key);
     if (n && n.IsScalar() && n.Tag() != "!") {
-      const std::string& t = n.Scalar();
-      if (t == ".inf" || t == ".Inf" || t == "inf" || t == "+.inf" || t == "+.Inf") {
-        out = std::numeric_limits<double>::infinity();
-        return out;
-      }
-      if (lower && (t == "-.inf" || t == "-.Inf" || t == "-inf")) {
-        out = -std::numeric_limits<double>::infinity();
+      if (const std::optional<double> inf = infinity_spelled(n.Scalar());
+          inf && (*inf > 0.0 || lower)) {
+        out = *inf;
         return out;
       }
     }
