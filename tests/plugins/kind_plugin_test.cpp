@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <Eigen/Dense>
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -20,7 +21,9 @@
 #include <vector>
 
 #include "hyloop/experiment/experiment.hpp"
+#include "hyloop/experiment/kind.hpp"
 #include "hyloop/experiment/scenario_error.hpp"
+#include "hyloop/experiment/yaml_fields.hpp"
 
 namespace ex = hyloop::experiment;
 namespace fs = std::filesystem;
@@ -29,6 +32,7 @@ namespace {
 
 const fs::path kGood = HYLOOP_TEST_GOOD_KIND;
 const fs::path kWrongVersion = HYLOOP_TEST_WRONG_VERSION_KIND;
+const fs::path kReparsing = HYLOOP_TEST_REPARSING_KIND;
 const fs::path kScenario =
     fs::path(HYLOOP_SOURCE_DIR) / "examples" / "kinds" / "oscillator" / "oscillator.yaml";
 
@@ -91,6 +95,25 @@ TEST(KindPlugin, TheExampleKindLoadsAndRegistersByName) {
   // Loading the same file again is a no-op, not a clash.
   const ex::PluginLoad again = ex::load_kind_plugin(kGood);
   EXPECT_TRUE(again.error.empty()) << again.error;
+}
+
+// The one-parse tests count yaml_parses() in the program; a plug-in parses in its own copy of the
+// framework, which counts in the program's counter once loaded (kind ABI 6).
+TEST(KindPlugin, APluginsYamlParsesCountInTheProgram) {
+  const ex::PluginLoad load = ex::load_kind_plugin(kReparsing);
+  ASSERT_TRUE(load.error.empty()) << load.error;
+  const std::uint64_t before = ex::yaml_parses();
+  EXPECT_THROW((void)ex::load_scenario_text("kind: reparsing\n", "reparsing.yaml", {}),
+               ex::ScenarioError);
+  EXPECT_EQ(ex::yaml_parses() - before, 2U);  // the program's parse and the plug-in's
+}
+
+TEST(KindPlugin, EachDirectorySearchedIsListedOnce) {
+  const fs::path dir = kGood.parent_path();
+  (void)ex::load_kind_plugins({dir});
+  (void)ex::load_kind_plugins({dir, dir});
+  const std::vector<std::string> searched = ex::kind_plugin_dirs_searched();
+  EXPECT_EQ(std::count(searched.begin(), searched.end(), dir.string()), 1) << searched.size();
 }
 
 TEST(KindPlugin, APluginBuiltForAnotherVersionIsRefusedWithTheReason) {

@@ -198,6 +198,18 @@ TEST(DataDirOptions, AreTakenOutOfArgvAndMustBeDirectories) {
   set_server_data_directories(saved);
 }
 
+// A directory whose path has ':' cannot travel in HYLOOP_DATA_DIRS (a plug-in would read two).
+TEST(DataDirOptions, ADirectoryWithAColonIsRefusedNamingIt) {
+  const auto saved = server_data_directories();
+  const fs::path dir = fs::temp_directory_path() / ("hyloop_data:" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  EXPECT_THAT([&] { set_server_data_directories({dir}); },
+              ::testing::ThrowsMessage<ScenarioError>(
+                  AllOf(HasSubstr(dir.string()), HasSubstr("contains ':'"))));
+  EXPECT_EQ(server_data_directories(), saved);
+  fs::remove_all(dir);
+}
+
 // ---- finding 7: duplicate keys ------------------------------------------------------------------
 
 std::string sits_error(const std::string& yaml, const std::vector<std::string>& overrides = {}) {

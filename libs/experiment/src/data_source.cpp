@@ -217,6 +217,10 @@ void set_server_data_directories(const std::vector<fs::path>& dirs) {
     if (!fs::is_directory(d, ec)) {
       throw ScenarioError("--data-dir " + excerpt(d.string()) + ": not a directory");
     }
+    if (fs::absolute(d).string().find(':') != std::string::npos) {
+      throw ScenarioError("--data-dir " + excerpt(d.string()) +
+                          ": contains ':', which separates the directories of HYLOOP_DATA_DIRS");
+    }
   }
   const std::lock_guard<std::mutex> lock(dirs_mutex());
   configured_dirs() = dirs;

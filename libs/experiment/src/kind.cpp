@@ -15,11 +15,13 @@ namespace {
 struct Registry {
   std::mutex mutex;
   std::vector<const Kind*> kinds;
-  std::vector<std::unique_ptr<Kind>> owned;  // the ones register_kind() added
+  std::vector<std::unique_ptr<Kind>> owned;         // the ones register_kind() added
+  void* yaml_parses = yaml_parse_counter_handle();  // the host's, shared with its plug-ins
 };
 
 // A plug-in's copy of the framework uses the registry of the program that loaded it
-// (attach_kind_registry), so its own code (a tuner's runs, Monte Carlo) finds every kind.
+// (attach_kind_registry), so its own code (a tuner's runs, Monte Carlo) finds every kind, and
+// its YAML parses count in the host's yaml_parses().
 Registry*& attached_registry() {
   static Registry* host = nullptr;
   return host;
@@ -188,6 +190,7 @@ void* kind_registry_handle() { return &registry(); }
 
 void attach_kind_registry(void* host_registry) {
   attached_registry() = static_cast<Registry*>(host_registry);
+  attach_yaml_parse_counter(attached_registry()->yaml_parses);
 }
 
 std::vector<const Kind*> kinds() {

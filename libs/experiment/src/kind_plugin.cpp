@@ -171,7 +171,12 @@ std::vector<PluginLoad> load_kind_plugins(const std::vector<fs::path>& dirs) {
   std::vector<PluginLoad> out;
   {
     const std::lock_guard<std::mutex> lock(plugin_state().mutex);
-    for (const fs::path& dir : dirs) plugin_state().searched.push_back(dir.string());
+    std::vector<std::string>& searched = plugin_state().searched;
+    for (const fs::path& dir : dirs) {
+      if (std::find(searched.begin(), searched.end(), dir.string()) == searched.end()) {
+        searched.push_back(dir.string());
+      }
+    }
   }
   for (const fs::path& dir : dirs) {
     std::error_code ec;

@@ -242,14 +242,24 @@ std::string read_scenario_text(const std::string& path) {
 }
 
 namespace {
-std::atomic<std::uint64_t> yaml_parse_count{0};
+std::atomic<std::uint64_t> own_parse_count{0};
+// A plug-in's copy of this file counts in the host's counter once attached.
+std::atomic<std::atomic<std::uint64_t>*> yaml_parse_count{&own_parse_count};
 }  // namespace
 
-std::uint64_t yaml_parses() noexcept { return yaml_parse_count.load(std::memory_order_relaxed); }
+std::uint64_t yaml_parses() noexcept {
+  return yaml_parse_count.load()->load(std::memory_order_relaxed);
+}
+
+void* yaml_parse_counter_handle() noexcept { return yaml_parse_count.load(); }
+
+void attach_yaml_parse_counter(void* host_counter) noexcept {
+  yaml_parse_count.store(static_cast<std::atomic<std::uint64_t>*>(host_counter));
+}
 
 YAML::Node load_yaml(const std::string& text, const std::string& origin,
                      const std::vector<std::string>& overrides) {
-  yaml_parse_count.fetch_add(1, std::memory_order_relaxed);
+  yaml_parse_count.load()->fetch_add(1, std::memory_order_relaxed);
   if (text.size() > kMaxScenarioBytes) {
     throw ScenarioError(origin + ": " + std::to_string(text.size()) +
                         " bytes, larger than the limit of " + std::to_string(kMaxScenarioBytes) +

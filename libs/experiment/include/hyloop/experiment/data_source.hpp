@@ -71,8 +71,9 @@ core::GroundMotion read_ground_motion_record(const std::string& file, const std:
 std::filesystem::path project_root();
 /// The server's data directories, in search order (see the header comment).
 std::vector<std::filesystem::path> server_data_directories();
-/// Replaces them (each must be an existing directory) and exports them as HYLOOP_DATA_DIRS, which a
-/// kind plug-in's own copy of this code reads. @throws ScenarioError naming it.
+/// Replaces them (each must be an existing directory whose path has no ':') and exports them as
+/// HYLOOP_DATA_DIRS, which a kind plug-in's own copy of this code reads. @throws ScenarioError
+/// naming it.
 void set_server_data_directories(const std::vector<std::filesystem::path>& dirs);
 
 /// Removes every "--data-dir DIR" pair from argv and, when there was one, sets the server's data

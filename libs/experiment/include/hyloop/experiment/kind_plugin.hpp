@@ -30,7 +30,9 @@ namespace hyloop::experiment {
 
 /// Bumped whenever Kind, Experiment, the loop parts or anything a plug-in's objects exchange
 /// with the host changes layout or meaning.
-inline constexpr int kKindAbi = 5;  // 5: KindPluginInfo::attach_registry (one kind registry)
+// 5: KindPluginInfo::attach_registry (one kind registry); 6: the registry carries the host's
+// yaml_parses() counter.
+inline constexpr int kKindAbi = 6;
 
 /// What hyloop_kind_plugin() returns (a plain struct: read before anything C++ is trusted).
 struct KindPluginInfo {
@@ -39,7 +41,8 @@ struct KindPluginInfo {
   const char* compiler;  ///< __VERSION__ plus the libstdc++ string ABI
   Kind* (*create)();     ///< a new kind; the host owns it
   /// Called before create() with the host's kind_registry_handle(): the plug-in's copy of the
-  /// framework then uses the host's registry (attach_kind_registry).
+  /// framework then uses the host's registry and counts its YAML parses in the host's
+  /// yaml_parses() (attach_kind_registry).
   void (*attach_registry)(void* host_registry);
 };
 
@@ -91,8 +94,8 @@ std::string writable_by_others(const std::filesystem::path& path);
 
 /// Every plug-in refused so far in this process ("path: reason").
 std::vector<std::string> kind_plugin_refusals();
-/// The directories load_kind_plugins() looked in, in order (none in a program that only links
-/// its kinds).
+/// The directories load_kind_plugins() looked in, in order, each once (none in a program that
+/// only links its kinds).
 std::vector<std::string> kind_plugin_dirs_searched();
 
 /// For main(): removes `--kinds DIR` / `--kinds=DIR` from argv, exports the effective

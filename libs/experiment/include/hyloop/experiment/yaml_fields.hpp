@@ -67,6 +67,10 @@ std::string read_scenario_text(const std::string& path);
 /// How many times this process has parsed a scenario's YAML (load_yaml): the tests hold a run
 /// and a service's Configure to one parse each (issue 23).
 std::uint64_t yaml_parses() noexcept;
+/// The counter behind yaml_parses(), for a plug-in's copy of the framework to count in the host's
+/// (attach_yaml_parse_counter, called through KindPluginInfo::attach_registry).
+void* yaml_parse_counter_handle() noexcept;
+void attach_yaml_parse_counter(void* host_counter) noexcept;
 
 /// Parses YAML text (an empty document is an empty map) and applies the overrides.
 YAML::Node load_yaml(const std::string& text, const std::string& origin,
