@@ -67,10 +67,12 @@ void ActuatorComponent::show_command_quantity(const ex::CommandGauges& spec) {
 }
 
 void ActuatorComponent::count_limit_hits() noexcept {
-  const hal::ActuatorSafety& s = stage_->safety();
-  const std::array<std::uint64_t, kLimitKinds> now = {s.rejected_position(), s.rejected_velocity(),
-                                                      s.rejected_acceleration(), s.rate_limited(),
-                                                      s.rejected_not_finite()};
+  using S = hal::ActuatorSafety;
+  const hal::ActuatorStage& s = *stage_;
+  const std::array<std::uint64_t, kLimitKinds> now = {
+      s.total(&S::rejected_position), s.total(&S::rejected_velocity),
+      s.total(&S::rejected_acceleration), s.total(&S::rate_limited),
+      s.total(&S::rejected_not_finite)};
   for (std::size_t i = 0; i < kLimitKinds; ++i) {
     if (now[i] > limit_seen_[i]) limit_hits_[i].add(now[i] - limit_seen_[i]);
     limit_seen_[i] = now[i];  // also after a reset of the safety layer's counters
@@ -82,7 +84,7 @@ void ActuatorComponent::configure_loop(const v1::ConfigureRequest& request) {
   const ex::Kind& kind = loaded->kind();
   plan_ = loaded->loop_plan();
   tp::require_layout(request.layouts(), "command", plan_.command);
-  stage_.emplace(plan_.hold_steps, plan_.safety);
+  stage_.emplace(plan_.hold_steps, ex::plan_safety(plan_));
   tp::size_frame(out_, plan_.command);
   commands_ = std::make_unique<tp::LoopInput<v2::Frame>>(
       context(),
@@ -127,7 +129,7 @@ void ActuatorComponent::release_loop() noexcept {
 void ActuatorComponent::on_emergency_stop(std::string_view /*reason*/) noexcept {
   note_stop_request();
   if (stage_) {
-    stage_->safety().emergency_stop();
+    stage_->emergency_stop();
   }
   estop_.set(1.0);
 }
@@ -142,17 +144,20 @@ void ActuatorComponent::note_stop_request() noexcept {
 bool ActuatorComponent::cycle(std::uint64_t c, const v2::Frame* command) noexcept {
   const std::int64_t now = tp::monotonic_now_ns();
   double latency = 0.0;
-  hal::ActuatorCommand in{};
+  std::array<hal::ActuatorCommand, hal::kMaxAxes> in{};
   if (command != nullptr) {
-    in = {command->values(hal::kCommandSetPoint), command->values(hal::kCommandRate)};
+    for (std::size_t a = 0; a < stage_->axes(); ++a) {
+      in[a] = {command->values(static_cast<int>(hal::command_set_point(a))),
+               command->values(static_cast<int>(hal::command_rate(a)))};
+    }
     if (command->header().origin_time_ns() > 0) {
       latency = static_cast<double>(now - command->header().origin_time_ns());
       sample_to_command_.observe(std::max(0.0, latency) * 1e-9);
     }
   }
   const hal::SafetyOutput& o =
-      stage_->update(static_cast<std::int64_t>(c), command != nullptr ? &in : nullptr);
-  set_out(o.command);
+      stage_->update(static_cast<std::int64_t>(c), command != nullptr ? in.data() : nullptr);
+  set_out();
   out_.mutable_header()->set_origin_time_ns(command != nullptr ? command->header().origin_time_ns()
                                                                : 0);
   const double t = static_cast<double>(c) * plan_.step;
@@ -179,7 +184,7 @@ bool ActuatorComponent::cycle(std::uint64_t c, const v2::Frame* command) noexcep
   if (o.estopped) estop_.set(1.0);
   count_limit_hits();
   count_cycle();
-  const bool resting = (o.watchdog || o.estopped) && stage_->safety().at_rest();
+  const bool resting = (o.watchdog || o.estopped) && stage_->at_rest();
   if (resting && time_to_rest_.load() == 0) {
     const std::int64_t since = o.estopped ? estop_request_ns_.load() : trip_ns_;
     if (since != 0) time_to_rest_.store(std::max<std::int64_t>(1, tp::monotonic_now_ns() - since));
@@ -189,18 +194,22 @@ bool ActuatorComponent::cycle(std::uint64_t c, const v2::Frame* command) noexcep
   return !resting;
 }
 
-void ActuatorComponent::set_out(const hal::ActuatorCommand& command) noexcept {
-  out_.set_values(static_cast<int>(hal::kCommandSetPoint), command.position);
-  out_.set_values(static_cast<int>(hal::kCommandRate), command.velocity);
+void ActuatorComponent::set_out() noexcept {
+  const std::span<const hal::ActuatorCommand> applied = stage_->applied();
+  for (std::size_t a = 0; a < applied.size(); ++a) {
+    out_.set_values(static_cast<int>(hal::command_set_point(a)), applied[a].position);
+    out_.set_values(static_cast<int>(hal::command_rate(a)), applied[a].velocity);
+  }
 }
 
 void ActuatorComponent::run_loop() noexcept {
   const auto total = static_cast<std::uint64_t>(plan_.total_steps);
   const double step = plan_.step;
-  stage_->reset(plan_.initial);
+  const std::array<hal::ActuatorCommand, hal::kMaxAxes> initial = ex::plan_initial(plan_);
+  stage_->reset(std::span(initial.data(), stage_->axes()));
   limit_seen_ = {};
   // Cycle 0: the bumpless initial command (the rig is at rest there).
-  set_out(stage_->output().command);
+  set_out();
   // Lossless in both modes: the rig starts its clock on it, and in real time a try_send could
   // drop it while the rig's connection is still being made.
   (void)to_rig_->send(out_, 0, 0.0, true, runtime::kLosslessSendTimeout);
@@ -212,7 +221,7 @@ void ActuatorComponent::run_loop() noexcept {
   auto last_command = std::chrono::steady_clock::now();
   std::uint64_t c = 1;
   while (c < total && !stop_requested()) {
-    if (lockstep() && !lost && !stage_->safety().estopped()) {
+    if (lockstep() && !lost && !stage_->estopped()) {
       const v2::Frame* cmd = receive_input(*commands_, input_, runtime::kLockstepPoll);
       if (cmd != nullptr) {
         last_command = std::chrono::steady_clock::now();
@@ -236,14 +245,14 @@ void ActuatorComponent::run_loop() noexcept {
         armed = true;
       } else if (stop_pending()) {
         // No wait: the cycles up to the latch that applies the stop go out now.
-      } else if (!armed && !stage_->safety().estopped()) {
+      } else if (!armed && !stage_->estopped()) {
         continue;  // the loop is still connecting: the rig holds the first command, at rest
       } else {
         count_deadline_miss();  // none within 1.5·T: hold, towards the watchdog
       }
     }
     if (!cycle(c, cmd)) {
-      const bool estop = stage_->safety().estopped();
+      const bool estop = stage_->estopped();
       report_stop(c, estop ? "emergency stop (" + latched_emergency_stop() + ")" : watchdog_cause(),
                   estop);
       return;
@@ -260,7 +269,7 @@ void ActuatorComponent::run_loop() noexcept {
 bool ActuatorComponent::stop_pending() const noexcept {
   const hal::SafetyOutput& out = stage_->output();
   return (estop_request_ns_.load(std::memory_order_relaxed) != 0 && !out.estopped) ||
-         (stage_->safety().watchdog_tripped() && !out.watchdog);
+         (stage_->watchdog_tripped() && !out.watchdog);
 }
 
 const v2::Frame* ActuatorComponent::wait_command(std::chrono::nanoseconds rt_wait) noexcept {
@@ -269,7 +278,7 @@ const v2::Frame* ActuatorComponent::wait_command(std::chrono::nanoseconds rt_wai
   // Once tripped, the ramp keeps the pace of 1.5·T per cycle.
   const std::int64_t now = tp::monotonic_now_ns();
   std::int64_t until = now + rt_wait.count();
-  if (!stage_->safety().watchdog_tripped()) {
+  if (!stage_->watchdog_tripped()) {
     until = std::min(until, std::max(now, input_deadline(input_).due_ns()));
   }
   const v2::Frame* cmd = nullptr;
@@ -278,13 +287,13 @@ const v2::Frame* ActuatorComponent::wait_command(std::chrono::nanoseconds rt_wai
     if (cmd != nullptr || tp::monotonic_now_ns() >= until) break;
   }
   // An e-stop stops the dynamics' commands by design: its own ramp runs, not the watchdog's.
-  const bool estop = stage_->safety().estopped() || estop_request_ns_.load() != 0;
-  if (cmd == nullptr && !estop && !stage_->safety().watchdog_tripped() &&
+  const bool estop = stage_->estopped() || estop_request_ns_.load() != 0;
+  if (cmd == nullptr && !estop && !stage_->watchdog_tripped() &&
       input_lost(input_, tp::monotonic_now_ns())) {
     // Silent for the input's deadline (its last receive found the queue empty): the upstream
     // is lost. The watchdog's own path from here: its ramp from the next latch, whose cycles go
     // out at once (stop_pending), the rig at rest, LOOP_EVENT_AT_REST "watchdog".
-    stage_->safety().trip_watchdog();
+    stage_->trip_watchdog();
     deadline_trip_ns_ = tp::monotonic_now_ns();
     silence_ns_.store(deadline_trip_ns_ - input_deadline(input_).last_arrival_ns());
   }
@@ -298,7 +307,7 @@ void ActuatorComponent::ramp_to_rest(std::uint64_t c) noexcept {
   // stop_ramp_limit().
   note_stop_request();
   const std::string latched = latched_emergency_stop();
-  stage_->safety().emergency_stop();
+  stage_->emergency_stop();
   const auto period = std::chrono::nanoseconds(static_cast<std::int64_t>(plan_.step * 1e9));
   const auto until = std::chrono::steady_clock::now() + stop_ramp_limit(plan_.safety.step);
   while (cycle(c, nullptr) && std::chrono::steady_clock::now() < until) {
@@ -322,7 +331,7 @@ std::string ActuatorComponent::watchdog_cause() const {
 
 void ActuatorComponent::report_stop(std::uint64_t c, const std::string& cause, bool requested) {
   // After the last cycle: the numbers of docs/reliability.md.
-  const bool rest = stage_->safety().at_rest();
+  const bool rest = stage_->at_rest();
   runtime::logger()->warn(
       "actuator: {} at cycle {}: first stopping command {} us ({} loop cycles) after the "
       "request, rig at rest {} ms after the {}{}",

@@ -85,7 +85,8 @@ class ActuatorComponent final : public runtime::LoopComponent {
   /// watchdog trip or an e-stop (nothing more to send).
   bool cycle(std::uint64_t c, const v2::Frame* command) noexcept;
   /// The command frame to the rig (set point, rate) after the safety layer.
-  void set_out(const hal::ActuatorCommand& command) noexcept;
+  /// out_ = every axis's applied command.
+  void set_out() noexcept;
 
   /// Real time: waits for the next command up to `rt_wait` (1.5·T) or the input's deadline,
   /// looking for a stop every kEstopPoll; past the deadline with none, trips the watchdog (the

@@ -238,14 +238,15 @@ void DynamicsComponent::run_loop() noexcept {
     }
     const std::uint64_t k = s->header().cycle();
     next_cycle = k + 1;
-    hal::ActuatorCommand next{};
+    std::array<hal::ActuatorCommand, hal::kMaxAxes> next{};
     const std::span<const double> measurement(s->values().data(),
                                               static_cast<std::size_t>(s->values_size()));
-    const ex::StepStatus status =
-        dynamics_->step(static_cast<std::int64_t>(k), measurement, values_, next);
+    const std::size_t axes = ex::plan_axes(plan_);
+    const ex::StepStatus status = dynamics_->step_axes(static_cast<std::int64_t>(k), measurement,
+                                                       values_, std::span(next.data(), axes));
     const double t = static_cast<double>(k) * plan_.step;
-    publish(k, measurement[0]);  // the set point's measured counterpart
-    next_command_ = next.position;
+    publish(k, measurement[0]);        // the set point's measured counterpart
+    next_command_ = next[0].position;  // axis 0's, for the tracking indicator
     count_cycle();
     if (status.stopped()) {
       send_telemetry(k, t, values_, v2::LOOP_EVENT_STOP, status.reason());
@@ -256,8 +257,10 @@ void DynamicsComponent::run_loop() noexcept {
     if (estop_.load(std::memory_order_relaxed)) {
       continue;  // e-stop latched: the model keeps recording, commands stop
     }
-    command_.set_values(static_cast<int>(hal::kCommandSetPoint), next.position);
-    command_.set_values(static_cast<int>(hal::kCommandRate), next.velocity);
+    for (std::size_t a = 0; a < axes; ++a) {
+      command_.set_values(static_cast<int>(hal::command_set_point(a)), next[a].position);
+      command_.set_values(static_cast<int>(hal::command_rate(a)), next[a].velocity);
+    }
     command_.mutable_header()->set_origin_time_ns(s->header().origin_time_ns());
     (void)commands_->send(command_, k + 1, static_cast<double>(k + 1) * plan_.step, lockstep(),
                           runtime::kLosslessSendTimeout);

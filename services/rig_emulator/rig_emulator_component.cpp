@@ -52,6 +52,7 @@ void RigEmulatorComponent::configure_loop(const v1::ConfigureRequest& request) {
   // One parse: the plan and the rig part from one loaded scenario.
   const auto loaded = experiment::load_scenario_text(request.scenario_yaml(), "scenario");
   plan_ = loaded->loop_plan();
+  axes_ = experiment::plan_axes(plan_);
   if (lockstep() && experiment::is_clocked_device(plan_.rig_driver)) {
     throw std::invalid_argument(experiment::wire_refusal(plan_.rig_driver, "lockstep"));
   }
@@ -106,18 +107,26 @@ void RigEmulatorComponent::on_emergency_stop(std::string_view /*reason*/) noexce
   estop_.set(1.0);
 }
 
+void RigEmulatorComponent::hold(const v2::Frame& command) noexcept {
+  for (std::size_t a = 0; a < axes_; ++a) {
+    held_[a] = {command.values(static_cast<int>(hal::command_set_point(a))),
+                command.values(static_cast<int>(hal::command_rate(a)))};
+  }
+  held_send_ns_ = command.header().send_time_ns();
+}
+
 bool RigEmulatorComponent::cycle(std::uint64_t k, const v2::Frame* command, std::int64_t tick_ns,
                                  std::string_view fault) noexcept {
   const double t = static_cast<double>(k) * plan_.step;
   if (command != nullptr) {
-    held_ = {command->values(hal::kCommandSetPoint), command->values(hal::kCommandRate)};
-    held_send_ns_ = command->header().send_time_ns();
+    hold(*command);
   }
   if (!lockstep() && held_send_ns_ != 0) {
     observe_message_age(held_send_ns_, tick_ns);  // the command applied in this cycle
   }
-  rig_->step(held_, std::span<double>(measured_.data(), measurement_count_),
-             std::span<double>(truth_.data(), truth_count_));
+  rig_->step_axes(std::span(held_.data(), axes_),
+                  std::span<double>(measured_.data(), measurement_count_),
+                  std::span<double>(truth_.data(), truth_count_));
   if (fault.empty() && !driver_fault_sent_ && rig_->fault() != nullptr) {
     fault = rig_->fault();  // a driver's fault, reported once: the coordinator stops the run
     driver_fault_sent_ = true;
@@ -139,7 +148,7 @@ bool RigEmulatorComponent::cycle(std::uint64_t k, const v2::Frame* command, std:
   send_telemetry(k, t, std::span<const double>(truth_.data(), truth_count_ + 1),
                  fault.empty() ? v2::LOOP_EVENT_NONE : v2::LOOP_EVENT_FAULT, fault);
   position_.set(command_scale_ * measured_[0]);
-  command_.set(command_scale_ * held_.position);
+  command_.set(command_scale_ * held_[0].position);
   if (hardware_estop_.load(std::memory_order_relaxed)) {
     estop_.set(1.0);
   }
@@ -149,7 +158,7 @@ bool RigEmulatorComponent::cycle(std::uint64_t k, const v2::Frame* command, std:
 
 void RigEmulatorComponent::run_loop() noexcept {
   const auto total = static_cast<std::uint64_t>(plan_.total_steps);
-  held_ = plan_.initial;
+  held_ = experiment::plan_initial(plan_);
   held_send_ns_ = 0;
   if (lockstep()) {
     for (std::uint64_t k = 0; k < total && !stop_requested();) {
@@ -173,8 +182,7 @@ void RigEmulatorComponent::run_loop() noexcept {
     first = commands_->receive(runtime::kLockstepPoll);
   }
   if (first != nullptr) {
-    held_ = {first->values(hal::kCommandSetPoint), first->values(hal::kCommandRate)};
-    held_send_ns_ = first->header().send_time_ns();
+    hold(*first);
   }
   clock.start();
   std::uint64_t without_command = 0;  // ticks in a row, once the loop has closed

@@ -56,6 +56,8 @@ class RigEmulatorComponent final : public runtime::LoopComponent {
   void on_emergency_stop(std::string_view reason) noexcept override;
 
  private:
+  /// Holds every axis's command of `command` (and its send time).
+  void hold(const v2::Frame& command) noexcept;
   bool cycle(std::uint64_t k, const v2::Frame* command, std::int64_t tick_ns,
              std::string_view fault = {}) noexcept;
   /// Declares every registered kind's position and command gauges.
@@ -85,7 +87,8 @@ class RigEmulatorComponent final : public runtime::LoopComponent {
   std::array<double, hal::kMaxSignals> measured_{};        ///< the plan's measurement layout
   std::array<double, experiment::kMaxTruth + 1> truth_{};  ///< truth values, late commands
   std::size_t measurement_count_ = 0;
-  hal::ActuatorCommand held_;
+  std::array<hal::ActuatorCommand, hal::kMaxAxes> held_{};  // every axis's, axis 0 first
+  std::size_t axes_ = 1;
   std::unique_ptr<transport::LoopInput<v2::Frame>> commands_;
   std::unique_ptr<transport::LoopOutput> samples_;
   v2::Frame sample_;

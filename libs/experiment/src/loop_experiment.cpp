@@ -13,7 +13,7 @@ LoopChain::LoopChain(LoopPlan plan, std::unique_ptr<RigPart> rig,
     : plan_(std::move(plan)),
       rig_(std::move(rig)),
       dynamics_(std::move(dynamics)),
-      stage_(plan_.hold_steps, plan_.safety),  // at the control period, as the actuator's
+      stage_(plan_.hold_steps, plan_safety(plan_)),  // at the control period, as the actuator's
       conditioner_(plan_.tare, plan_.filter_time_constant, plan_.step),
       force_(plan_.measurement.find_quantity("force")),
       value_count_(dynamics_->names().size()),
@@ -30,8 +30,8 @@ LoopChain::LoopChain(LoopPlan plan, std::unique_ptr<RigPart> rig,
     const auto it = std::find(record_columns.begin(), record_columns.end(), n);
     place_.push_back(it == record_columns.end() ? -1 : it - record_columns.begin());
   }
-  stage_.reset(plan_.initial);
-  applied_ = stage_.output().command;
+  const std::array<hal::ActuatorCommand, hal::kMaxAxes> initial = plan_initial(plan_);
+  stage_.reset(std::span(initial.data(), plan_axes(plan_)));
 }
 
 bool LoopChain::step(Experiment& recorder) noexcept {
@@ -39,15 +39,16 @@ bool LoopChain::step(Experiment& recorder) noexcept {
   if (stopped_ || k >= plan_.total_steps) return false;
   const std::span<double> measured(measured_.data(), plan_.measurement.size());
   const std::span<double> values(values_);
-  rig_->step(applied_, measured, values.subspan(value_count_, truth_count_));
+  rig_->step_axes(stage_.applied(), measured, values.subspan(value_count_, truth_count_));
   if (const char* fault = rig_->fault(); fault != nullptr) {
     stopped_ = true;  // the rig service's FAULT: the coordinator stops before this row
     recorder.record_stop(fault);
     return false;
   }
   if (force_) measured[*force_] = conditioner_.update(measured[*force_]);
-  hal::ActuatorCommand next{};
-  const StepStatus status = dynamics_->step(k, measured, values.first(value_count_), next);
+  std::array<hal::ActuatorCommand, hal::kMaxAxes> next{};
+  const StepStatus status = dynamics_->step_axes(k, measured, values.first(value_count_),
+                                                 std::span(next.data(), stage_.axes()));
   for (std::size_t i = 0; i < values_.size(); ++i) {
     if (place_[i] >= 0) row_[static_cast<std::size_t>(place_[i])] = values_[i];
   }
@@ -57,7 +58,7 @@ bool LoopChain::step(Experiment& recorder) noexcept {
     recorder.record_stop(status.reason());
     return false;
   }
-  applied_ = stage_.update(k + 1, &next).command;
+  (void)stage_.update(k + 1, next.data());
   return recorder.cycle() < plan_.total_steps;
 }
 

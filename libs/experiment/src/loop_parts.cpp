@@ -83,9 +83,32 @@ LoopPlan loop_plan(const std::string& text) {
   return load_scenario_text(text, "scenario")->loop_plan();
 }
 
+std::size_t plan_axes(const LoopPlan& plan) noexcept { return 1 + plan.extra_axes.size(); }
+
+std::vector<hal::SafetyConfig> plan_safety(const LoopPlan& plan) {
+  std::vector<hal::SafetyConfig> out{plan.safety};
+  for (const PlanAxis& a : plan.extra_axes) out.push_back(a.safety);
+  return out;
+}
+
+std::array<hal::ActuatorCommand, hal::kMaxAxes> plan_initial(const LoopPlan& plan) {
+  std::array<hal::ActuatorCommand, hal::kMaxAxes> out{};
+  out[0] = plan.initial;
+  for (std::size_t i = 0; i < plan.extra_axes.size() && i + 1 < out.size(); ++i) {
+    out[i + 1] = plan.extra_axes[i].initial;
+  }
+  return out;
+}
+
 LoopPlan checked_loop_plan(LoopPlan plan) {
   hal::validate_layout("measurement", plan.measurement, false);
   hal::validate_layout("command", plan.command, true);
+  if (plan.command.size() != 2 * plan_axes(plan)) {
+    throw std::invalid_argument("kind " + plan.kind + ": the command has " +
+                                std::to_string(plan.command.size()) + " signals for " +
+                                std::to_string(plan_axes(plan)) +
+                                " axes (a set point and its rate per axis)");
+  }
   const hal::Signal& measured = plan.measurement.signals[0];
   const hal::Signal& set_point = plan.command.signals[hal::kCommandSetPoint];
   if (measured.unit != set_point.unit || measured.quantity != set_point.quantity) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <sstream>
 #include <stdexcept>
 
@@ -125,6 +126,93 @@ double ActuatorSafety::stop_speed(double distance) const noexcept {
   return 2.0 * distance / (t * (1.0 + std::sqrt(1.0 + 2.0 * distance / (a * t * t))));
 }
 
+ActuatorSafety::Mode ActuatorSafety::decide(const ActuatorCommand* command, bool estop,
+                                            SafetyEvent& event) noexcept {
+  if (estop) {
+    event = SafetyEvent::kEstopped;
+    return Mode::kRamp;
+  }
+  if (watchdog_) {
+    event = SafetyEvent::kWatchdogTripped;
+    return Mode::kRamp;
+  }
+  if (command == nullptr) {
+    event = SafetyEvent::kCommandMissed;
+  } else {
+    switch (check_command(*command, config_.limits)) {
+      case LimitVerdict::kOk:
+        cycles_without_command_ = 0;
+        return Mode::kTrack;
+      case LimitVerdict::kNotFinite:
+        ++rejected_not_finite_;
+        event = SafetyEvent::kRejectedNotFinite;
+        break;
+      case LimitVerdict::kPositionLimit:
+        ++rejected_position_;
+        event = SafetyEvent::kRejectedPosition;
+        break;
+      case LimitVerdict::kVelocityLimit:
+        ++rejected_velocity_;
+        event = SafetyEvent::kRejectedVelocity;
+        break;
+    }
+  }
+  if (++cycles_without_command_ >= config_.watchdog_cycles) {
+    cycles_without_command_ = 0;
+    watchdog_ = true;
+    ++watchdog_trips_;
+    event = SafetyEvent::kWatchdogTripped;
+    return Mode::kRamp;
+  }
+  return Mode::kHold;
+}
+
+std::optional<double> ActuatorSafety::track(const ActuatorCommand& command, double lo, double hi,
+                                            SafetyOutput& out) noexcept {
+  const double t = config_.step;
+  const double p0 = last_output_.position;
+  // The command stream's own velocity: v_c = Δp_cmd / (n·T) over the n cycles since the last
+  // valid command (0 when there is none since arming).
+  double v_c = 0.0;
+  if (has_command_) {
+    v_c = finite_or_max((command.position - last_command_position_) /
+                        (static_cast<double>(cycles_since_command_) * t));
+  }
+  has_command_ = true;
+  last_command_position_ = command.position;
+  cycles_since_command_ = 0;
+
+  const double v_d = (command.position - p0) / t;
+  if (v_d >= lo && v_d <= hi && (!rejoining_ || std::abs(v_d - v_c) <= accel_step_)) {
+    rejoining_ = false;
+    out.command = command;
+    velocity_ = finite_or_max(v_d);
+    last_output_ = out.command;
+    return std::nullopt;
+  }
+  // Clip, and pursue the command so that the output does not overshoot it: relative to the
+  // stream, |v − v_c| ≤ V_stop(|p_cmd − p⁻|).
+  rejoining_ = true;
+  double l = lo;
+  double h = hi;
+  const double s = command.position - p0;
+  if (s > 0.0) {
+    h = std::max(l, std::min(h, v_c + stop_speed(s)));
+  } else if (s < 0.0) {
+    l = std::min(h, std::max(l, v_c - stop_speed(-s)));
+  }
+  const double v = clip(v_d, l, h);
+  out.limited = true;
+  if (std::abs(v) >= speed_max_) {
+    ++rate_limited_;
+    out.event = SafetyEvent::kRateLimited;
+  } else {
+    ++rejected_acceleration_;
+    out.event = SafetyEvent::kRejectedAcceleration;
+  }
+  return v;
+}
+
 SafetyOutput ActuatorSafety::filter(const ActuatorCommand* command) noexcept {
   SafetyOutput out;
   if (estop_request_.exchange(false, std::memory_order_acq_rel)) {
@@ -139,47 +227,7 @@ SafetyOutput ActuatorSafety::filter(const ActuatorCommand* command) noexcept {
   }
 
   // 1. What the output should do this cycle.
-  Mode mode = Mode::kHold;
-  if (estop) {
-    mode = Mode::kRamp;
-    out.event = SafetyEvent::kEstopped;
-  } else if (watchdog_) {
-    mode = Mode::kRamp;
-    out.event = SafetyEvent::kWatchdogTripped;
-  } else {
-    bool valid = false;
-    if (command == nullptr) {
-      out.event = SafetyEvent::kCommandMissed;
-    } else {
-      switch (check_command(*command, config_.limits)) {
-        case LimitVerdict::kOk:
-          valid = true;
-          break;
-        case LimitVerdict::kNotFinite:
-          ++rejected_not_finite_;
-          out.event = SafetyEvent::kRejectedNotFinite;
-          break;
-        case LimitVerdict::kPositionLimit:
-          ++rejected_position_;
-          out.event = SafetyEvent::kRejectedPosition;
-          break;
-        case LimitVerdict::kVelocityLimit:
-          ++rejected_velocity_;
-          out.event = SafetyEvent::kRejectedVelocity;
-          break;
-      }
-    }
-    if (valid) {
-      cycles_without_command_ = 0;
-      mode = Mode::kTrack;
-    } else if (++cycles_without_command_ >= config_.watchdog_cycles) {
-      cycles_without_command_ = 0;
-      watchdog_ = true;
-      ++watchdog_trips_;
-      mode = Mode::kRamp;
-      out.event = SafetyEvent::kWatchdogTripped;
-    }
-  }
+  const Mode mode = decide(command, estop, out.event);
 
   // 2. The admissible implied velocities: acceleration, speed, and able to stop in the window.
   const double t = config_.step;
@@ -192,48 +240,13 @@ SafetyOutput ActuatorSafety::filter(const ActuatorCommand* command) noexcept {
 
   double v = 0.0;
   if (mode == Mode::kTrack) {
-    // The command stream's own velocity: v_c = Δp_cmd / (n·T) over the n cycles since the last
-    // valid command (0 when there is none since arming).
-    double v_c = 0.0;
-    if (has_command_) {
-      v_c = finite_or_max((command->position - last_command_position_) /
-                          (static_cast<double>(cycles_since_command_) * t));
-    }
-    has_command_ = true;
-    last_command_position_ = command->position;
-    cycles_since_command_ = 0;
-
-    const double v_d = (command->position - p0) / t;
-    if (v_d >= lo && v_d <= hi && (!rejoining_ || std::abs(v_d - v_c) <= accel_step_)) {
-      // No bound touched: the command itself, bit for bit.
-      rejoining_ = false;
-      out.command = *command;
-      velocity_ = finite_or_max(v_d);
-      last_output_ = out.command;
+    const std::optional<double> clipped = track(*command, lo, hi, out);
+    if (!clipped) {  // the command itself, bit for bit
       out.watchdog = watchdog_;
       out.estopped = estop;
       return out;
     }
-    // Clip, and pursue the command so that the output does not overshoot it: relative to the
-    // stream, |v − v_c| ≤ V_stop(|p_cmd − p⁻|).
-    rejoining_ = true;
-    double l = lo;
-    double h = hi;
-    const double s = command->position - p0;
-    if (s > 0.0) {
-      h = std::max(l, std::min(h, v_c + stop_speed(s)));
-    } else if (s < 0.0) {
-      l = std::min(h, std::max(l, v_c - stop_speed(-s)));
-    }
-    v = clip(v_d, l, h);
-    out.limited = true;
-    if (std::abs(v) >= speed_max_) {
-      ++rate_limited_;
-      out.event = SafetyEvent::kRateLimited;
-    } else {
-      ++rejected_acceleration_;
-      out.event = SafetyEvent::kRejectedAcceleration;
-    }
+    v = *clipped;
   } else {
     double v_target = 0.0;  // hold
     if (mode == Mode::kRamp) {

@@ -59,15 +59,20 @@ void validate_layout(std::string_view channel, const SignalLayout& layout, bool 
     }
   }
   if (command) {
-    if (layout.size() != 2) {
-      throw std::invalid_argument(where + "a command has 2 signals (set point, rate), not " +
+    if (layout.size() % 2 != 0) {
+      throw std::invalid_argument(where +
+                                  "a command has a set point and its rate per axis (an "
+                                  "even number of signals), not " +
                                   std::to_string(layout.size()));
     }
-    const std::string rate_unit = layout.signals[kCommandSetPoint].unit + "/s";
-    if (layout.signals[kCommandRate].unit != rate_unit) {
-      throw std::invalid_argument(where + "the rate '" + layout.signals[kCommandRate].name +
-                                  "' is in [" + layout.signals[kCommandRate].unit + "], allowed [" +
-                                  rate_unit + "] (the set point's unit per second)");
+    for (std::size_t axis = 0; axis < layout.size() / 2; ++axis) {
+      const Signal& set_point = layout.signals[command_set_point(axis)];
+      const Signal& rate = layout.signals[command_rate(axis)];
+      if (rate.unit != set_point.unit + "/s") {
+        throw std::invalid_argument(where + "the rate '" + rate.name + "' is in [" + rate.unit +
+                                    "], allowed [" + set_point.unit +
+                                    "/s] (the set point's unit per second)");
+      }
     }
   }
 }

@@ -59,11 +59,18 @@ TEST(SignalLayout, ADeclaredLayoutIsRefusedNamingWhatIsWrong) {
   SignalLayout unitless = kMeasurement;
   unitless.signals[1].unit.clear();
   EXPECT_THAT(refusal(unitless, false), HasSubstr("signal 1 needs a name, a unit and a quantity"));
-  EXPECT_THAT(refusal(kMeasurement, true), HasSubstr("a command has 2 signals"));
+  EXPECT_THAT(refusal(kMeasurement, true), HasSubstr("an even number of signals), not 3"));
   SignalLayout bad_rate = kCommand;
   bad_rate.signals[1].unit = "m/s^2";
   EXPECT_THAT(refusal(bad_rate, true),
               HasSubstr("allowed [m/s] (the set point's unit per second)"));
+  SignalLayout two_axes = kCommand;  // a second axis: its set point at 2, its rate at 3
+  two_axes.signals.push_back({"theta", "rad", "angle"});
+  two_axes.signals.push_back({"theta_rate", "rad/s", "angle_rate"});
+  EXPECT_EQ(refusal(two_axes, true), "");
+  two_axes.signals[3].unit = "m/s";
+  EXPECT_THAT(refusal(two_axes, true),
+              HasSubstr("the rate 'theta_rate' is in [m/s], allowed [rad/s]"));
 }
 
 }  // namespace

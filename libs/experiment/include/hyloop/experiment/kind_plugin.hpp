@@ -31,8 +31,8 @@ namespace hyloop::experiment {
 /// Bumped whenever Kind, Experiment, the loop parts or anything a plug-in's objects exchange
 /// with the host changes layout or meaning.
 // 5: KindPluginInfo::attach_registry (one kind registry); 6: the registry carries the host's
-// yaml_parses() counter.
-inline constexpr int kKindAbi = 6;
+// yaml_parses() counter; 7: several commanded axes (LoopPlan::extra_axes, the parts' step_axes).
+inline constexpr int kKindAbi = 7;
 
 /// What hyloop_kind_plugin() returns (a plain struct: read before anything C++ is trusted).
 struct KindPluginInfo {

@@ -64,7 +64,6 @@ class LoopChain {
   std::vector<double> values_;         ///< the dynamics' values, then the rig's truth
   std::vector<std::ptrdiff_t> place_;  ///< values_[i] → row_[place_[i]] (-1: not recorded)
   std::vector<double> row_;            ///< in the recorder's record_columns() order
-  hal::ActuatorCommand applied_{};
   bool stopped_ = false;
 };
 

@@ -22,11 +22,19 @@
 #include <vector>
 
 #include "hyloop/hal/actuator_safety.hpp"
+#include "hyloop/hal/actuator_stage.hpp"
 #include "hyloop/hal/drivers.hpp"
 #include "hyloop/hal/signal_layout.hpp"
 #include "hyloop/hal/wire_impairment.hpp"
 
 namespace hyloop::experiment {
+
+/// One commanded axis beyond the first: its safety window (in its set point's unit) and the
+/// command held before cycle 0.
+struct PlanAxis {
+  hal::SafetyConfig safety;
+  hal::ActuatorCommand initial;
+};
 
 struct LoopPlan {
   std::string kind;
@@ -42,8 +50,19 @@ struct LoopPlan {
   double filter_time_constant = 0.0;
   int corrupt_message_every = 0;  ///< rig fault injection (0: off)
   hal::SignalLayout measurement;  ///< rig → sensor → dynamics (the sensor conditions its force)
-  hal::SignalLayout command;      ///< dynamics → actuator → rig: the set point and its rate
+  /// dynamics → actuator → rig: the set point and its rate, per axis (axis i at 2i, 2i+1).
+  hal::SignalLayout command;
+  /// Axes beyond the first (`safety` and `initial` are axis 0's): each with its own safety
+  /// window and bumpless first command. Empty for a kind of one set point.
+  std::vector<PlanAxis> extra_axes;
 };
+
+/// The number of commanded axes of a plan (1 + extra_axes).
+[[nodiscard]] std::size_t plan_axes(const LoopPlan& plan) noexcept;
+/// Every axis's safety configuration, axis 0 first (the actuator stage's).
+[[nodiscard]] std::vector<hal::SafetyConfig> plan_safety(const LoopPlan& plan);
+/// Every axis's bumpless first command, axis 0 first.
+[[nodiscard]] std::array<hal::ActuatorCommand, hal::kMaxAxes> plan_initial(const LoopPlan& plan);
 
 /// The measurement of a kind whose rig measures a position, its velocity and a force
 /// (`position`, `velocity` and `force` are the kind's names for them).
@@ -84,6 +103,12 @@ class RigPart {
   /// noisy) and the truth columns (truth.size() == truth_names().size()). RT-safe.
   virtual void step(const hal::ActuatorCommand& applied, std::span<double> measurement,
                     std::span<double> truth) noexcept = 0;
+  /// The same with every axis's applied command (plan_axes(plan) of them, axis 0 first): what the
+  /// loop calls. A rig of several axes (LoopPlan::extra_axes) overrides it; one axis need not.
+  virtual void step_axes(std::span<const hal::ActuatorCommand> applied,
+                         std::span<double> measurement, std::span<double> truth) noexcept {
+    step(applied[0], measurement, truth);
+  }
   /// "name[unit]" of the truth values (at most kMaxTruth), as in the kind's record columns.
   [[nodiscard]] virtual std::vector<std::string> truth_names() const = 0;
   /// A fault the rig's drivers reported (a literal, latched), or nullptr: the rig service sends it
@@ -153,6 +178,13 @@ class DynamicsPart {
   /// values and the command of cycle k+1, and says whether the loop carries on. RT-safe.
   virtual StepStatus step(std::int64_t k, std::span<const double> measurement,
                           std::span<double> values, hal::ActuatorCommand& next) noexcept = 0;
+  /// The same writing every axis's command of cycle k+1 (next.size() == plan_axes(plan)): what
+  /// the loop calls. A dynamics of several axes overrides it; one axis need not.
+  virtual StepStatus step_axes(std::int64_t k, std::span<const double> measurement,
+                               std::span<double> values,
+                               std::span<hal::ActuatorCommand> next) noexcept {
+    return step(k, measurement, values, next[0]);
+  }
 };
 std::unique_ptr<DynamicsPart> make_dynamics_part(const std::string& scenario_text);
 

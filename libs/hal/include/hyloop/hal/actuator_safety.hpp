@@ -62,6 +62,7 @@
 #include <atomic>
 #include <cstdint>
 #include <limits>
+#include <optional>
 
 #include "hyloop/hal/actuator_limits.hpp"
 #include "hyloop/hal/drivers.hpp"
@@ -173,6 +174,14 @@ class ActuatorSafety {
  private:
   enum class Mode : std::uint8_t { kTrack, kHold, kRamp };
 
+  /// Step 1 of filter(): this cycle's mode and event. Counts a rejected command, and trips the
+  /// watchdog after watchdog_cycles consecutive cycles without a valid one.
+  Mode decide(const ActuatorCommand* command, bool estop, SafetyEvent& event) noexcept;
+  /// Step 2 of filter() for a valid command: nothing (the output is the command, recorded) when
+  /// its implied velocity lies in [lo, hi] and it may rejoin, else the clipped velocity (counted,
+  /// `out` says why).
+  std::optional<double> track(const ActuatorCommand& command, double lo, double hi,
+                              SafetyOutput& out) noexcept;
   void place_at_rest(double position) noexcept;
   /// The largest speed from which braking at a stops within `distance` (m).
   [[nodiscard]] double stop_speed(double distance) const noexcept;

@@ -39,9 +39,16 @@ struct SignalLayout {
 
 /// The largest layout a frame may carry (fixed-size buffers on the loop path).
 inline constexpr std::size_t kMaxSignals = 16;
-/// The command layout's two signals the safety layer limits.
+/// The command layout's two signals the safety layer limits (axis 0's).
 inline constexpr std::size_t kCommandSetPoint = 0;
 inline constexpr std::size_t kCommandRate = 1;
+/// Axis `axis`'s set point and rate in a command layout of several axes.
+[[nodiscard]] constexpr std::size_t command_set_point(std::size_t axis) noexcept {
+  return 2 * axis + kCommandSetPoint;
+}
+[[nodiscard]] constexpr std::size_t command_rate(std::size_t axis) noexcept {
+  return 2 * axis + kCommandRate;
+}
 
 /// Why `got` is not `expected` on `channel` ("" when they are equal): the first signal that
 /// differs, or the count, e.g. "channel 'measurement': signal 2 is 'force' [N] (force) here,
@@ -50,8 +57,9 @@ inline constexpr std::size_t kCommandRate = 1;
                                           const SignalLayout& got);
 
 /// Checks a layout a kind declares: 1..kMaxSignals signals, names unique and non-empty, units
-/// and quantities non-empty; a command layout has a set point and its rate, the rate in the set
-/// point's unit per second. @throws std::invalid_argument naming the channel and the signal.
+/// and quantities non-empty; a command layout has a set point and its rate per axis (axis i at
+/// 2i, 2i+1), each rate in its set point's unit per second. @throws std::invalid_argument naming
+/// the channel and the signal.
 void validate_layout(std::string_view channel, const SignalLayout& layout, bool command);
 
 }  // namespace hyloop::hal
