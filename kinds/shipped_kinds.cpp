@@ -9,6 +9,7 @@ const Kind& sits_kind();
 const Kind& rht_kind();
 const Kind& fcu_kind();
 const Kind& vrths_kind();
+const Kind& sits6_kind();
 
 namespace {
 
@@ -17,6 +18,7 @@ namespace {
   register_kind(rht_kind());
   register_kind(fcu_kind());
   register_kind(vrths_kind());
+  register_kind(sits6_kind());
   return true;
 }();
 

@@ -156,16 +156,17 @@ AllocationCount count_cycle_allocations(const LoopPlan& plan, RigPart& rig, Dyna
   std::array<double, kMaxTruth> truth{};
   std::vector<double> values(dynamics.names().size(), 0.0);
   const std::span<double> t(truth.data(), rig.truth_names().size());
-  hal::ActuatorStage stage(plan.hold_steps, plan.safety);  // as the actuator service holds it
-  stage.reset(plan.initial);
-  hal::ActuatorCommand applied = stage.output().command;
+  hal::ActuatorStage stage(plan.hold_steps, plan_safety(plan));  // as the actuator holds it
+  const std::array<hal::ActuatorCommand, hal::kMaxAxes> initial = plan_initial(plan);
+  stage.reset(std::span(initial.data(), stage.axes()));
   std::int64_t k = 0;
   const auto cycle = [&] {
-    rig.step(applied, m, t);
-    hal::ActuatorCommand next{};
-    const StepStatus status = dynamics.step(k, m, values, next);
+    rig.step_axes(stage.applied(), m, t);
+    std::array<hal::ActuatorCommand, hal::kMaxAxes> next{};
+    const StepStatus status =
+        dynamics.step_axes(k, m, values, std::span(next.data(), stage.axes()));
     ++k;
-    applied = stage.update(k, &next).command;
+    (void)stage.update(k, next.data());
     return status.reason();
   };
   AllocationCount out;
@@ -200,7 +201,8 @@ INSTANTIATE_TEST_SUITE_P(
                       "scenarios/rht/ats_noise.yaml", "scenarios/rht/amb_noise.yaml",
                       "scenarios/fcu/polynomial.yaml", "scenarios/fcu/inverse.yaml",
                       "scenarios/vrths/case1_sample.yaml", "scenarios/vrths/case2_ats.yaml",
-                      "scenarios/vrths/case3_amb.yaml"));
+                      "scenarios/vrths/case3_amb.yaml", "scenarios/sits6/translation_x.yaml",
+                      "scenarios/sits6/off_centre.yaml", "scenarios/sits6/tumbling.yaml"));
 
 // ---- a rig part over a device on the wire (rig.driver; rig_driver.hpp)
 

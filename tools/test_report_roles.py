@@ -172,7 +172,7 @@ class RoleFiguresTest(unittest.TestCase):
         self.assertEqual(drawn, set(run.cols) - {"time"})  # every column against time
 
     def test_no_kind_name_in_the_reports_python(self):
-        names = ("sits", "rht", "fcu", "vrths")
+        names = ("sits", "rht", "fcu", "vrths", "sits6")
         literal = re.compile(r"[\"']([^\"'\n]*)[\"']")
         pkg = os.path.join(HERE, "hyloop_report")
         found = []

@@ -202,7 +202,7 @@ TEST(KindPlugin, NotAPluginIsRefused) {
 // the kind its file names, and runnable from this program, which links no kind.
 TEST(ShippedKinds, EachIsAPluginBesideTheBinariesAndRunsHere) {
   const fs::path dir = fs::path(HYLOOP_BIN_DIR).parent_path() / "lib" / "hyloop" / "kinds";
-  for (const std::string name : {"fcu", "rht", "sits", "vrths"}) {
+  for (const std::string name : {"fcu", "rht", "sits", "sits6", "vrths"}) {
     const ex::PluginLoad load = ex::load_kind_plugin(dir / ("hyloop_kind_" + name + ".so"));
     ASSERT_TRUE(load.error.empty()) << name << ": " << load.error;
     EXPECT_EQ(load.kind, name);

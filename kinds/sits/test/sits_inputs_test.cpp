@@ -360,12 +360,19 @@ TEST(AccelerationLimit, TheDefaultsLeaveEveryShippedRunBitForBit) {
     if (entry.path().extension() != ".yaml") continue;
     const std::string path = entry.path().string();
     const std::string kind = scenario_kind(path);
-    const std::string off = kind == "sits"    ? "rig.limits.acceleration_max_mps2=.inf"
-                            : kind == "rht"   ? "servo.acceleration_max_mps2=.inf"
-                            : kind == "vrths" ? "limits.acceleration_max_mps2=.inf"
-                                              : "safety.command_acceleration_max_kg_s3=.inf";
+    std::vector<std::string> unbounded_overrides = {"outputs.progress=off"};
+    if (kind == "sits6") {
+      unbounded_overrides.emplace_back("rig.limits.acceleration_max_mps2=.inf");
+      unbounded_overrides.emplace_back("rig.limits.angular_acceleration_max_rad_s2=.inf");
+    } else {
+      unbounded_overrides.emplace_back(kind == "sits"  ? "rig.limits.acceleration_max_mps2=.inf"
+                                       : kind == "rht" ? "servo.acceleration_max_mps2=.inf"
+                                       : kind == "vrths"
+                                           ? "limits.acceleration_max_mps2=.inf"
+                                           : "safety.command_acceleration_max_kg_s3=.inf");
+    }
     const auto bounded = make_experiment(path, {"outputs.progress=off"});
-    const auto unbounded = make_experiment(path, {"outputs.progress=off", off});
+    const auto unbounded = make_experiment(path, unbounded_overrides);
     bounded->run();
     unbounded->run();
     const SampleTable& a = bounded->samples();

@@ -38,14 +38,14 @@ std::string message_of(F&& f) {
 }
 
 TEST(KindRegistry, ListsExactlyTheShippedKinds) {
-  EXPECT_EQ(kind_names(), (std::vector<std::string>{"fcu", "rht", "sits", "vrths"}));
+  EXPECT_EQ(kind_names(), (std::vector<std::string>{"fcu", "rht", "sits", "sits6", "vrths"}));
   for (const std::string& name : kind_names()) EXPECT_EQ(find_kind(name).name(), name);
 }
 
 TEST(KindRegistry, UnknownKindIsRefusedByNameWithTheKnownOnes) {
   const std::string m = message_of<std::invalid_argument>([] { (void)find_kind("crane"); });
   EXPECT_THAT(m, HasSubstr("\"crane\"")) << m;
-  EXPECT_THAT(m, HasSubstr("fcu, rht, sits, vrths")) << m;
+  EXPECT_THAT(m, HasSubstr("fcu, rht, sits, sits6, vrths")) << m;
 }
 
 TEST(KindRegistry, MakeExperimentRefusesAnUnknownKindByName) {
@@ -62,7 +62,7 @@ TEST(KindRegistry, AScenarioWithoutKindIsRefusedNamingTheKinds) {
         message_of<ScenarioError>([&] { (void)make_experiment_from_text(text, "plain.yaml", {}); });
     EXPECT_THAT(m, HasSubstr("plain.yaml: ")) << m;
     EXPECT_THAT(m, AnyOf(HasSubstr("kind: missing: a scenario names its kind, one of fcu, rht, "
-                                   "sits, vrths"),
+                                   "sits, sits6, vrths"),
                          HasSubstr("not a scenario")))
         << m;
     EXPECT_THROW((void)loop_plan(text), ScenarioError) << text;

@@ -15,6 +15,7 @@
 #include "hyloop/kinds/fcu/fcu_experiment.hpp"
 #include "hyloop/kinds/rht/rht_experiment.hpp"
 #include "hyloop/kinds/sits/sits_scenario.hpp"
+#include "hyloop/kinds/sits6/sits6_scenario.hpp"
 #include "hyloop/kinds/vrths/vrths_experiment.hpp"
 
 namespace hyloop::experiment {
@@ -40,6 +41,7 @@ std::string resolve(const std::string& text, const std::string& path,
   if (kind == "vrths") {
     return to_yaml(parse_vrths_scenario(text, path, overrides, DataSource::local_file(path)));
   }
+  if (kind == "sits6") return to_yaml(parse_sits6_scenario(text, path, overrides));
   return to_yaml(parse_scenario(text, path, overrides));
 }
 
@@ -120,10 +122,10 @@ TEST(ScenarioFields, EachKindHasATableAndAnUnknownKindNone) {
 // the field.
 TEST(ScenarioFields, EveryRangeInTheTableIsEnforcedNamingTheField) {
   const std::vector<std::pair<std::string, std::string>> bases = {
-      {"sits", "sits/ideal.yaml"},      {"rht", "rht/p4.yaml"},
-      {"rht", "rht/ats.yaml"},          {"rht", "rht/amb.yaml"},
-      {"fcu", "fcu/inverse.yaml"},      {"vrths", "vrths/case1_ats.yaml"},
-      {"vrths", "vrths/case1_amb.yaml"}};
+      {"sits", "sits/ideal.yaml"},       {"rht", "rht/p4.yaml"},
+      {"rht", "rht/ats.yaml"},           {"rht", "rht/amb.yaml"},
+      {"fcu", "fcu/inverse.yaml"},       {"vrths", "vrths/case1_ats.yaml"},
+      {"vrths", "vrths/case1_amb.yaml"}, {"sits6", "sits6/off_centre.yaml"}};
   int checked = 0;
   for (const auto& [kind, base] : bases) {
     const std::string path = (kScenarios / base).string();

@@ -1,0 +1,98 @@
+#pragma once
+// The SITS6 experiment: its loop parts (sits6_kind.cpp: hal::Sits6RigEmulator; Sits6Dynamics)
+// stepped by the generic LoopChain, and its recorder: samples, per-axis cycle metrics
+// (core::CycleMetrics on each translational axis, fed as the 1-D SitsRunner feeds its own:
+// v_i, v_i,ideal, the body's energy and the twin's, e_F = E_i − F′_i, e_V = v_i − v_i,ideal), the
+// summary. The summary has the x axis's figures under the 1-D summary's names (energy_ratio,
+// amplitude_growth_rate_per_s, cycles, metrics.e_F_peak_N, e_V_peak_mps, e_R, k_h, ...) and a
+// block per axis under "axes". In cycle k:
+//   1. the actuator holds X_c[k] (6 axes); 2. the rig advances one step and measures X_R[k],
+//   W[k] (delayed, noisy); 3. the dynamics computes F′[k] per axis and advances the body and its
+//   twin (sits6_dynamics.hpp); 4. X_c[k+1] = the contact frame's (X[k+1], Ẋ[k+1]) every h steps.
+// step() is RT-safe: everything is allocated by the constructor.
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "hyloop/core/cycle_metrics.hpp"
+#include "hyloop/core/energy_guard.hpp"
+#include "hyloop/experiment/experiment.hpp"
+#include "hyloop/experiment/loop_experiment.hpp"
+#include "hyloop/experiment/stop_reason.hpp"
+#include "hyloop/kinds/sits6/sits6_dynamics.hpp"
+#include "hyloop/kinds/sits6/sits6_scenario.hpp"
+
+namespace hyloop::experiment {
+
+/// The SITS6 loop plan (6 axes: x, y, z in m, rx, ry, rz in rad) and parts (sits6_kind.cpp).
+LoopPlan sits6_loop_plan(const Sits6Scenario& s);
+std::unique_ptr<RigPart> make_sits6_rig_part(const Sits6Scenario& s);
+std::unique_ptr<DynamicsPart> make_sits6_dynamics_part(const Sits6Scenario& s);
+
+class Sits6Runner final : public Experiment {
+ public:
+  /// Keeps every outputs.decimation-th row in memory when outputs.samples is on.
+  explicit Sits6Runner(const Sits6Scenario& scenario);
+  /// The streamed recorder (the coordinator's): samples.csv written as rows arrive.
+  Sits6Runner(const Sits6Scenario& scenario, SampleTable::Streamed);
+  Sits6Runner(const Sits6Runner&) = delete;
+  Sits6Runner& operator=(const Sits6Runner&) = delete;
+
+  bool step() noexcept override { return chain_.step(*this); }
+  bool record_cycle(std::span<const double> row) noexcept override;
+  void record_stop(std::string_view reason) noexcept override;
+
+  [[nodiscard]] std::int64_t cycle() const noexcept override { return cycle_; }
+  [[nodiscard]] std::int64_t total_steps() const noexcept override { return total_steps_; }
+  [[nodiscard]] double step_size() const noexcept override { return step_; }
+  [[nodiscard]] const SampleTable& samples() const noexcept override { return samples_; }
+  [[nodiscard]] std::string name() const override { return scenario_.name; }
+  [[nodiscard]] std::string kind() const override { return "sits6"; }
+  [[nodiscard]] nlohmann::json summary() const override;
+  [[nodiscard]] std::string resolved_yaml() const override { return to_yaml(scenario_); }
+  void stream_tables(const std::filesystem::path& dir) override;
+  [[nodiscard]] std::string progress_mode() const override { return scenario_.outputs.progress; }
+  [[nodiscard]] std::string output_format() const override { return scenario_.outputs.format; }
+
+  [[nodiscard]] bool stopped() const noexcept { return stop_reason_ != StopReason::kNone; }
+  [[nodiscard]] StopReason stop_reason() const noexcept { return stop_reason_; }
+  [[nodiscard]] const Sits6Scenario& scenario() const noexcept { return scenario_; }
+  /// The cycle metrics of translational axis `axis` (0: x, 1: y, 2: z).
+  [[nodiscard]] const core::CycleMetrics& metrics(std::size_t axis) const noexcept {
+    return metrics_[axis];
+  }
+  [[nodiscard]] std::uint64_t rejected_commands() const noexcept {
+    return chain_.rig().rejected_commands();
+  }
+
+ private:
+  class NoCycles final : public core::CycleSink {
+   public:
+    void on_cycle(const core::CycleRecord& /*cycle*/) noexcept override {}
+  };
+  Sits6Runner(const Sits6Scenario& scenario, bool streamed);
+  [[nodiscard]] nlohmann::json axis_summary(std::size_t axis) const;
+
+  Sits6Scenario scenario_;
+  double step_;
+  std::int64_t total_steps_;
+  NoCycles no_cycles_;
+  std::vector<core::CycleMetrics> metrics_;  // x, y, z
+  SampleTable samples_;
+  LoopChain chain_;
+  std::int64_t decimation_;
+  std::int64_t cycle_ = 0;
+  std::vector<double> row_;
+  StopReason stop_reason_ = StopReason::kNone;
+  std::array<double, kSits6Axes> k_h_min_{};
+  std::array<double, kSits6Axes> k_h_max_{};
+  /// The dynamics' energy guard replayed from the rows (the summary's figures).
+  core::EnergyGuard guard_;
+};
+
+}  // namespace hyloop::experiment
