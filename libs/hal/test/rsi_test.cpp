@@ -729,10 +729,15 @@ TEST(RsiControllerEmulator, HoldOnZeroResetsTheCorrectionOnALatePacket) {
   RsiPair pair(e);
   ASSERT_TRUE(pair.driver->wait_for_robot(1.0));
   hold(*pair.driver, 0.01, 0.6, kRsiCycleFast);
-  EXPECT_NEAR(pair.robot->plant().true_displacement, 0.01, 1e-6);
+  // The plant runs on the emulator's wall-clock thread: a loaded machine (the sanitizer stage)
+  // gives it fewer cycles in 0.6 s, so settling is awaited, not assumed.
+  const auto near = [&](double target) {
+    return eventually(
+        [&] { return std::abs(pair.robot->plant().true_displacement - target) < 1e-6; }, 3.0);
+  };
+  EXPECT_TRUE(near(0.01)) << pair.robot->plant().true_displacement;
   pair.driver.reset();  // silent: every cycle is late, the correction falls back to 0
-  std::this_thread::sleep_for(std::chrono::milliseconds(700));
-  EXPECT_NEAR(pair.robot->plant().true_displacement, 0.0, 1e-6) << "back at the start pose";
+  EXPECT_TRUE(near(0.0)) << "back at the start pose: " << pair.robot->plant().true_displacement;
   EXPECT_FALSE(pair.robot->stats().stopped);
 }
 
