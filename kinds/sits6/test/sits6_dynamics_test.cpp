@@ -173,14 +173,6 @@ TEST(Sits6Fields, EveryRangeInTheTableIsEnforcedNamingTheField) {
   EXPECT_GE(checked, 60);
 }
 
-TEST(Sits6Fields, TheScenariosRoundTripToAFixedPoint) {
-  for (const char* name : {"translation_x.yaml", "tumbling.yaml", "off_centre.yaml"}) {
-    const std::string first = to_yaml(load6(name));
-    const std::string second = to_yaml(parse_sits6_scenario(first, name));
-    EXPECT_EQ(first, second) << name;
-  }
-}
-
 // The parts of a cycle (rig part → dynamics part → the six-axis actuator stage) and the
 // in-process runner allocate nothing once built, with noise on all six sensor axes.
 TEST(Sits6Parts, ACycleAllocatesNothing) {
