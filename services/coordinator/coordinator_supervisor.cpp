@@ -76,7 +76,7 @@ void Coordinator::run(std::string out_dir) noexcept {
     const std::lock_guard<std::mutex> lock(mutex_);
     ctx.run_id = status_.run_id();
   }
-  std::unique_ptr<tp::IpcRunDir> ipc_run_dir;  // removed when run() returns
+  std::unique_ptr<tp::IpcRunDir> ipc_run_dir;  // removed before the run is declared over
   BareTimer bare;
   telemetry_rejected_ = 0;
   try {
@@ -117,6 +117,7 @@ void Coordinator::run(std::string out_dir) noexcept {
     recorder_->set_row_observer(nullptr);
     recording_.reset();
   }
+  ipc_run_dir.reset();  // before finish(): a waiter woken by it finds the sockets gone
   finish(ctx.final_state, ctx.message);
   changed_.notify_all();
 }
