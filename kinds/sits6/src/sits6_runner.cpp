@@ -27,8 +27,8 @@ std::vector<core::CycleMetrics> sits6_metrics(const Sits6Scenario& s, bool strea
                                               core::CycleSink& sink) {
   const double window_start = s.timing.duration - s.metrics.window;
   std::vector<core::CycleMetrics> m;
-  m.reserve(3);
-  for (int a = 0; a < 3; ++a) {
+  m.reserve(kSits6Axes);
+  for (std::size_t a = 0; a < kSits6Axes; ++a) {
     if (streamed) {
       m.emplace_back(sits6_cycle_capacity(s), window_start, sink);
     } else {
@@ -38,12 +38,12 @@ std::vector<core::CycleMetrics> sits6_metrics(const Sits6Scenario& s, bool strea
   return m;
 }
 
-nlohmann::json sits6_window_json(const core::CycleMetrics& m, double window) {
+nlohmann::json sits6_window_json(const core::CycleMetrics& m, double window, bool rotational) {
   const core::WindowMetrics w = m.window();
   return {{"window_s", window},
           {"cycles_in_window", w.cycles},
-          {"e_F_peak_N", w.e_f_peak},
-          {"e_V_peak_mps", w.e_v_peak},
+          {rotational ? "e_F_peak_N_m" : "e_F_peak_N", w.e_f_peak},
+          {rotational ? "e_V_peak_rad_s" : "e_V_peak_mps", w.e_v_peak},
           {"e_R", fields::json_number(w.e_r)},
           {"amplitude_ratio", fields::json_number(w.amplitude_ratio)}};
 }
@@ -82,7 +82,7 @@ bool Sits6Runner::record_cycle(std::span<const double> row) noexcept {
   }
   if (scenario_.outputs.samples && k % decimation_ == 0) samples_.append(row_);
   const double t = row_[0];
-  for (std::size_t a = 0; a < 3; ++a) {
+  for (std::size_t a = 0; a < kSits6Axes; ++a) {
     const double v = row_[sits6_column(a, Sits6AxisColumn::kRate)];
     const double v_ideal = row_[sits6_column(a, Sits6AxisColumn::kRateIdeal)];
     const double f_input = row_[sits6_column(a, Sits6AxisColumn::kWrenchInput)];
@@ -106,14 +106,12 @@ void Sits6Runner::record_stop(std::string_view reason) noexcept {
 
 nlohmann::json Sits6Runner::axis_summary(std::size_t a) const {
   nlohmann::json j;
-  if (a < 3) {
-    const core::CycleMetrics& m = metrics_[a];
-    j["energy_ratio"] = fields::json_number(m.energy_ratio());
-    j["amplitude_growth_rate_per_s"] = fields::json_number(m.amplitude_growth_rate());
-    j["cycles"] = m.cycle_count();
-    j["dropped_cycles"] = m.dropped_cycles();
-    j["metrics"] = sits6_window_json(m, scenario_.metrics.window);
-  }
+  const core::CycleMetrics& m = metrics_[a];
+  j["energy_ratio"] = fields::json_number(m.energy_ratio());
+  j["amplitude_growth_rate_per_s"] = fields::json_number(m.amplitude_growth_rate());
+  j["cycles"] = m.cycle_count();
+  j["dropped_cycles"] = m.dropped_cycles();
+  j["metrics"] = sits6_window_json(m, scenario_.metrics.window, a >= 3);
   j["k_h"] = {{"min", fields::json_number(k_h_min_[a])},
               {"max", fields::json_number(k_h_max_[a])},
               {"final", row_[sits6_column(a, Sits6AxisColumn::kGain)]}};

@@ -1,11 +1,12 @@
 #pragma once
 // The SITS6 experiment: its loop parts (sits6_kind.cpp: hal::Sits6RigEmulator; Sits6Dynamics)
 // stepped by the generic LoopChain, and its recorder: samples, per-axis cycle metrics
-// (core::CycleMetrics on each translational axis, fed as the 1-D SitsRunner feeds its own:
-// v_i, v_i,ideal, the body's energy and the twin's, e_F = E_i − F′_i, e_V = v_i − v_i,ideal), the
-// summary. The summary has the x axis's figures under the 1-D summary's names (energy_ratio,
-// amplitude_growth_rate_per_s, cycles, metrics.e_F_peak_N, e_V_peak_mps, e_R, k_h, ...) and a
-// block per axis under "axes". In cycle k:
+// (core::CycleMetrics on each of the six axes, fed as the 1-D SitsRunner feeds its own: v_i,
+// v_i,ideal, the body's energy and the twin's, e_F = E_i − F′_i, e_V = v_i − v_i,ideal; on a
+// rotational axis v is ω_i in rad/s and E, F′ are moments in N·m), the summary. The summary has
+// the x axis's figures under the 1-D summary's names (energy_ratio, amplitude_growth_rate_per_s,
+// cycles, metrics.e_F_peak_N, e_V_peak_mps, e_R, k_h, ...) and a block per axis under "axes"
+// (a rotational axis's peaks as e_F_peak_N_m and e_V_peak_rad_s). In cycle k:
 //   1. the actuator holds X_c[k] (6 axes); 2. the rig advances one step and measures X_R[k],
 //   W[k] (delayed, noisy); 3. the dynamics computes F′[k] per axis and advances the body and its
 //   twin (sits6_dynamics.hpp); 4. X_c[k+1] = the contact frame's (X[k+1], Ẋ[k+1]) every h steps.
@@ -62,7 +63,7 @@ class Sits6Runner final : public Experiment {
   [[nodiscard]] bool stopped() const noexcept { return stop_reason_ != StopReason::kNone; }
   [[nodiscard]] StopReason stop_reason() const noexcept { return stop_reason_; }
   [[nodiscard]] const Sits6Scenario& scenario() const noexcept { return scenario_; }
-  /// The cycle metrics of translational axis `axis` (0: x, 1: y, 2: z).
+  /// The cycle metrics of axis `axis` (0–2: x, y, z; 3–5: rx, ry, rz).
   [[nodiscard]] const core::CycleMetrics& metrics(std::size_t axis) const noexcept {
     return metrics_[axis];
   }
@@ -82,7 +83,7 @@ class Sits6Runner final : public Experiment {
   double step_;
   std::int64_t total_steps_;
   NoCycles no_cycles_;
-  std::vector<core::CycleMetrics> metrics_;  // x, y, z
+  std::vector<core::CycleMetrics> metrics_;  // x, y, z, rx, ry, rz
   SampleTable samples_;
   LoopChain chain_;
   std::int64_t decimation_;
