@@ -144,6 +144,7 @@ class Sits6Kind final : public Kind {
             .observed_energy = "eps_h_x[J]"};
   }
   CommandGauges command_gauges() const override { return mechanical_command_gauges(); }
+  const Analysis* analysis() const override { return &sits6_analysis(); }
 };
 
 }  // namespace

@@ -22,6 +22,7 @@
 
 #include "hyloop/core/cycle_metrics.hpp"
 #include "hyloop/core/energy_guard.hpp"
+#include "hyloop/experiment/capabilities.hpp"
 #include "hyloop/experiment/experiment.hpp"
 #include "hyloop/experiment/loop_experiment.hpp"
 #include "hyloop/experiment/stop_reason.hpp"
@@ -34,6 +35,8 @@ namespace hyloop::experiment {
 LoopPlan sits6_loop_plan(const Sits6Scenario& s);
 std::unique_ptr<RigPart> make_sits6_rig_part(const Sits6Scenario& s);
 std::unique_ptr<DynamicsPart> make_sits6_dynamics_part(const Sits6Scenario& s);
+/// `hyloop analyze`: the 1-D loop's Routh and sampled-loop analyses per axis (sits6_analysis.cpp).
+const Analysis& sits6_analysis();
 
 class Sits6Runner final : public Experiment {
  public:
