@@ -65,10 +65,11 @@ BoundField<S6> compensator_kind(const std::string& prefix, Get get) {
   return b;
 }
 
-// The fields of one compensator block; `gain` is its unit of K_h (N*s/m or N*m*s/rad).
+// The fields of one compensator block; `gain` is its unit of K_h (N*s/m or N*m*s/rad), `unit`
+// the same as a key suffix (ns_per_m, as the 1-D kind's max_damping_ns_per_m, or nms_per_rad).
 template <typename Get>
 void add_compensator_fields(Fields6& b, const std::string& prefix, const std::string& gain,
-                            Get get) {
+                            const std::string& unit, Get get) {
   b.push_back(compensator_kind(prefix, get));
   b.push_back(f::used_when(f::number<S6>(
                                prefix + ".k_eps0", gain, {},
@@ -93,7 +94,7 @@ void add_compensator_fields(Fields6& b, const std::string& prefix, const std::st
                            "type", {"scvg"}));
   b.push_back(f::emitted_if(
       f::used_when(f::number<S6>(
-                       prefix + ".max_damping", gain, above(0),
+                       prefix + ".max_damping_" + unit, gain, above(0),
                        "TDPA: the passivity controller's largest damping alpha",
                        [get](auto& s) -> auto& { return get(s).max_damping; }),
                    "type", {"tdpa"}),
@@ -363,9 +364,9 @@ const BoundTable<S6>& sits6_table() {
     add_sits6_limit_fields(b);
     add_sits6_loop_fields(b);
     add_compensator_fields(
-        b, "compensator", "N*s/m", [](auto& s) -> auto& { return s.compensator; });
+        b, "compensator", "N*s/m", "ns_per_m", [](auto& s) -> auto& { return s.compensator; });
     add_compensator_fields(
-        b, "rotational_compensator", "N*m*s/rad",
+        b, "rotational_compensator", "N*m*s/rad", "nms_per_rad",
         [](auto& s) -> auto& { return s.rotational_compensator; });
     add_sits6_output_fields(b);
     return BoundTable<S6>("sits6",

@@ -133,4 +133,21 @@ TEST(Sits6Analysis, AGainFromTheCommandLineIsRefusedSayingWhy) {
   }
 }
 
+// Where the analysis does not apply (off_centre: force and torque couple through the offset),
+// the model-free TDPA on all six axes holds the contact over 60 s (the guard's largest energy
+// ratio measured 1.021), where the uncompensated loop is stopped by the guard (at 2.7 s).
+TEST(Sits6Analysis, WhereCouplingVoidsItTdpaHoldsTheContactWithoutAModel) {
+  const std::vector<std::string> sixty = {"timing.duration_s=60"};
+  std::vector<std::string> tdpa = sixty;
+  tdpa.insert(tdpa.end(), {"compensator={type: tdpa, max_damping_ns_per_m: 10000}",
+                           "rotational_compensator={type: tdpa, max_damping_nms_per_rad: 1000}"});
+  const nlohmann::json held = run_summary("off_centre", tdpa);
+  EXPECT_TRUE(held["stop_reason"].is_null());
+  EXPECT_LT(held["stability_guard"]["max_energy_ratio"].get<double>(), 1.05);
+  EXPECT_LT(held["axes"]["x"]["amplitude_growth_rate_per_s"].get<double>(), 0.0);
+  std::vector<std::string> none = sixty;
+  none.insert(none.end(), {"compensator.type=none", "rotational_compensator.type=none"});
+  EXPECT_EQ(run_summary("off_centre", none)["stop_reason"], "stability_guard");
+}
+
 }  // namespace

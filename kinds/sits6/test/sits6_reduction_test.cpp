@@ -136,6 +136,16 @@ TEST(Sits6Reduction, TheUncompensatedLoopDivergesExactlyAsTheOneDimensionalOne) 
   EXPECT_LT(p.six->samples().rows(), 30000U);  // stopped by the guard
 }
 
+// TDPA, the model-free baseline, per axis: on x alone the 1-D table1_tdpa run bit for bit.
+TEST(Sits6Reduction, TdpaOnXIsTheOneDimensionalTdpaRunBitForBit) {
+  const Pair p = run_pair("scenarios/sits/table1_tdpa.yaml", {},
+                          {"compensator={type: tdpa, max_damping_ns_per_m: 10000, "
+                           "tracking_differentiator: {r: 10000, h_s: 0.0034}}"});
+  expect_x_columns_equal(*p.one, *p.six);
+  expect_summary_equal(p.one->summary(), p.six->summary());
+  EXPECT_EQ(p.six->summary()["compensator"], "tdpa");
+}
+
 TEST(Sits6Reduction, WithSensorNoiseTheXAxisDrawsTheOneDimensionalNumbers) {
   const Pair p = run_pair("scenarios/sits/table1_scvg.yaml",
                           {"rig.sensor.force_noise_std_n=0.5",
