@@ -13,18 +13,26 @@
 // the contact frame's), and at most one axis turning (Euler's (I_j − I_k)·ω_j·ω_k and the
 // rotation vector's composition are second order in the angles: Sits6Growth measures them). The
 // report lists each coupling it finds, with the field; the per-axis figures are then those of
-// the decoupled axes only.
+// the decoupled axes only. What replaces them is the coupled modes (core/coupled_modes.hpp): the
+// eigenpairs of A·K6, A the contact frame's inverse inertia at the initial attitude, K6 the
+// contact's stiffness matrix; undamped with the force delay alone (no hold, no robot, no
+// compensation: "exact_for_the_run") each mode grows at its delay-equation root.
 #include <array>
+#include <cmath>
+#include <numbers>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "hyloop/core/compensator.hpp"
+#include "hyloop/core/contact6_model.hpp"
+#include "hyloop/core/coupled_modes.hpp"
 #include "hyloop/core/sampled_loop_stability.hpp"
 #include "hyloop/core/stability.hpp"
 #include "hyloop/experiment/capabilities.hpp"
 #include "hyloop/experiment/scenario_fields.hpp"
 #include "hyloop/experiment/yaml_fields.hpp"
+#include "hyloop/kinds/sits6/sits6_dynamics.hpp"
 #include "hyloop/kinds/sits6/sits6_runner.hpp"
 #include "hyloop/kinds/sits6/sits6_scenario.hpp"
 
@@ -124,6 +132,45 @@ json axis_analysis(const Sits6Scenario& s, std::size_t a) {
             {"dominant_frequency_hz", f_hz}}}};
 }
 
+bool undamped_force_delay_alone(const Sits6Scenario& s) {
+  const auto& c = s.rig.contact;
+  return !nonzero(c.damping) && !nonzero(c.rotational_damping) && s.delays.force_measurement &&
+         !s.delays.control_cycle && !s.delays.robot_response &&
+         s.compensator.kind == core::CompensatorKind::kNone &&
+         s.rotational_compensator.kind == core::CompensatorKind::kNone;
+}
+
+// The coupled modes, ω² ascending, with the growth rate of each under the force delay alone.
+json modes_json(const Sits6Scenario& s) {
+  const core::Matrix6d a =
+      core::contact_inverse_inertia(sits6_body_config(s), sits6_attitude(s.model.initial_attitude));
+  const core::Matrix6d k = core::Contact6Model(sits6_contact_config(s)).stiffness_matrix();
+  const double tau = s.delays.force_measurement ? s.rig.sensor_delay : 0.0;
+  json modes = json::array();
+  for (const core::CoupledMode& m : core::coupled_modes(a, k)) {
+    json shape;
+    for (std::size_t i = 0; i < kSits6Axes; ++i) {
+      shape[kAxisKey[i]] = m.shape(static_cast<Eigen::Index>(i));
+    }
+    const double w = std::sqrt(m.omega_n2);
+    modes.push_back({{"omega_n2", m.omega_n2},
+                     {"frequency_hz", w / (2.0 * std::numbers::pi)},
+                     {"shape", shape},
+                     {"delay_equation_growth_rate_per_s",
+                      w * tau < 1.0 ? json(core::delay_equation_root(m.omega_n2, tau).real())
+                                    : json(nullptr)}});
+  }
+  return {{"exact_for_the_run", undamped_force_delay_alone(s)},
+          {"force_delay_s", tau},
+          {"modes", modes},
+          {"note",
+           "eigenpairs of A*K6 (A: the contact frame's inverse inertia at the initial attitude, "
+           "K6: the contact's stiffness matrix; shape in m and rad, largest entry 1); each mode's "
+           "delay_equation_growth_rate_per_s is the root of s^2 + omega_n2*exp(-s*tau) = 0, the "
+           "run's growth when exact_for_the_run (undamped, force delay alone, no hold, robot or "
+           "compensation)"}};
+}
+
 class Sits6Analysis final : public Analysis {
  public:
   json analyze(const std::string& text, const std::string& origin,
@@ -140,6 +187,7 @@ class Sits6Analysis final : public Analysis {
     j["decoupled"] = c.empty();
     j["couplings"] = c;
     for (std::size_t a = 0; a < kSits6Axes; ++a) j["axes"][kAxisKey[a]] = axis_analysis(s, a);
+    j["coupled"] = modes_json(s);
     j["robot_source"] =
         s.delays.robot_response ? "configured (sits6 identifies no G_R)" : "bypassed";
     j["note"] =

@@ -15,18 +15,14 @@ Eigen::Vector3d sits6_vector(const Sits6Vector& v) { return {v[0], v[1], v[2]}; 
 
 bool sits6_nonzero(const Sits6Vector& v) { return v[0] != 0.0 || v[1] != 0.0 || v[2] != 0.0; }
 
+}  // namespace
+
 /// q0 of a rotation vector; exactly the identity for 0.
 Eigen::Quaterniond sits6_attitude(const Sits6Vector& rotation) {
   const Eigen::Vector3d a = sits6_vector(rotation);
   const double angle = a.norm();
   if (angle == 0.0) return Eigen::Quaterniond::Identity();
   return Eigen::Quaterniond(Eigen::AngleAxisd(angle, a / angle));
-}
-
-core::Vector6 sits6_join(const Sits6Vector& a, const Sits6Vector& b) {
-  core::Vector6 v;
-  v << a[0], a[1], a[2], b[0], b[1], b[2];
-  return v;
 }
 
 core::Contact6Config sits6_contact_config(const Sits6Scenario& s) {
@@ -47,6 +43,14 @@ core::RigidBodyConfig sits6_body_config(const Sits6Scenario& s) {
   c.contact_offset = sits6_vector(s.model.contact_offset);
   c.step = s.timing.step;
   return c;
+}
+
+namespace {
+
+core::Vector6 sits6_join(const Sits6Vector& a, const Sits6Vector& b) {
+  core::Vector6 v;
+  v << a[0], a[1], a[2], b[0], b[1], b[2];
+  return v;
 }
 
 /// The CoM state whose contact frame starts at the scenario's pose and twist (exactly the

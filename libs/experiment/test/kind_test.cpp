@@ -96,14 +96,17 @@ TEST(KindRegistry, IdentificationRefusesTheKindsWithoutIt) {
 TEST(KindRegistry, CapabilitiesAreOfferedByKindAndRefusedByName) {
   for (const char* kind : {"rht", "fcu", "vrths"}) {
     const std::string text = std::string("kind: ") + kind + "\n";
-    EXPECT_EQ(message_of<std::invalid_argument>([&] { (void)kind_analysis(text, "s.yaml"); }),
-              std::string("scenario kind \"") + kind + "\": analysis runs a sits scenario");
+    EXPECT_EQ(
+        message_of<std::invalid_argument>([&] { (void)kind_analysis(text, "s.yaml"); }),
+        std::string("scenario kind \"") + kind + "\": analysis runs a sits or sits6 scenario");
     EXPECT_EQ(message_of<std::invalid_argument>([&] { (void)kind_identification(text, "s.yaml"); }),
               std::string("scenario kind \"") + kind + "\": identification runs a sits scenario");
   }
   const std::string sits = "kind: sits\n";
   EXPECT_EQ(&kind_identification(sits), find_kind("sits").identification());
   EXPECT_EQ(&kind_analysis(sits), find_kind("sits").analysis());
+  EXPECT_EQ(&kind_analysis("kind: sits6\n"), find_kind("sits6").analysis());
+  EXPECT_NE(find_kind("sits6").analysis(), find_kind("sits").analysis());
   // The identification service's check: a scenario that is not a sweep run is refused with the
   // field it needs, before any loop exists.
   const std::string path = std::string(HYLOOP_SOURCE_DIR) + "/scenarios/sits/identify.yaml";

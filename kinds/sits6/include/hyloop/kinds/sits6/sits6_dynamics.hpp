@@ -98,6 +98,12 @@ std::array<hal::ActuatorCommand, kSits6Axes> sits6_initial_commands(const Sits6S
 /// The initial pose of the contact frame ((p0, 0)).
 core::Vector6 sits6_initial_pose(const Sits6Scenario& s);
 
+/// The blocks' configurations from the scenario (as Sits6Dynamics builds its body and contact):
+/// q0 of a rotation vector (exactly the identity for 0), the body, the contact.
+Eigen::Quaterniond sits6_attitude(const Sits6Vector& rotation);
+core::RigidBodyConfig sits6_body_config(const Sits6Scenario& s);
+core::Contact6Config sits6_contact_config(const Sits6Scenario& s);
+
 class Sits6Dynamics {
  public:
   /// @throws std::invalid_argument from the blocks for a scenario that validate() refuses.
