@@ -13,6 +13,7 @@
 #include "hyloop/experiment/capabilities.hpp"
 #include "hyloop/experiment/experiment.hpp"
 #include "hyloop/experiment/kind.hpp"
+#include "sits6_test_overrides.hpp"
 
 namespace {
 
@@ -53,17 +54,11 @@ void expect_predicted(const nlohmann::json& analysis, const nlohmann::json& summ
 // relative on the rotational axes. One rotational axis turns at a time (several turning couple,
 // and the analysis says so).
 TEST(Sits6Analysis, EachDecoupledAxisPredictsItsRunsGrowthRate) {
-  const std::vector<std::string> undamped = {
-      "timing.duration_s=30",
-      "guard.enabled=false",
-      "delays.control_cycle=false",
-      "delays.robot_response=false",
-      "compensator.type=none",
-      "rotational_compensator.type=none",
-      "rig.contact.damping_ns_per_m=[0, 0, 0]",
-      "rig.contact.rotational_stiffness_nm_per_rad=[2000, 3600, 1400]",
-      "rig.contact.rotational_damping_nms_per_rad=[0, 0, 0]",
-      "model.initial_velocity_mps=[0.05, 0.05, 0.05]"};
+  std::vector<std::string> undamped = ex::testing::force_delay_alone("30");
+  undamped.insert(undamped.end(), {"rig.contact.damping_ns_per_m=[0, 0, 0]",
+                                   "rig.contact.rotational_stiffness_nm_per_rad=[2000, 3600, 1400]",
+                                   "rig.contact.rotational_damping_nms_per_rad=[0, 0, 0]",
+                                   "model.initial_velocity_mps=[0.05, 0.05, 0.05]"});
   const nlohmann::json a = analyze("translation_x", undamped);
   for (const char* axis : kAxes) {
     EXPECT_FALSE(a["axes"][axis]["sampled_loop"]["stable"].get<bool>()) << axis;

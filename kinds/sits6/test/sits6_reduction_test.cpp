@@ -18,6 +18,7 @@
 #include "hyloop/experiment/experiment.hpp"
 #include "hyloop/experiment/kind.hpp"
 #include "hyloop/experiment/yaml_fields.hpp"
+#include "sits6_test_overrides.hpp"
 
 namespace {
 
@@ -203,16 +204,13 @@ double delay_equation_rate(double omega_n2, double tau) {
 // and the rotation vector's own non-linearity couple the axes, and the per-axis analysis holds
 // only in the limit of small angles: at ω0 = 0.05 rad/s on each axis (about 8 mrad) the rates
 // move by −0.16, +0.02 and +2.8 %, at a quarter of that by −0.05, +0.01 and +0.22 % (printed).
-const std::vector<std::string> kRotationalUndamped = {
-    "timing.duration_s=30",
-    "guard.enabled=false",
-    "delays.control_cycle=false",
-    "delays.robot_response=false",
-    "compensator.type=none",
-    "rotational_compensator.type=none",
-    "model.initial_velocity_mps=[0, 0, 0]",
-    "rig.contact.rotational_stiffness_nm_per_rad=[2000, 3600, 1400]",
-    "rig.contact.rotational_damping_nms_per_rad=[0, 0, 0]"};
+const std::vector<std::string> kRotationalUndamped = [] {
+  std::vector<std::string> o = ex::testing::force_delay_alone("30");
+  o.insert(o.end(), {"model.initial_velocity_mps=[0, 0, 0]",
+                     "rig.contact.rotational_stiffness_nm_per_rad=[2000, 3600, 1400]",
+                     "rig.contact.rotational_damping_nms_per_rad=[0, 0, 0]"});
+  return o;
+}();
 
 TEST(Sits6Growth, EachRotationalAxisGrowsAtItsDelayEquationsRate) {
   const std::array<const char*, 3> axes = {"rx", "ry", "rz"};
