@@ -202,6 +202,7 @@ Sits6Dynamics::Sits6Dynamics(const Sits6Scenario& s)
       contact_(contact_config_),
       td_(sits6_tds(s)),
       compensator_(sits6_compensators(s)),
+      body_observer_(s.body_energy_observer),
       guard_(s.guard.config),
       guarded_(s.guard.enabled) {}
 
@@ -246,7 +247,10 @@ void Sits6Dynamics::step_axis(std::size_t i, double t, double robot, double wren
   const double f_h = c.force(t, v_est, wrench, x.twist[a]);
   const double f_input = wrench + f_h;
   input_[a] = f_input;
-  const double eps_h = c.observe(t, ideal, xi.pose[a], f_input, robot);
+  const double eps_h = body_observer_
+                           ? core::EnergyObserver::epsilon(ideal, xi.pose[a], f_input, robot)
+                           : c.observe(t, ideal, xi.pose[a], f_input, robot);
+  eps_h_[a] = eps_h;
   values[sits6_column(i, Sits6AxisColumn::kPose)] = x.pose[a];
   values[sits6_column(i, Sits6AxisColumn::kRate)] = x.twist[a];
   values[sits6_column(i, Sits6AxisColumn::kPoseIdeal)] = xi.pose[a];
@@ -271,6 +275,11 @@ StopReason Sits6Dynamics::step(std::int64_t k, std::span<const double> measureme
   for (std::size_t i = 0; i < kSits6Axes; ++i) {
     step_axis(i, t, measurement[i], measurement[kSits6Axes + i], x, xi,
               ideal[static_cast<Eigen::Index>(i)], values);
+  }
+  if (body_observer_) {  // every axis's observer takes the body's ε_h, once F′ of all is known
+    double body = eps_h_[0];
+    for (int i = 1; i < 6; ++i) body += eps_h_[i];
+    for (core::Compensator& c : compensator_) c.observe_energy(t, body);
   }
   double power = input_[0] * x.twist[0];
   double power_ideal = ideal[0] * xi.twist[0];

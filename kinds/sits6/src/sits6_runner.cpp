@@ -128,6 +128,7 @@ nlohmann::json Sits6Runner::summary() const {
   nlohmann::json j = axis_summary(0);  // the x axis's figures under the 1-D names
   j["compensator"] = std::string(core::to_string(s.compensator.kind));
   j["rotational_compensator"] = std::string(core::to_string(s.rotational_compensator.kind));
+  j["energy_observer"] = s.body_energy_observer ? "body" : "axis";
   j["diverged"] = diverged;
   j["stop_reason"] =
       stopped() ? nlohmann::json(std::string(to_string(stop_reason_))) : nlohmann::json(nullptr);

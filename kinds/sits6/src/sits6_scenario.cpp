@@ -65,6 +65,29 @@ BoundField<S6> compensator_kind(const std::string& prefix, Get get) {
   return b;
 }
 
+// energy_observer: axis | body, held as a bool (body_energy_observer).
+BoundField<S6> energy_observer_field() {
+  const auto text = [](const S6& s) {
+    return std::string(s.body_energy_observer ? "body" : "axis");
+  };
+  BoundField<S6> b{
+      f::spec("energy_observer", "", FieldType::kEnum, {},
+              "SCVG's energy observer: axis (each axis's K_h follows its own sum of |eps_h|*T) or "
+              "body (every axis's K_h follows the sum over the six axes, the whole body's "
+              "wrench-pose energy)"),
+      [text](MapReader& r, const std::string& k, S6& s) {
+        std::string v = text(s);
+        r.string(k, v);
+        s.body_energy_observer = v == "body";
+      },
+      [text](YAML::Emitter& e, const std::string& k, const S6& s) {
+        e << YAML::Key << k << YAML::Value << text(s);
+      },
+      [text](const S6& s) { return nlohmann::json(text(s)); }};
+  b.spec.values = {"axis", "body"};
+  return b;
+}
+
 // The fields of one compensator block; `gain` is its unit of K_h (N*s/m or N*m*s/rad), `unit`
 // the same as a key suffix (ns_per_m, as the 1-D kind's max_damping_ns_per_m, or nms_per_rad).
 template <typename Get>
@@ -368,6 +391,7 @@ const BoundTable<S6>& sits6_table() {
     add_compensator_fields(
         b, "rotational_compensator", "N*m*s/rad", "nms_per_rad",
         [](auto& s) -> auto& { return s.rotational_compensator; });
+    b.push_back(energy_observer_field());
     add_sits6_output_fields(b);
     return BoundTable<S6>("sits6",
                           "The six-axis space target: a free-floating rigid body in contact with "

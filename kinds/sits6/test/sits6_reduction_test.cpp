@@ -356,4 +356,54 @@ TEST(Sits6Noise, CompensatedSixAxesStayWithinTheTwinsEnergyOverTwentySeeds) {
   EXPECT_EQ(uncompensated_beyond, 20);
 }
 
+// SCVG's energy observer over the whole body (energy_observer: body): every axis's K_h follows
+// Σ over the six axes of |ε_h|·T. On x alone the other axes' ε_h are exactly 0, so the run is
+// the per-axis one bit for bit but for the gains of y and z (at rest), which now follow x's
+// (equal to it at every row); on three equal axes it is the per-axis run with K_ε2 tripled
+// (the body's sum is 3ε), to rounding.
+TEST(Sits6Observer, OnXAloneTheRunIsThePerAxisOneAndEveryAxisTakesXsGain) {
+  const auto axis = run_file(kTranslationX, {});
+  const auto body = run_file(kTranslationX, {"energy_observer=body"});
+  ASSERT_EQ(body->samples().rows(), axis->samples().rows());
+  const auto& h = axis->samples().headers();
+  const auto at = [&h](const char* name) {
+    return static_cast<std::size_t>(std::find(h.begin(), h.end(), name) - h.begin());
+  };
+  const std::size_t kx = at("k_h_x[N*s/m]"), ky = at("k_h_y[N*s/m]"), kz = at("k_h_z[N*s/m]");
+  std::size_t gains_moved = 0;
+  for (std::size_t r = 0; r < axis->samples().rows(); ++r) {
+    const auto a = axis->samples().row(r), b = body->samples().row(r);
+    for (std::size_t c = 0; c < h.size(); ++c) {
+      if (c == ky || c == kz) continue;
+      ASSERT_EQ(b[c], a[c]) << h[c] << " row " << r;
+    }
+    ASSERT_EQ(b[ky], b[kx]) << "row " << r;
+    ASSERT_EQ(b[kz], b[kx]) << "row " << r;
+    gains_moved += a[ky] != b[ky] ? 1 : 0;
+  }
+  EXPECT_GT(gains_moved, 10000U);  // after the switch at 26 s: rows 13 001 to 30 000
+  EXPECT_EQ(body->summary()["energy_observer"], "body");
+  EXPECT_EQ(axis->summary()["energy_observer"], "axis");
+}
+
+TEST(Sits6Observer, OnThreeEqualAxesTheBodyObserverTriplesTheEnergyGain) {
+  std::vector<std::string> body = kThreeAxes, axis = kThreeAxes;
+  body.emplace_back("energy_observer=body");
+  axis.emplace_back("compensator.k_eps2=26.25");  // 3 × 8.75
+  const nlohmann::json b = run_file(kTranslationX, body)->summary();
+  const nlohmann::json a = run_file(kTranslationX, axis)->summary();
+  for (const char* ax : {"x", "y", "z"}) {
+    for (const char* m : {"e_V_peak_mps", "e_F_peak_N", "e_R", "amplitude_ratio"}) {
+      const double want = a["axes"][ax]["metrics"][m].get<double>();
+      EXPECT_NEAR(b["axes"][ax]["metrics"][m].get<double>(), want, 1e-9 * std::abs(want))
+          << ax << " " << m;
+    }
+    const double k = a["axes"][ax]["k_h"]["final"].get<double>();
+    EXPECT_NEAR(b["axes"][ax]["k_h"]["final"].get<double>(), k, 1e-9 * std::abs(k)) << ax;
+  }
+  // and the body's sum did move K_h away from the per-axis run with the paper's K_ε2
+  const nlohmann::json paper = run_file(kTranslationX, kThreeAxes)->summary();
+  EXPECT_NE(paper["axes"]["x"]["k_h"]["final"], b["axes"]["x"]["k_h"]["final"]);
+}
+
 }  // namespace

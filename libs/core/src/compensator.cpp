@@ -32,9 +32,8 @@ std::string_view to_string(CompensatorKind kind) noexcept {
   return "unknown";
 }
 
-double EnergyObserver::observe(double t, double ideal_force, double ideal_position,
-                               double input_force, double robot_position) noexcept {
-  last_ = ideal_force * ideal_position - input_force * robot_position;
+double EnergyObserver::add(double t, double epsilon) noexcept {
+  last_ = epsilon;
   if (t > start_time_) {
     sum_ += std::abs(last_) * step_;
   }

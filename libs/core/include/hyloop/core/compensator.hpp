@@ -61,9 +61,19 @@ class EnergyObserver {
   /// @param start_time the sum S counts ε_h from samples with t > start_time.
   EnergyObserver(double step, double start_time) : step_(step), start_time_(start_time) {}
 
+  /// ε_h = E·x_i − F′·X_R (J). RT-safe.
+  [[nodiscard]] static double epsilon(double ideal_force, double ideal_position, double input_force,
+                                      double robot_position) noexcept {
+    return ideal_force * ideal_position - input_force * robot_position;
+  }
   /// ε_h[k] = E·x_i − F′·X_R; adds |ε_h|·T to S when t > start time. RT-safe.
   double observe(double t, double ideal_force, double ideal_position, double input_force,
-                 double robot_position) noexcept;
+                 double robot_position) noexcept {
+    return add(t, epsilon(ideal_force, ideal_position, input_force, robot_position));
+  }
+  /// Takes ε_h[k] computed elsewhere (e.g. a sum over axes): adds |ε_h|·T to S when t > start
+  /// time. RT-safe.
+  double add(double t, double epsilon) noexcept;
 
   [[nodiscard]] double last() const noexcept { return last_; }
   [[nodiscard]] double sum() const noexcept { return sum_; }
@@ -97,6 +107,8 @@ class Compensator {
                  double robot_position) noexcept {
     return observer_.observe(t, ideal_force, ideal_position, input_force, robot_position);
   }
+  /// Feeds an ε_h[k] observed elsewhere (a body's sum over its axes). RT-safe.
+  void observe_energy(double t, double epsilon) noexcept { (void)observer_.add(t, epsilon); }
 
   void reset() noexcept;
   [[nodiscard]] double last_gain() const noexcept { return last_gain_; }

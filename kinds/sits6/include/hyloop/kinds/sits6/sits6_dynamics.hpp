@@ -149,6 +149,8 @@ class Sits6Dynamics {
   std::array<core::TrackingDifferentiator, kSits6Axes> td_;
   std::array<core::Compensator, kSits6Axes> compensator_;
   core::Vector6 input_ = core::Vector6::Zero();  // F′ of the cycle
+  bool body_observer_;                           // energy_observer = body
+  core::Vector6 eps_h_ = core::Vector6::Zero();  // ε_h of each axis in the cycle
   core::EnergyGuard guard_;
   bool guarded_;
 };

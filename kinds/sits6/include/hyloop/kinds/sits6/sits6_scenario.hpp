@@ -123,6 +123,9 @@ struct Sits6Scenario {
   /// The translational axes' compensator (gains in N*s/m) and the rotational axes' (N*m*s/rad).
   core::CompensatorConfig compensator;
   core::CompensatorConfig rotational_compensator;
+  /// energy_observer: axis (false: each axis's K_h follows its own Σ|ε_h|·T) or body (true:
+  /// every axis's K_h follows the sum over the six axes, ε_h = E·x_i − F′·X_R of the body, J).
+  bool body_energy_observer = false;
   core::TrackingDifferentiatorConfig tracking_differentiator;
 
   /// guard.*: the energy guard on the body's mechanical energy (the `energy` column).
