@@ -22,16 +22,18 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// Every file a run directory holds (run_directory.hpp; log.txt of RHT runs).
-constexpr std::array<std::string_view, 9> kRunFiles{"samples.csv",
-                                                    "cycles.csv",
-                                                    "summary.json",
-                                                    "scenario.yaml",
-                                                    "log.txt",
-                                                    recording::kIncompleteMarker,
-                                                    recording::kJournalFile,
-                                                    "journal.sqlite-wal",
-                                                    "journal.sqlite-shm"};
+// Every file a run directory holds (run_directory.hpp; log.txt of RHT runs, cycles_axes.csv of
+// sits6 runs).
+constexpr std::array<std::string_view, 10> kRunFiles{"samples.csv",
+                                                     "cycles.csv",
+                                                     "cycles_axes.csv",
+                                                     "summary.json",
+                                                     "scenario.yaml",
+                                                     "log.txt",
+                                                     recording::kIncompleteMarker,
+                                                     recording::kJournalFile,
+                                                     "journal.sqlite-wal",
+                                                     "journal.sqlite-shm"};
 constexpr std::string_view kPlotsDir = "plots";
 constexpr std::size_t kListedAtMost = 5;
 

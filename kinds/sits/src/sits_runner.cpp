@@ -3,10 +3,10 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
-#include <fstream>
 #include <limits>
 #include <stdexcept>
 
+#include "hyloop/experiment/cycle_table.hpp"
 #include "hyloop/experiment/scenario_fields.hpp"
 
 namespace hyloop::experiment {
@@ -15,17 +15,6 @@ namespace {
 std::size_t cycle_capacity(const SitsScenario& s) {
   // A vibration cycle shorter than 8 steps cannot be resolved; the bound keeps memory modest.
   return static_cast<std::size_t>(s.steps() / 8 + 16);
-}
-
-constexpr const char* kCyclesHeader =
-    "cycle[-],t_start[s],t_end[s],e_R[-],amplitude_ratio[-],v_peak[m/s],v_ideal_peak[m/s],"
-    "energy_max[J],energy_ideal_max[J],e_F_peak[N],e_V_peak[m/s]";
-
-/// A cycles.csv line's values after the index.
-std::array<double, 10> cycle_values(const core::CycleRecord& c) {
-  return {c.t_start,  c.t_end,        c.e_r,        c.amplitude_ratio,
-          c.v_peak,   c.v_ideal_peak, c.energy_max, c.energy_ideal_max,
-          c.e_f_peak, c.e_v_peak};
 }
 
 SampleTable sits_samples(const SitsScenario& s, bool streamed) {
@@ -160,18 +149,7 @@ void SitsRunner::write_extra_files(const std::filesystem::path& dir) const {
     csv.finish();
     return;
   }
-  std::ofstream f(dir / "cycles.csv");
-  f << kCyclesHeader << '\n';
-  for (const core::CycleRecord& c : metrics_.cycles()) {
-    std::string line = std::to_string(c.index);
-    for (double v : cycle_values(c)) {
-      line += ',';
-      line += format_number(v);
-    }
-    f << line << '\n';
-  }
-  f.close();
-  if (!f) throw std::runtime_error("writing " + (dir / "cycles.csv").string() + " failed");
+  write_cycles_csv(dir / "cycles.csv", kCyclesHeader, metrics_.cycles());
 }
 
 }  // namespace hyloop::experiment

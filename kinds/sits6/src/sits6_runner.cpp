@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <stdexcept>
 
+#include "hyloop/experiment/cycle_table.hpp"
 #include "hyloop/experiment/scenario_fields.hpp"
 
 namespace hyloop::experiment {
@@ -23,14 +25,29 @@ SampleTable sits6_samples(const Sits6Scenario& s, bool streamed) {
   return make_sample_table(std::move(headers), rows, streamed);
 }
 
-std::vector<core::CycleMetrics> sits6_metrics(const Sits6Scenario& s, bool streamed,
-                                              core::CycleSink& sink) {
+constexpr const char* kAxesCyclesHeader =
+    "axis[-],cycle[-],t_start[s],t_end[s],e_R[-],amplitude_ratio[-],v_peak[m/s|rad/s],"
+    "v_ideal_peak[m/s|rad/s],energy_max[J],energy_ideal_max[J],e_F_peak[N|N*m],"
+    "e_V_peak[m/s|rad/s]";
+
+/// A cycles_axes.csv line: the axis, the cycle's index, its figures.
+std::array<double, 12> axis_cycle_values(std::size_t axis, const core::CycleRecord& c) {
+  std::array<double, 12> v{};
+  v[0] = static_cast<double>(axis);
+  v[1] = static_cast<double>(c.index);
+  const std::array<double, 10> figures = cycle_values(c);
+  std::copy(figures.begin(), figures.end(), v.begin() + 2);
+  return v;
+}
+
+template <typename Sinks>
+std::vector<core::CycleMetrics> sits6_metrics(const Sits6Scenario& s, bool streamed, Sinks& sinks) {
   const double window_start = s.timing.duration - s.metrics.window;
   std::vector<core::CycleMetrics> m;
   m.reserve(kSits6Axes);
   for (std::size_t a = 0; a < kSits6Axes; ++a) {
     if (streamed) {
-      m.emplace_back(sits6_cycle_capacity(s), window_start, sink);
+      m.emplace_back(sits6_cycle_capacity(s), window_start, sinks[a]);
     } else {
       m.emplace_back(sits6_cycle_capacity(s), window_start);
     }
@@ -55,11 +72,22 @@ Sits6Runner::Sits6Runner(const Sits6Scenario& scenario) : Sits6Runner(scenario, 
 Sits6Runner::Sits6Runner(const Sits6Scenario& scenario, SampleTable::Streamed)
     : Sits6Runner(scenario, true) {}
 
+void Sits6Runner::AxisCycles::on_cycle(const core::CycleRecord& cycle) noexcept {
+  if (axis_ == 0) {
+    const std::array<double, 10> values = cycle_values(cycle);
+    files_->x.write_row(cycle.index, values);
+  }
+  const std::array<double, 12> line = axis_cycle_values(axis_, cycle);
+  files_->axes.write_row(line);
+}
+
 Sits6Runner::Sits6Runner(const Sits6Scenario& scenario, bool streamed)
     : scenario_(scenario),
       step_(scenario.timing.step),
       total_steps_(scenario.steps()),
-      metrics_(sits6_metrics(scenario, streamed, no_cycles_)),
+      sinks_{AxisCycles(cycle_files_, 0), AxisCycles(cycle_files_, 1), AxisCycles(cycle_files_, 2),
+             AxisCycles(cycle_files_, 3), AxisCycles(cycle_files_, 4), AxisCycles(cycle_files_, 5)},
+      metrics_(sits6_metrics(scenario, streamed, sinks_)),
       samples_(sits6_samples(scenario, streamed)),
       chain_(sits6_loop_plan(scenario), make_sits6_rig_part(scenario),
              make_sits6_dynamics_part(scenario), samples_.headers()),
@@ -149,7 +177,36 @@ nlohmann::json Sits6Runner::summary() const {
 }
 
 void Sits6Runner::stream_tables(const std::filesystem::path& dir) {
-  if (samples_.streamed()) samples_.stream_to(dir / "samples.csv");
+  if (!samples_.streamed()) return;
+  samples_.stream_to(dir / "samples.csv");
+  cycle_files_.x.open(dir / "cycles.csv", kCyclesHeader);
+  cycle_files_.axes.open(dir / "cycles_axes.csv", kAxesCyclesHeader);
+}
+
+void Sits6Runner::write_extra_files(const std::filesystem::path& dir) const {
+  if (samples_.streamed()) {
+    for (CsvStream* csv : {&cycle_files_.x, &cycle_files_.axes}) {
+      if (!csv->is_open() || csv->path().parent_path() != dir) {
+        throw std::logic_error(csv->path().filename().string() +
+                               ": a streamed recorder writes only where it streamed");
+      }
+      csv->finish();
+    }
+    return;
+  }
+  write_cycles_csv(dir / "cycles.csv", kCyclesHeader, metrics_[0].cycles());
+  // In the order the streamed recorder writes them: by end time, the axes in order at a tie.
+  std::vector<std::array<double, 12>> lines;
+  for (std::size_t a = 0; a < kSits6Axes; ++a) {
+    for (const core::CycleRecord& c : metrics_[a].cycles())
+      lines.push_back(axis_cycle_values(a, c));
+  }
+  std::stable_sort(lines.begin(), lines.end(),
+                   [](const auto& l, const auto& r) { return l[3] < r[3]; });  // t_end
+  CsvStream axes;
+  axes.open(dir / "cycles_axes.csv", kAxesCyclesHeader);
+  for (const std::array<double, 12>& line : lines) axes.write_row(line);
+  axes.finish();
 }
 
 }  // namespace hyloop::experiment

@@ -1,6 +1,7 @@
 // The six-axis kind through the unchanged loop services (issue 28): a lockstep distributed run of
 // the co-located rig, sensor, actuator and dynamics services records the in-process run's
-// samples.csv byte for byte, its plan carries the six axes' layouts.
+// samples.csv, cycles.csv and cycles_axes.csv byte for byte, its plan carries the six axes'
+// layouts.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -76,6 +77,15 @@ TEST(Sits6Loop, InProcessAndLockstepThroughTheServicesAreBitForBit) {
   EXPECT_NE(header.find(",m_z_contact[N*m],x_cmd[m]"), std::string::npos) << header;
   EXPECT_EQ(std::count(header.begin(), header.end(), ','), 71);
   EXPECT_EQ(slurp(dir / "lockstep" / "samples.csv"), in_process) << outcome;
+  // The cycles files: the coordinator streams them as cycles end, the in-process run writes them
+  // at the end; the same bytes. x and rz both swing in off_centre.
+  for (const char* file : {"cycles.csv", "cycles_axes.csv"}) {
+    EXPECT_EQ(slurp(dir / "lockstep" / file), slurp(dir / "in_process" / file)) << file;
+  }
+  const std::string axes = slurp(dir / "in_process" / "cycles_axes.csv");
+  EXPECT_EQ(axes.rfind("axis[-],cycle[-],t_start[s],", 0), 0U);
+  EXPECT_NE(axes.find("\n0,1,"), std::string::npos) << axes;  // x's second cycle
+  EXPECT_NE(axes.find("\n5,0,"), std::string::npos) << axes;  // rz's first
 }
 
 }  // namespace

@@ -9,8 +9,11 @@
 #include <cmath>
 #include <complex>
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -18,6 +21,7 @@
 #include "hyloop/experiment/experiment.hpp"
 #include "hyloop/experiment/kind.hpp"
 #include "hyloop/experiment/yaml_fields.hpp"
+#include "hyloop/testing/scratch_dir.hpp"
 #include "sits6_test_overrides.hpp"
 
 namespace {
@@ -25,6 +29,13 @@ namespace {
 namespace ex = hyloop::experiment;
 
 const std::string kSource = HYLOOP_SOURCE_DIR;
+
+std::string slurp(const std::filesystem::path& p) {
+  std::ifstream f(p, std::ios::binary);
+  std::stringstream s;
+  s << f.rdbuf();
+  return s.str();
+}
 const std::string kTranslationX = "scenarios/sits6/translation_x.yaml";
 
 std::unique_ptr<ex::Experiment> run_file(const std::string& scenario,
@@ -125,6 +136,28 @@ TEST(Sits6Reduction, TranslationXIsTheOneDimensionalScvgRunBitForBit) {
   EXPECT_TRUE(six["stop_reason"].is_null());
   EXPECT_GT(six["cycles"].get<int>(), 50);  // 1 Hz over 60 s
   EXPECT_LT(six["energy_ratio"].get<double>(), 1.01);
+}
+
+// cycles.csv too: x's cycles in the 1-D form, byte for byte; cycles_axes.csv has them as axis 0.
+TEST(Sits6Reduction, TranslationXWritesTheOneDimensionalCyclesCsv) {
+  const Pair p = run_pair("scenarios/sits/table1_scvg.yaml", {}, {});
+  const std::filesystem::path dir = hyloop::testing::scratch_dir("sits6", "cycles");
+  std::filesystem::create_directories(dir / "one");
+  std::filesystem::create_directories(dir / "six");
+  p.one->write_extra_files(dir / "one");
+  p.six->write_extra_files(dir / "six");
+  const std::string one = slurp(dir / "one" / "cycles.csv");
+  EXPECT_EQ(std::count(one.begin(), one.end(), '\n'), 60);  // the header and 59 cycles
+  EXPECT_EQ(slurp(dir / "six" / "cycles.csv"), one);
+  // Every line of cycles.csv is a line of cycles_axes.csv with the axis 0 before it.
+  std::string from_axes;
+  std::istringstream axes(slurp(dir / "six" / "cycles_axes.csv"));
+  std::string line;
+  std::getline(axes, line);
+  while (std::getline(axes, line)) {
+    if (line.rfind("0,", 0) == 0) from_axes += line.substr(2) + "\n";
+  }
+  EXPECT_EQ(from_axes, one.substr(one.find('\n') + 1));
 }
 
 TEST(Sits6Reduction, TheUncompensatedLoopDivergesExactlyAsTheOneDimensionalOne) {

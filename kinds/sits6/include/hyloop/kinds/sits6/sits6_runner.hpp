@@ -6,7 +6,9 @@
 // rotational axis v is ω_i in rad/s and E, F′ are moments in N·m), the summary. The summary has
 // the x axis's figures under the 1-D summary's names (energy_ratio, amplitude_growth_rate_per_s,
 // cycles, metrics.e_F_peak_N, e_V_peak_mps, e_R, k_h, ...) and a block per axis under "axes"
-// (a rotational axis's peaks as e_F_peak_N_m and e_V_peak_rad_s). In cycle k:
+// (a rotational axis's peaks as e_F_peak_N_m and e_V_peak_rad_s). cycles.csv holds x's cycles
+// in the 1-D form (kCyclesHeader), cycles_axes.csv every axis's, the axis (0–5: x, y, z, rx, ry,
+// rz) first. In cycle k:
 //   1. the actuator holds X_c[k] (6 axes); 2. the rig advances one step and measures X_R[k],
 //   W[k] (delayed, noisy); 3. the dynamics computes F′[k] per axis and advances the body and its
 //   twin (sits6_dynamics.hpp); 4. X_c[k+1] = the contact frame's (X[k+1], Ẋ[k+1]) every h steps.
@@ -60,6 +62,7 @@ class Sits6Runner final : public Experiment {
   [[nodiscard]] nlohmann::json summary() const override;
   [[nodiscard]] std::string resolved_yaml() const override { return to_yaml(scenario_); }
   void stream_tables(const std::filesystem::path& dir) override;
+  void write_extra_files(const std::filesystem::path& dir) const override;
   [[nodiscard]] std::string progress_mode() const override { return scenario_.outputs.progress; }
   [[nodiscard]] std::string output_format() const override { return scenario_.outputs.format; }
 
@@ -75,9 +78,19 @@ class Sits6Runner final : public Experiment {
   }
 
  private:
-  class NoCycles final : public core::CycleSink {
+  /// The streamed recorder's cycles files, written as each axis's cycles end (RT-safe).
+  struct CycleFiles {
+    CsvStream x;     ///< cycles.csv
+    CsvStream axes;  ///< cycles_axes.csv
+  };
+  class AxisCycles final : public core::CycleSink {
    public:
-    void on_cycle(const core::CycleRecord& /*cycle*/) noexcept override {}
+    AxisCycles(CycleFiles& files, std::size_t axis) : files_(&files), axis_(axis) {}
+    void on_cycle(const core::CycleRecord& cycle) noexcept override;
+
+   private:
+    CycleFiles* files_;
+    std::size_t axis_;
   };
   Sits6Runner(const Sits6Scenario& scenario, bool streamed);
   [[nodiscard]] nlohmann::json axis_summary(std::size_t axis) const;
@@ -85,7 +98,8 @@ class Sits6Runner final : public Experiment {
   Sits6Scenario scenario_;
   double step_;
   std::int64_t total_steps_;
-  NoCycles no_cycles_;
+  mutable CycleFiles cycle_files_;  // finished by the const write_extra_files
+  std::array<AxisCycles, kSits6Axes> sinks_;
   std::vector<core::CycleMetrics> metrics_;  // x, y, z, rx, ry, rz
   SampleTable samples_;
   LoopChain chain_;
