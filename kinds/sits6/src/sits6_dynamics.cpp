@@ -140,9 +140,14 @@ Eigen::Matrix3d sits6_inertia(const Sits6Scenario& s) {
   return i;
 }
 
+std::int64_t sits6_engage_step(const Sits6Scenario& s) {
+  return std::llround(s.rig.contact.engage_at / s.timing.step);
+}
+
 hal::Sits6RigConfig sits6_rig_config(const Sits6Scenario& s) {
   hal::Sits6RigConfig c;
   c.step = s.timing.step;
+  c.engage_cycle = sits6_engage_step(s);
   if (s.delays.robot_response) {
     for (auto& g : c.robot) g = s.robot_transfer_function();
   }
@@ -203,6 +208,8 @@ Sits6Dynamics::Sits6Dynamics(const Sits6Scenario& s)
       td_(sits6_tds(s)),
       compensator_(sits6_compensators(s)),
       body_observer_(s.body_energy_observer),
+      engage_step_(sits6_engage_step(s)),
+      engaged_(engage_step_ == 0),
       guard_(s.guard.config),
       guarded_(s.guard.enabled) {}
 
@@ -225,17 +232,23 @@ Sits6Dynamics::Frame Sits6Dynamics::frame(const core::RigidBody& body) const noe
   return f;
 }
 
-double Sits6Dynamics::energy(const core::RigidBody& body, const Frame& f) const noexcept {
+core::Vector6 Sits6Dynamics::spring_pose(const Frame& f, const core::Vector6& rest) const noexcept {
+  return engage_step_ == 0 ? f.pose : core::relative_pose(f.pose, rest);
+}
+
+double Sits6Dynamics::energy(const core::RigidBody& body,
+                             const core::Vector6* spring) const noexcept {
   const Eigen::Vector3d& v = body.state().velocity;
-  const core::Vector3& kt = contact_config_.translational_stiffness;
-  const core::Vector3& kr = contact_config_.rotational_stiffness;
-  core::Vector3 d = f.pose.head<3>();
-  if (contact_offset_) d += f.pose.tail<3>().cross(contact_config_.contact_offset);
+  const core::Vector3 kt = spring ? contact_config_.translational_stiffness : core::Vector3::Zero();
+  const core::Vector3 kr = spring ? contact_config_.rotational_stiffness : core::Vector3::Zero();
+  const core::Vector6 q = spring ? *spring : core::Vector6::Zero();
+  core::Vector3 d = q.head<3>();
+  if (contact_offset_) d += q.tail<3>().cross(contact_config_.contact_offset);
   // axis 0 first, as SitsDynamics: ½·m·v·v + ½·K·x·x
   double e = 0.5 * mass_ * v[0] * v[0] + 0.5 * kt[0] * d[0] * d[0];
   for (int i = 1; i < 3; ++i) e += 0.5 * mass_ * v[i] * v[i] + 0.5 * kt[i] * d[i] * d[i];
   e += 0.5 * body.state().angular_velocity.dot(body.body_angular_momentum());
-  for (int i = 0; i < 3; ++i) e += 0.5 * kr[i] * f.pose[3 + i] * f.pose[3 + i];
+  for (int i = 0; i < 3; ++i) e += 0.5 * kr[i] * q[3 + i] * q[3 + i];
   return e;
 }
 
@@ -269,8 +282,16 @@ StopReason Sits6Dynamics::step(std::int64_t k, std::span<const double> measureme
   const double t = static_cast<double>(k) * step_;
   const Frame x = frame(target_);
   const Frame xi = frame(twin_);
-  const core::Vector6 ideal = contact_.wrench(xi.pose, xi.twist);
-  const double e = energy(target_, x);
+  if (!engaged_ && k >= engage_step_) {  // the capture: each spring at rest at its body's pose
+    engaged_ = true;
+    target_rest_ = x.pose;
+    twin_rest_ = xi.pose;
+  }
+  const core::Vector6 q = spring_pose(x, target_rest_);
+  const core::Vector6 qi = spring_pose(xi, twin_rest_);
+  const core::Vector6 ideal =
+      engaged_ ? core::Vector6(contact_.wrench(qi, xi.twist)) : core::Vector6::Zero();
+  const double e = energy(target_, engaged_ ? &q : nullptr);
   values[0] = t;
   for (std::size_t i = 0; i < kSits6Axes; ++i) {
     step_axis(i, t, measurement[i], measurement[kSits6Axes + i], x, xi,
@@ -288,7 +309,7 @@ StopReason Sits6Dynamics::step(std::int64_t k, std::span<const double> measureme
     power_ideal += ideal[i] * xi.twist[i];
   }
   values[kSits6Energy] = e;
-  values[kSits6EnergyIdeal] = energy(twin_, xi);
+  values[kSits6EnergyIdeal] = energy(twin_, engaged_ ? &qi : nullptr);
   values[kSits6Power] = power;
   values[kSits6PowerIdeal] = power_ideal;
 

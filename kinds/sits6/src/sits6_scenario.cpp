@@ -204,6 +204,11 @@ void add_sits6_contact_fields(Fields6& b) {
       "r, the spring's point of action from the contact frame (couples force and "
       "torque)",
       [](auto& s) -> auto& { return s.rig.contact.offset; }));
+  b.push_back(f::number<S6>(
+      "rig.contact.engage_at_s", "s", at_least(0),
+      "the capture: the contact acts from this time on, its spring at rest at the pose of that "
+      "instant (before it the target floats free); 0: in contact from the start, at rest at 0",
+      [](auto& s) -> auto& { return s.rig.contact.engage_at; }));
   b.push_back(f::text<S6>(
       "rig.robot.preset", FieldType::kEnum, {"default", "paper", "second_order"},
       "G_R(s) of every axis: default (omega_n = 2*pi*40, zeta = 0.6, "
@@ -463,6 +468,12 @@ void validate_sits6_timing(const Sits6Scenario& s) {
           "must be a whole multiple (>= 1) of timing.step_s = " + format_value(s.timing.step));
   require(s.rig.sensor_delay / s.timing.step <= 1e6, "rig.sensor.delay_s", s.rig.sensor_delay,
           "must be at most 1e6 steps");
+  require(s.rig.contact.engage_at == 0.0 ||
+              (s.rig.contact.engage_at < s.timing.duration &&
+               is_integer_ratio(s.rig.contact.engage_at, s.timing.step, ratio)),
+          "rig.contact.engage_at_s", s.rig.contact.engage_at,
+          "must be 0 or a whole multiple of timing.step_s = " + format_value(s.timing.step) +
+              " below timing.duration_s = " + format_value(s.timing.duration));
   require(s.tracking_differentiator.h >= s.timing.step, "compensator.tracking_differentiator.h_s",
           s.tracking_differentiator.h, "must be >= timing.step_s = " + format_value(s.timing.step));
   if (s.metrics.window > s.timing.duration) {

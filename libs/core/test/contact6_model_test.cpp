@@ -234,4 +234,28 @@ TEST(Contact6Model, RefusesNegativeOrNonFiniteEntriesNamingTheField) {
 }
 
 }  // namespace
+// relative_pose: the translation's difference and the rotation that takes the rest attitude to
+// the pose's. About one axis it is the angles' difference; about several it is not (and
+// R(φ)·R(θ_c) = R(θ) holds to rounding).
+TEST(Contact6Model, ARelativePoseIsTheRotationFromTheRestAttitude) {
+  Vector6 rest;
+  rest << 0.1, -0.2, 0.3, 0.0, 0.0, 0.5;
+  EXPECT_LT(relative_pose(rest, rest).norm(), 1e-15);
+  Vector6 pose = rest;
+  pose(0) += 0.01;
+  pose(5) += 0.02;
+  const Vector6 q = relative_pose(pose, rest);
+  EXPECT_NEAR(q(0), 0.01, 1e-15);
+  EXPECT_NEAR(q(5), 0.02, 1e-15);
+  EXPECT_NEAR(q(3), 0.0, 1e-15);
+  rest.tail<3>() << 0.4, -0.3, 0.6;
+  pose.tail<3>() << 0.45, -0.2, 0.5;
+  const Vector6 r = relative_pose(pose, rest);
+  const auto rot = [](const Eigen::Vector3d& v) {
+    return Eigen::AngleAxisd(v.norm(), v.normalized()).toRotationMatrix();
+  };
+  EXPECT_LT((rot(r.tail<3>()) * rot(rest.tail<3>()) - rot(pose.tail<3>())).norm(), 1e-14);
+  EXPECT_GT((r.tail<3>() - (pose.tail<3>() - rest.tail<3>())).norm(), 1e-3);  // not the difference
+}
+
 }  // namespace hyloop::core

@@ -69,6 +69,8 @@ Sits6RigEmulator::Sits6RigEmulator(const Sits6RigConfig& config)
       contact_(config.contact),
       sensor_delay_(make_delay_lines(config.sensor_delay_steps)) {
   require(std::isfinite(config.step) && config.step > 0.0, "step", config.step, "> 0 s");
+  require(config.engage_cycle >= 0, "engage_cycle", static_cast<double>(config.engage_cycle),
+          ">= 0");
   check_vectors(config);
   for (int i = 0; i < kSits6Axes; ++i) {
     check_limits(config.limits[i], i);
@@ -85,7 +87,9 @@ void Sits6RigEmulator::reset(const core::Vector6& pose) {
   twist_.setZero();
   measured_pose_ = pose_;
   measured_twist_ = twist_;
-  contact_wrench_ = contact_.wrench(pose_, twist_);
+  engaged_ = config_.engage_cycle == 0;
+  rest_.setZero();
+  contact_wrench_ = engaged_ ? contact_.wrench(pose_, twist_) : core::Vector6::Zero();
   for (int i = 0; i < kSits6Axes; ++i) {
     if (robot_[i]) {
       robot_[i]->reset(pose[i]);
@@ -124,7 +128,16 @@ void Sits6RigEmulator::advance() noexcept {
       twist_[i] = command_.rate[i];
     }
   }
-  contact_wrench_ = contact_.wrench(pose_, twist_);
+  if (config_.engage_cycle == 0) {
+    contact_wrench_ = contact_.wrench(pose_, twist_);
+  } else {
+    if (!engaged_ && cycle_ >= config_.engage_cycle) {
+      engaged_ = true;
+      rest_ = pose_;
+    }
+    contact_wrench_ = engaged_ ? contact_.wrench(core::relative_pose(pose_, rest_), twist_)
+                               : core::Vector6::Zero();
+  }
   // Per axis as SitsRigEmulator::advance: the wrench draw, then the pose draw, each only when
   // its σ > 0 and the reading updates.
   for (int i = 0; i < kSits6Axes; ++i) {

@@ -346,4 +346,37 @@ TEST(Sits6RigEmulator, RefusesBadConfigurationNamingTheField) {
 }
 
 }  // namespace
+// A capture (engage_cycle): no wrench before it, then the spring at rest at the robot's pose of
+// that cycle, acting on the pose relative to it.
+TEST(Sits6RigEmulator, ACaptureEngagesTheContactAtRestAtThatCyclesPose) {
+  Sits6RigConfig c = six_config();
+  c.wrench_noise_std.setZero();
+  c.pose_noise_std.setZero();
+  c.engage_cycle = 50;
+  Sits6RigEmulator rig(c);
+  rig.reset(vec6(0.004, 0, 0, 0, 0, 0.1));
+  EXPECT_FALSE(rig.engaged());
+  EXPECT_EQ(rig.contact_wrench(), Vector6::Zero());
+  for (int k = 0; k < 200; ++k) {
+    (void)rig.apply(
+        {vec6(0.004 + 1e-4 * k, 0, 0, 0, 0, 0.1 + 1e-3 * k), vec6(0.05, 0, 0, 0, 0, 0.5)});
+    rig.advance();
+    if (k < 50) {
+      ASSERT_FALSE(rig.engaged()) << k;
+      ASSERT_EQ(rig.contact_wrench(), Vector6::Zero()) << k;
+      continue;
+    }
+    ASSERT_TRUE(rig.engaged()) << k;
+    if (k == 50) {
+      EXPECT_EQ(rig.rest_pose(), rig.true_robot_pose());
+    }
+    const Vector6 want = rig.contact().wrench(
+        core::relative_pose(rig.true_robot_pose(), rig.rest_pose()), rig.true_robot_twist());
+    ASSERT_EQ(rig.contact_wrench(), want) << k;
+  }
+  EXPECT_GT(std::abs(rig.contact_wrench()[0]), 1.0);  // the spring is loaded by then
+  c.engage_cycle = -1;
+  EXPECT_THROW(Sits6RigEmulator bad(c), std::invalid_argument);
+}
+
 }  // namespace hyloop::hal

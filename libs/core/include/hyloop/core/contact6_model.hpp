@@ -26,6 +26,7 @@
 // potential_energy() equals ContactModel::potential_energy(p_x).
 
 #include <Eigen/Core>
+#include <Eigen/Geometry>
 
 namespace hyloop::core {
 
@@ -68,5 +69,11 @@ class Contact6Model {
   Matrix6 stiffness_;
   Matrix6 damping_;
 };
+
+/// The pose q relative to a rest pose q_c (a contact that grips at q_c): (p − p_c; φ), φ the
+/// rotation vector of R(θ)·R(θ_c)ᵀ (world frame; θ, θ_c rotation vectors, angles < π). For an
+/// isotropic K_r the moment −K_r·φ is the gradient of ½·K_r·|φ|² (the left Jacobian keeps φ),
+/// where −K_r·(θ − θ_c) is not conservative once θ_c is not small. RT-safe.
+[[nodiscard]] Vector6 relative_pose(const Vector6& pose, const Vector6& rest) noexcept;
 
 }  // namespace hyloop::core

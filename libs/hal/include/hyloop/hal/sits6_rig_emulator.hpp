@@ -47,6 +47,11 @@ struct Sits6RigConfig {
   core::Vector6 pose_noise_std = core::Vector6::Zero();    ///< σ_X, m and rad, ≥ 0
   std::uint64_t seed = 1;                                  ///< axis 0's generator seed
   std::array<ActuatorLimits, kSits6Axes> limits;           ///< m, m/s / rad, rad/s
+  /// A capture: the contact acts from this cycle on, its spring at rest at the robot's pose of
+  /// that cycle (W = −K6·q_rel − B6·q̇, q_rel = core::relative_pose(q, q_c)); before it the
+  /// target floats and the sensor reads
+  /// no wrench (bias and noise only). 0: from the start, at rest at q = 0. ≥ 0.
+  std::int64_t engage_cycle = 0;
 };
 
 /// The pose set point and its rate feed-forward (m, rad; m/s, rad/s).
@@ -91,6 +96,9 @@ class Sits6RigEmulator {
   /// Why the most recent rejection happened (kOk if none yet).
   [[nodiscard]] LimitVerdict rejection_reason() const noexcept { return rejection_reason_; }
   [[nodiscard]] const Sits6RigConfig& config() const noexcept { return config_; }
+  /// The contact acts (from engage_cycle on); its spring's rest pose q_c.
+  [[nodiscard]] bool engaged() const noexcept { return engaged_; }
+  [[nodiscard]] const core::Vector6& rest_pose() const noexcept { return rest_; }
   [[nodiscard]] const core::Contact6Model& contact() const noexcept { return contact_; }
   /// Axis i's robot model, or nullptr when bypassed.
   [[nodiscard]] const core::LtiSystem* robot(int axis) const noexcept {
@@ -114,6 +122,8 @@ class Sits6RigEmulator {
   core::Vector6 contact_wrench_ = core::Vector6::Zero();
   core::Vector6 measured_wrench_ = core::Vector6::Zero();
   std::int64_t cycle_ = -1;
+  bool engaged_ = true;
+  core::Vector6 rest_ = core::Vector6::Zero();
   std::uint64_t rejected_ = 0;
   int rejected_axis_ = -1;
   LimitVerdict rejection_reason_ = LimitVerdict::kOk;

@@ -103,6 +103,8 @@ core::Vector6 sits6_initial_pose(const Sits6Scenario& s);
 Eigen::Quaterniond sits6_attitude(const Sits6Vector& rotation);
 core::RigidBodyConfig sits6_body_config(const Sits6Scenario& s);
 core::Contact6Config sits6_contact_config(const Sits6Scenario& s);
+/// The cycle of the capture, rig.contact.engage_at_s / T (0: in contact from the start).
+std::int64_t sits6_engage_step(const Sits6Scenario& s);
 
 class Sits6Dynamics {
  public:
@@ -120,8 +122,13 @@ class Sits6Dynamics {
     core::Vector6 twist = core::Vector6::Zero();
   };
   [[nodiscard]] Frame frame(const core::RigidBody& body) const noexcept;
-  /// The mechanical energy (header) of a body whose frame is `f`, J.
-  [[nodiscard]] double energy(const core::RigidBody& body, const Frame& f) const noexcept;
+  /// The pose the contact's spring sees: the frame's pose, or after a capture the pose relative
+  /// to `rest` (core::relative_pose).
+  [[nodiscard]] core::Vector6 spring_pose(const Frame& f, const core::Vector6& rest) const noexcept;
+  /// The mechanical energy (header) of a body with its spring at `spring` (spring_pose), or
+  /// with none (nullptr: before a capture), J.
+  [[nodiscard]] double energy(const core::RigidBody& body,
+                              const core::Vector6* spring) const noexcept;
 
   [[nodiscard]] const core::RigidBody& target() const noexcept { return target_; }
   [[nodiscard]] const core::RigidBody& twin() const noexcept { return twin_; }
@@ -150,7 +157,12 @@ class Sits6Dynamics {
   std::array<core::Compensator, kSits6Axes> compensator_;
   core::Vector6 input_ = core::Vector6::Zero();  // F′ of the cycle
   bool body_observer_;                           // energy_observer = body
-  core::Vector6 eps_h_ = core::Vector6::Zero();  // ε_h of each axis in the cycle
+  std::int64_t engage_step_;  // the capture's cycle (0: in contact from the start)
+  bool engaged_;
+  core::Vector6 target_rest_ =
+      core::Vector6::Zero();                         // the spring's rest, target's pose at capture
+  core::Vector6 twin_rest_ = core::Vector6::Zero();  // and the twin's
+  core::Vector6 eps_h_ = core::Vector6::Zero();      // ε_h of each axis in the cycle
   core::EnergyGuard guard_;
   bool guarded_;
 };

@@ -72,6 +72,9 @@ struct Sits6Scenario {
       Sits6Vector rotational_stiffness{200.0, 200.0, 200.0};  ///< K_r, N*m/rad
       Sits6Vector rotational_damping{0.5, 0.5, 0.5};          ///< B_r, N*m*s/rad
       Sits6Vector offset{0.0, 0.0, 0.0};  ///< r, the spring's point from the frame, m
+      /// The capture: the contact acts from this time on, at rest at the pose of that instant
+      /// (before it the target floats free); 0: in contact from the start, at rest at 0. s
+      double engage_at = 0.0;
     } contact;
     struct Robot {
       std::string preset = "default";                  ///< default | paper | second_order
