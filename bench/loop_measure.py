@@ -150,6 +150,7 @@ def log(msg):
 def main(argv=None):
     """Runs every round and writes the results file."""
     a = parse_args(argv)
+    a.bin = os.path.abspath(a.bin)  # the loops run in their own directories
     names, placements = a.loops.split(","), a.placements.split(",")
     for n in names:
         if n not in loops.LOOPS:

@@ -5,7 +5,7 @@
               checks that the results file holds every row with its fields, and that the
               generator writes the section (every table with its load line) into a copy of
               docs/performance.md, leaving the text outside the markers as it was.
-  --doc       (no binaries) regenerates the section from bench/results/loop_measure.json into a
+  --doc       (no binaries) regenerates the section from the committed results files into a
               copy of docs/performance.md and checks the copy equals the committed document.
 Asserts structure only: no wall-clock or rate limits (performance is measured, not asserted).
 """
@@ -22,6 +22,7 @@ BENCH = os.path.dirname(HERE)
 ROOT = os.path.dirname(BENCH)
 sys.path.insert(0, BENCH)
 from measure import doc, loops  # noqa: E402
+import loop_measure_doc  # noqa: E402
 
 ROW_KEYS = ("group", "round", "name", "placement", "rate_hz", "n", "latency_us", "late",
             "timer_misses", "miss_rate", "cyclictest_miss_rate", "ratio_to_cyclictest",
@@ -65,13 +66,13 @@ def check_rows(result, rates, names, placements):
             check("processes" in res or "error" in res, f"loop {r['name']}: no resources")
 
 
-def check_doc(result_path, tmp):
+def check_doc(result_paths, tmp):
     """The generator fills the markers of a copy of docs/performance.md and nothing else."""
     src = os.path.join(ROOT, "docs", "performance.md")
     copy = os.path.join(tmp, "performance.md")
     shutil.copy(src, copy)
     subprocess.run([sys.executable, os.path.join(BENCH, "loop_measure_doc.py"), "--doc", copy,
-                    result_path], check=True)
+                    *result_paths], check=True)
     with open(src, encoding="utf-8") as f:
         before = f.read()
     with open(copy, encoding="utf-8") as f:
@@ -100,16 +101,16 @@ def smoke(binary_dir):
         with open(out, encoding="utf-8") as f:
             check_rows(json.load(f), rates, names, placements)
         check(p.returncode == 0, f"loop_measure.py exit {p.returncode}")
-        check_doc(out, tmp)
+        check_doc([out], tmp)
 
 
 def doc_is_current():
-    """docs/performance.md's section is what the committed results file generates."""
+    """docs/performance.md's section is what the committed results files generate."""
     with tempfile.TemporaryDirectory() as tmp:
-        after = check_doc(os.path.join(BENCH, "results", "loop_measure.json"), tmp)
+        after = check_doc(loop_measure_doc.COMMITTED, tmp)
     with open(os.path.join(ROOT, "docs", "performance.md"), encoding="utf-8") as f:
         check(f.read() == after, "docs/performance.md is not what bench/loop_measure_doc.py "
-                                 "generates from bench/results/loop_measure.json: rerun it")
+                                 "generates from the committed results: rerun it")
 
 
 def main():
