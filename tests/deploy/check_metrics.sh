@@ -67,20 +67,31 @@ spec=""
 for s in "${loop_services[@]}"; do spec+="${spec:+,}$s=${grpc[$s]}"; done
 start coordinator --services "$spec" --runs-dir "$work"
 
-# A short real-time run: every loop metric gets values.
-run_dir="$work/run"
-"$bin/hyloop" ctl "${grpc[coordinator]}" start --security-dir "$work/security" \
-  --scenario "$source_dir/scenarios/sits/table1_scvg.yaml" \
-  --set timing.duration_s=4 --set metrics.window_s=2 --out "$(basename "$run_dir")" \
-  --mode realtime >/dev/null
-state=""
-for _ in $(seq 1 120); do
-  state=$("$bin/hyloop" ctl "${grpc[coordinator]}" status --security-dir "$work/security" \
-    --role observer | head -1 | awk '{print tolower($NF)}')
-  case "$state" in finished | stopped | estopped | failed) break ;; esac
-  sleep 0.5
+# A short real-time run: every loop metric gets values. This VM now and then holds a process off
+# the cores for longer than the actuator's input deadline (20 ms; docs/performance.md, issue 26):
+# such a run ends FAILED on the watchdog, which is the safety layer working, not the metrics. Up to
+# three runs are made while that is the reason; any other end fails at once.
+run_once() {
+  run_dir="$work/$1"
+  "$bin/hyloop" ctl "${grpc[coordinator]}" start --security-dir "$work/security" \
+    --scenario "$source_dir/scenarios/sits/table1_scvg.yaml" \
+    --set timing.duration_s=4 --set metrics.window_s=2 --out "$1" --mode real_time >/dev/null
+  state=""
+  for _ in $(seq 1 120); do
+    state=$("$bin/hyloop" ctl "${grpc[coordinator]}" status --security-dir "$work/security" \
+      --role observer | head -1 | awk '{print tolower($NF)}')
+    case "$state" in finished | stopped | estopped | failed) break ;; esac
+    sleep 0.5
+  done
+  echo "run $1: $state"
+}
+for attempt in run run2 run3; do
+  run_once "$attempt"
+  [[ "$state" == "failed" ]] || break
+  "$bin/hyloop" ctl "${grpc[coordinator]}" status --security-dir "$work/security" \
+    --role observer | grep -q "the actuator's watchdog brought the rig to rest" || break
+  echo "  (ended by the input deadline on a stall of this machine; running again)"
 done
-echo "run: $state"
 
 # Families each service must show (docs/metrics.md).
 declare -A expect

@@ -551,13 +551,8 @@ bool wait_for_run(const Up& up, std::chrono::seconds timeout) {
   return false;
 }
 
-TEST(UpSupervision, KillingTheCoordinatorStopsTheRigAndUpExitsNonZero) {
-  const fs::path dir = temp_dir("kill-coordinator");
-  Up up(dir, 30.0);
-  const auto services = wait_for_services(up.pid, std::chrono::seconds(20));
-  ASSERT_EQ(services.count("hyloop-coordinator"), 1U) << slurp(up.log);
-  ASSERT_TRUE(wait_for_run(up, std::chrono::seconds(20))) << slurp(up.log);
-  std::this_thread::sleep_for(std::chrono::seconds(2));
+// Kills the coordinator of a running `up` and checks how the stack ends.
+void check_coordinator_kill(Up& up, const std::map<std::string, pid_t>& services) {
   ASSERT_EQ(kill(services.at("hyloop-coordinator"), SIGKILL), 0);
   const auto t0 = Clock::now();
   const int code = up.wait(std::chrono::seconds(10));
@@ -584,7 +579,32 @@ TEST(UpSupervision, KillingTheCoordinatorStopsTheRigAndUpExitsNonZero) {
   std::cout << "up exited " << seconds << " s after the coordinator's SIGKILL (code " << code
             << ")\n";
   kill_all(services);
-  fs::remove_all(dir);
+}
+
+// The run must still be running when the coordinator is killed. This VM now and then holds a
+// process off the cores past the actuator's input deadline (20 ms, docs/performance.md), and the
+// watchdog then ends the run by itself (the safety layer working); such an attempt is not the
+// case under test, and up to three are made (each one printed).
+TEST(UpSupervision, KillingTheCoordinatorStopsTheRigAndUpExitsNonZero) {
+  const fs::path root = temp_dir("kill-coordinator");
+  for (int attempt = 1; attempt <= 3; ++attempt) {
+    const fs::path dir = root / std::to_string(attempt);
+    fs::create_directories(dir);
+    Up up(dir, 30.0);
+    const auto services = wait_for_services(up.pid, std::chrono::seconds(20));
+    ASSERT_EQ(services.count("hyloop-coordinator"), 1U) << slurp(up.log);
+    ASSERT_TRUE(wait_for_run(up, std::chrono::seconds(20))) << slurp(up.log);
+    std::this_thread::sleep_for(std::chrono::seconds(2));
+    if (attempt < 3 && slurp(up.log).find("watchdog tripped") != std::string::npos) {
+      std::cout << "attempt " << attempt << ": the run ended on a stall before the kill:\n"
+                << slurp(up.log) << "\n";
+      kill_all(services);
+      continue;
+    }
+    check_coordinator_kill(up, services);
+    break;
+  }
+  fs::remove_all(root);
 }
 
 TEST(UpSupervision, KillingUpLeavesNoServiceBehind) {

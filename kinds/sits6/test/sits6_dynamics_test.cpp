@@ -175,11 +175,20 @@ TEST(Sits6Fields, EveryRangeInTheTableIsEnforcedNamingTheField) {
 
 // The parts of a cycle (rig part → dynamics part → the six-axis actuator stage) and the
 // in-process runner allocate nothing once built, with noise on all six sensor axes.
-TEST(Sits6Parts, ACycleAllocatesNothing) {
-  const std::vector<std::string> noisy = {"rig.sensor.force_noise_std_n=[0.5, 0.4, 0.3]",
-                                          "rig.sensor.torque_noise_std_nm=[0.05, 0.04, 0.03]",
-                                          "rig.sensor.angle_noise_std_rad=[1e-5, 1e-5, 1e-5]"};
-  const Sits6Scenario s = load6("off_centre.yaml", noisy);
+// off_centre with noise; the capture (at 1 s, inside the 2000 cycles) with the body's observer.
+class Sits6Parts : public ::testing::TestWithParam<const char*> {};
+
+INSTANTIATE_TEST_SUITE_P(Scenarios, Sits6Parts, ::testing::Values("off_centre", "capture"));
+
+TEST_P(Sits6Parts, ACycleAllocatesNothing) {
+  const bool capture = std::string(GetParam()) == "capture";
+  const std::vector<std::string> overrides =
+      capture ? std::vector<std::string>{"rig.contact.engage_at_s=1", "energy_observer=body",
+                                         "rig.sensor.force_noise_std_n=[0.5, 0.4, 0.3]"}
+              : std::vector<std::string>{"rig.sensor.force_noise_std_n=[0.5, 0.4, 0.3]",
+                                         "rig.sensor.torque_noise_std_nm=[0.05, 0.04, 0.03]",
+                                         "rig.sensor.angle_noise_std_rad=[1e-5, 1e-5, 1e-5]"};
+  const Sits6Scenario s = load6(std::string(GetParam()) + ".yaml", overrides);
   const LoopPlan plan = sits6_loop_plan(s);
   const auto rig = make_sits6_rig_part(s);
   const auto dynamics = make_sits6_dynamics_part(s);
@@ -201,6 +210,9 @@ TEST(Sits6Parts, ACycleAllocatesNothing) {
   }
   EXPECT_EQ(allocations, 0U);
   EXPECT_NE(values[sits6_column(5, Sits6AxisColumn::kWrenchMeas)], 0.0);  // the torque moves
+  if (capture) {
+    EXPECT_NE(values[sits6_column(3, Sits6AxisColumn::kWrenchIdeal)], 0.0);  // gripped
+  }
 
   Sits6Runner runner(s);
   testing::AllocGuard guard;
