@@ -43,8 +43,6 @@ using json = nlohmann::json;
 
 constexpr std::array<const char*, kSits6Axes> kAxisKey = {"x", "y", "z", "rx", "ry", "rz"};
 
-bool nonzero(const Sits6Vector& v) { return v[0] != 0.0 || v[1] != 0.0 || v[2] != 0.0; }
-
 std::string vector_text(const Sits6Vector& v) {
   return "[" + format_value(v[0]) + ", " + format_value(v[1]) + ", " + format_value(v[2]) + "]";
 }
@@ -53,12 +51,12 @@ std::string vector_text(const Sits6Vector& v) {
 std::vector<std::string> couplings(const Sits6Scenario& s) {
   std::vector<std::string> c;
   const auto& m = s.model;
-  if (nonzero(m.contact_offset)) {
+  if (sits6_nonzero(m.contact_offset)) {
     c.push_back("model.contact_offset_m = " + vector_text(m.contact_offset) +
                 ": the contact force's moment about the CoM (r_c x F) turns the body and the turn "
                 "moves the contact frame (translation and rotation couple)");
   }
-  if (nonzero(s.rig.contact.offset)) {
+  if (sits6_nonzero(s.rig.contact.offset)) {
     c.push_back("rig.contact.offset_m = " + vector_text(s.rig.contact.offset) +
                 ": the spring acts at a point off the frame, so its force has a moment");
   }
@@ -67,7 +65,7 @@ std::vector<std::string> couplings(const Sits6Scenario& s) {
         "model.inertia has products of inertia: the principal axes are not the contact "
         "frame's, so the rotational axes couple through I");
   }
-  if (nonzero(m.initial_attitude)) {
+  if (sits6_nonzero(m.initial_attitude)) {
     c.push_back("model.initial_attitude_rad = " + vector_text(m.initial_attitude) +
                 ": the body's axes are turned from the contact frame's");
   }
@@ -134,8 +132,8 @@ json axis_analysis(const Sits6Scenario& s, std::size_t a) {
 
 bool undamped_force_delay_alone(const Sits6Scenario& s) {
   const auto& c = s.rig.contact;
-  return !nonzero(c.damping) && !nonzero(c.rotational_damping) && s.delays.force_measurement &&
-         !s.delays.control_cycle && !s.delays.robot_response &&
+  return !sits6_nonzero(c.damping) && !sits6_nonzero(c.rotational_damping) &&
+         s.delays.force_measurement && !s.delays.control_cycle && !s.delays.robot_response &&
          s.compensator.kind == core::CompensatorKind::kNone &&
          s.rotational_compensator.kind == core::CompensatorKind::kNone;
 }

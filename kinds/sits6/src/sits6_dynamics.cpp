@@ -13,9 +13,9 @@ constexpr std::array<const char*, kSits6Axes> kSits6WrenchName = {"f_x", "f_y", 
 
 Eigen::Vector3d sits6_vector(const Sits6Vector& v) { return {v[0], v[1], v[2]}; }
 
-bool sits6_nonzero(const Sits6Vector& v) { return v[0] != 0.0 || v[1] != 0.0 || v[2] != 0.0; }
-
 }  // namespace
+
+bool sits6_nonzero(const Sits6Vector& v) { return v[0] != 0.0 || v[1] != 0.0 || v[2] != 0.0; }
 
 /// q0 of a rotation vector; exactly the identity for 0.
 Eigen::Quaterniond sits6_attitude(const Sits6Vector& rotation) {

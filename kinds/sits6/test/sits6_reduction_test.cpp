@@ -7,7 +7,6 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
-#include <complex>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -18,6 +17,7 @@
 #include <utility>
 #include <vector>
 
+#include "hyloop/core/coupled_modes.hpp"
 #include "hyloop/experiment/experiment.hpp"
 #include "hyloop/experiment/kind.hpp"
 #include "hyloop/experiment/yaml_fields.hpp"
@@ -218,17 +218,6 @@ TEST(Sits6Growth, EachTranslationalAxisGrowsAtTheDelayEquationsRate) {
   }
 }
 
-// The rightmost root σ + iω of s² + ω_n²·e^(−sτ) = 0 (the undamped loop with the force delay
-// alone, DESIGN §6), by Newton from s = iω_n.
-double delay_equation_rate(double omega_n2, double tau) {
-  std::complex<double> s(0.0, std::sqrt(omega_n2));
-  for (int k = 0; k < 50; ++k) {
-    const std::complex<double> e = std::exp(-s * tau);
-    s -= (s * s + omega_n2 * e) / (2.0 * s - tau * omega_n2 * e);
-  }
-  return s.real();
-}
-
 // A rotational axis about a principal axis of inertia I_i against a rotational spring K_r,i is
 // the same loop in rad and N·m: undamped, with the force (moment) delay alone, each grows at the
 // root for ω_n² = K_r,i/I_i. Three stiffnesses give three different roots (ω_n² = 40, 60 and
@@ -256,7 +245,7 @@ TEST(Sits6Growth, EachRotationalAxisGrowsAtItsDelayEquationsRate) {
     const auto e = run_file(kTranslationX, o);
     const nlohmann::json ax = e->summary()["axes"];
     alone[a] = ax[axes[a]]["amplitude_growth_rate_per_s"].get<double>();
-    const double root = delay_equation_rate(stiffness[a] / inertia[a], 0.002);
+    const double root = hyloop::core::delay_equation_root(stiffness[a] / inertia[a], 0.002).real();
     std::printf("%s alone: %.8f 1/s, root %.8f 1/s (%+.3f %%)\n", axes[a], alone[a], root,
                 100.0 * (alone[a] / root - 1.0));
     EXPECT_NEAR(alone[a], root, 1e-3 * root) << axes[a];  // measured within 0.012 %

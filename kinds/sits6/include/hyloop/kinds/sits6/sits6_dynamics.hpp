@@ -101,6 +101,8 @@ core::Vector6 sits6_initial_pose(const Sits6Scenario& s);
 /// The blocks' configurations from the scenario (as Sits6Dynamics builds its body and contact):
 /// q0 of a rotation vector (exactly the identity for 0), the body, the contact.
 Eigen::Quaterniond sits6_attitude(const Sits6Vector& rotation);
+/// Any component non-zero (an offset, an attitude, a spin).
+bool sits6_nonzero(const Sits6Vector& v);
 core::RigidBodyConfig sits6_body_config(const Sits6Scenario& s);
 core::Contact6Config sits6_contact_config(const Sits6Scenario& s);
 /// The cycle of the capture, rig.contact.engage_at_s / T (0: in contact from the start).
