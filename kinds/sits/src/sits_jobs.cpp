@@ -308,11 +308,8 @@ core::SitsLoopParameters loop_parameters(const SitsScenario& s) {
   p.m_e = s.model.mass;
   p.k_tc = s.rig.contact.stiffness;
   p.b_tc = s.rig.contact.damping;
-  p.tau_s = s.delays.force_measurement ? s.rig.sensor_delay : 0.0;
-  p.t_c = s.delays.control_cycle ? s.timing.control_period : 0.0;
-  p.force_delay = s.delays.force_measurement;
-  p.control_cycle = s.delays.control_cycle;
-  p.robot = s.delays.robot_response;
+  core::set_sits_delays(p, s.delays.force_measurement, s.rig.sensor_delay, s.delays.control_cycle,
+                        s.timing.control_period, s.delays.robot_response);
   return p;
 }
 

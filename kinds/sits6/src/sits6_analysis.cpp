@@ -88,11 +88,8 @@ core::SitsLoopParameters axis_parameters(const Sits6Scenario& s, std::size_t a) 
   p.m_e = rot ? inertia[i] : s.model.mass;
   p.k_tc = rot ? s.rig.contact.rotational_stiffness[i] : s.rig.contact.stiffness[i];
   p.b_tc = rot ? s.rig.contact.rotational_damping[i] : s.rig.contact.damping[i];
-  p.tau_s = s.delays.force_measurement ? s.rig.sensor_delay : 0.0;
-  p.t_c = s.delays.control_cycle ? s.timing.control_period : 0.0;
-  p.force_delay = s.delays.force_measurement;
-  p.control_cycle = s.delays.control_cycle;
-  p.robot = s.delays.robot_response;
+  core::set_sits_delays(p, s.delays.force_measurement, s.rig.sensor_delay, s.delays.control_cycle,
+                        s.timing.control_period, s.delays.robot_response);
   return p;
 }
 

@@ -54,6 +54,16 @@ struct SitsLoopParameters {
   double k_x = 0.0;           // stiffness (phase) correction K_x, N/m, finite
 };
 
+/// The delay part of `p` as a scenario states it: each delay on or off, τ_s and T_c (0 when off).
+inline void set_sits_delays(SitsLoopParameters& p, bool force_delay, double tau_s,
+                            bool control_cycle, double t_c, bool robot) noexcept {
+  p.tau_s = force_delay ? tau_s : 0.0;
+  p.t_c = control_cycle ? t_c : 0.0;
+  p.force_delay = force_delay;
+  p.control_cycle = control_cycle;
+  p.robot = robot;
+}
+
 /// P(s) = P0(s) + K_h·P1(s).
 struct SitsCharacteristic {
   Polynomial p0;
