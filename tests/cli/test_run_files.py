@@ -243,14 +243,14 @@ class SecurityDirAtStartUp(unittest.TestCase):
         os.chmod(self.sec, 0o777)
         rc, err = self.start_sensor()
         self.assertEqual(rc, 1, err)
-        self.assertIn(f"{self.sec} has mode 0777: group or others may write it", err)
+        self.assertIn(f"{self.sec} has mode 0777: writable by anyone (chmod go-w)", err)
 
     def test_a_readable_curve_secret_is_refused_at_start_up(self):
         secret = self.sec / "curve" / "sensor.secret"
         os.chmod(secret, 0o644)
         rc, err = self.start_sensor()
         self.assertEqual(rc, 1, err)
-        self.assertIn(f"{secret} has mode 0644: a secret must not be readable", err)
+        self.assertIn(f"{secret} has mode 0644: readable by group or others (a secret: chmod 600)", err)
 
     def test_a_file_of_another_user_is_refused(self):
         if os.geteuid() != 0:

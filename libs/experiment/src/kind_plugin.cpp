@@ -15,6 +15,7 @@
 #include <stdexcept>
 #include <string_view>
 
+#include "hyloop/core/path_trust.hpp"
 #include "hyloop/experiment/yaml_fields.hpp"
 
 namespace hyloop::experiment {
@@ -34,27 +35,15 @@ PluginState& plugin_state() {
   return s;
 }
 
-std::string octal_mode(mode_t mode) {
-  std::ostringstream out;
-  out << std::oct << (mode & 07777);
-  return "0" + out.str();
-}
-
-// Why the file or directory `p` (not following a final symlink) is unsafe, or empty.
+// Why the file or directory `p` (not following a final symlink) is unsafe, or empty: owned by
+// root or this user, writable by nobody else (a sticky directory above the plug-in's own may be).
 std::string unsafe_entry(const fs::path& p, bool own_directory) {
   struct stat st {};
   if (::lstat(p.c_str(), &st) != 0) return p.string() + ": " + std::strerror(errno);
-  const uid_t me = ::geteuid();
-  if (st.st_uid != 0 && st.st_uid != me) {
-    return p.string() + " is owned by uid " + std::to_string(st.st_uid) +
-           " (allowed: root or uid " + std::to_string(me) + ")";
-  }
-  if ((st.st_mode & (S_IWGRP | S_IWOTH)) == 0) return {};
-  const bool sticky_directory = S_ISDIR(st.st_mode) && (st.st_mode & S_ISVTX) != 0;
-  if (sticky_directory && !own_directory) return {};
-  return p.string() + " is writable by " +
-         ((st.st_mode & S_IWOTH) != 0 ? std::string("anyone") : std::string("its group")) +
-         " (mode " + octal_mode(st.st_mode) + ")";
+  return core::check_trust(
+             p.string(), st,
+             {.root_may_own = true, .closed_bits = 022, .sticky_directory_open = !own_directory})
+      .why;
 }
 
 // Records why `load` is refused (for kind_plugin_refusals()) and returns it.

@@ -21,6 +21,8 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "hyloop/core/path_trust.hpp"
+
 namespace hyloop::runtime {
 namespace {
 
@@ -200,8 +202,10 @@ void make_private_dir(const fs::path& dir) {
   if (::lstat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
     throw std::invalid_argument("hyloop certs: " + dir.string() + " is not a directory");
   }
-  if (st.st_uid != ::geteuid()) {
-    throw std::invalid_argument("hyloop certs: " + dir.string() + " belongs to another user");
+  if (const core::TrustCheck owner =
+          core::check_trust(dir.string(), st, {.root_may_own = false, .closed_bits = 0});
+      owner.breach != core::TrustBreach::kNone) {
+    throw std::invalid_argument("hyloop certs: " + owner.why);
   }
   if (::chmod(dir.c_str(), 0700) != 0) {
     throw std::runtime_error("hyloop certs: cannot chmod 700 " + dir.string());
@@ -230,27 +234,20 @@ void validate(const CertsOptions& o) {
   }
 }
 
-std::string mode_text(mode_t mode) {
-  char text[8];
-  std::snprintf(text, sizeof text, "%04o", static_cast<unsigned>(mode & 07777));
-  return text;
-}
-
 // The owner and write permissions of one entry of a security directory; the read permissions
 // of a secret.
 void check_security_entry(const fs::path& path, const struct stat& st, bool secret) {
-  if (st.st_uid != ::geteuid() && st.st_uid != 0) {
-    throw std::invalid_argument(path.string() + " is owned by uid " + std::to_string(st.st_uid) +
-                                ", not by this user (uid " + std::to_string(::geteuid()) +
-                                ") or root: refused (chown it)");
-  }
-  if ((st.st_mode & 022) != 0) {
-    throw std::invalid_argument(path.string() + " has mode " + mode_text(st.st_mode) +
-                                ": group or others may write it (chmod go-w)");
-  }
-  if (secret && (st.st_mode & 077) != 0) {
-    throw std::invalid_argument(path.string() + " has mode " + mode_text(st.st_mode) +
-                                ": a secret must not be readable by group or others (chmod 600)");
+  const core::TrustCheck check = core::check_trust(
+      path.string(), st, {.root_may_own = true, .closed_bits = secret ? mode_t{077} : mode_t{022}});
+  switch (check.breach) {
+    case core::TrustBreach::kNone:
+      return;
+    case core::TrustBreach::kOwner:
+      throw std::invalid_argument(check.why + ": refused (chown it)");
+    case core::TrustBreach::kWritable:
+      throw std::invalid_argument(check.why + " (chmod go-w)");
+    case core::TrustBreach::kReadable:
+      throw std::invalid_argument(check.why + " (a secret: chmod 600)");
   }
 }
 
@@ -374,10 +371,7 @@ std::string read_security_file(const fs::path& path, bool secret) {
     throw std::invalid_argument(path.string() + ": " + std::strerror(errno));
   }
   if (!S_ISREG(st.st_mode)) throw std::invalid_argument(path.string() + ": not a regular file");
-  if (secret && (st.st_mode & 077) != 0) {
-    throw std::invalid_argument(path.string() + " has mode " + mode_text(st.st_mode) +
-                                ": a secret must not be readable by group or others (chmod 600)");
-  }
+  if (secret) check_security_entry(path, st, true);
   constexpr off_t kMaxSize = 1 << 20;
   if (st.st_size > kMaxSize) throw std::invalid_argument(path.string() + ": larger than 1 MiB");
   std::ifstream in(path, std::ios::binary);

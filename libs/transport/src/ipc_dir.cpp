@@ -13,6 +13,8 @@
 #include <stdexcept>
 #include <vector>
 
+#include "hyloop/core/path_trust.hpp"
+
 namespace hyloop::transport {
 namespace {
 
@@ -20,12 +22,6 @@ namespace fs = std::filesystem;
 
 constexpr std::string_view kIpc = "ipc://";
 constexpr std::size_t kMaxName = 64;
-
-std::string octal_mode(mode_t m) {
-  char buf[8];
-  std::snprintf(buf, sizeof buf, "%04o", static_cast<unsigned>(m & 07777));
-  return buf;
-}
 
 bool safe_name(std::string_view name) {
   if (name.empty() || name.size() > kMaxName || name.front() == '.') return false;
@@ -52,13 +48,10 @@ void check_private_dir(const std::string& path) {
   }
   if (S_ISLNK(st.st_mode)) throw std::invalid_argument(path + ": is a symbolic link");
   if (!S_ISDIR(st.st_mode)) throw std::invalid_argument(path + ": is not a directory");
-  if (st.st_uid != ::geteuid()) {
-    throw std::invalid_argument(path + ": owned by uid " + std::to_string(st.st_uid) +
-                                ", not by this user (uid " + std::to_string(::geteuid()) + ")");
-  }
-  if ((st.st_mode & 077) != 0) {
-    throw std::invalid_argument(path + ": mode " + octal_mode(st.st_mode) +
-                                " lets group or others in (must be 0700)");
+  if (const core::TrustCheck check =
+          core::check_trust(path, st, {.root_may_own = false, .closed_bits = 077});
+      check.breach != core::TrustBreach::kNone) {
+    throw std::invalid_argument(check.why + " (must be this user's, mode 0700)");
   }
 }
 
