@@ -12,12 +12,15 @@
 #include <yaml-cpp/yaml.h>
 
 #include <array>
+#include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <optional>
 #include <span>
 #include <string>
 #include <system_error>
+#include <thread>
 #include <vector>
 
 #include "hyloop/experiment/experiment.hpp"
@@ -336,6 +339,69 @@ TEST(WireLoopPartsAllocateNothing, RigOverTheUdpTargetThenDynamicsForACycle) {
   // ends the count early. The cycles before the stop still count, at least 150 of them.
   expect_no_allocation_per_cycle_over_the_wire(with_udp_target("scenarios/rht/p4_noise.yaml"), 150);
 }
+
+// ---- a rig part over a robot controller (rig.driver.type egm | rsi), emulated on loopback
+
+// `scenario` resolved, its rig.driver a robot of `type` reporting the specimen's force.
+std::string with_robot(const std::string& scenario, const std::string& type) {
+  YAML::Node root = YAML::Load(resolved(scenario));
+  YAML::Node d = YAML::Load("{timeout_s: 0.5}");
+  d["type"] = type;
+  d["local_port"] = free_port(SOCK_DGRAM);
+  d["peer_port"] = free_port(SOCK_DGRAM);
+  if (type == "egm") {
+    d["egm"]["force"] = "fz";
+  } else {
+    d["rsi"]["force_tag"] = "FT";
+  }
+  root["rig"]["driver"] = d;
+  YAML::Emitter e;
+  e << root;
+  return e.c_str();
+}
+
+class RobotRig : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(RobotRig, TheRhtRigOverTheEmulatedControllerSettlesWhereTheInProcessServoDoes) {
+  // The controller steps the same servo and specimen at its own 4 ms cycle; held at 5 mm for
+  // 0.6 s (20 servo time constants), the measured position and force are the in-process rig's.
+  const std::string text = with_robot("scenarios/rht/ats.yaml", GetParam());
+  const auto device = load_scenario_text(text, GetParam())->make_wire_emulator({});
+  const auto wire = make_rig_part(text);
+  const auto local = make_rig_part(on_the_emulator(text));
+  std::array<double, 2> mw{}, ml{}, tw{}, tl{};
+  for (int k = 0; k < 150; ++k) {
+    wire->step({0.005, 0.0}, mw, tw);
+    std::this_thread::sleep_for(std::chrono::milliseconds(4));
+  }
+  for (int k = 0; k < 100; ++k) local->step({0.005, 0.0}, ml, tl);
+  std::printf("%s: position %.9f m (in process %.9f), force %.6f N (in process %.6f); %s\n",
+              GetParam(), mw[0], ml[0], mw[1], ml[1], device->report().c_str());
+  EXPECT_NEAR(mw[0], ml[0], 1e-6);
+  EXPECT_NEAR(mw[1], ml[1], 1e-3 * std::abs(ml[1]));
+  EXPECT_EQ(wire->fault(), nullptr) << device->report();
+  EXPECT_EQ(wire->rejected_commands(), 0U);
+}
+
+TEST_P(RobotRig, RigOverTheControllerThenDynamicsAllocatesNothingPerCycle) {
+  expect_no_allocation_per_cycle_over_the_wire(with_robot("scenarios/rht/ats.yaml", GetParam()),
+                                               150);
+}
+
+TEST(RobotRig, AnEgmRobotWithoutAForceIsRefusedByFieldForAKindThatNeedsOne) {
+  YAML::Node root = YAML::Load(with_robot("scenarios/rht/ats.yaml", "egm"));
+  root["rig"]["driver"]["egm"]["force"] = "none";
+  YAML::Emitter e;
+  e << root;
+  try {
+    (void)make_rig_part(e.c_str());
+    FAIL() << "an RHT rig without a force was accepted";
+  } catch (const ScenarioError& x) {
+    EXPECT_NE(std::string(x.what()).find("rig.driver.egm.force"), std::string::npos) << x.what();
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Controllers, RobotRig, ::testing::Values("egm", "rsi"));
 
 // ---- a rig part over an OpenFresco site (rig.driver.type openfresco, issue 25 item 2)
 

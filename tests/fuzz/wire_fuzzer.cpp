@@ -79,11 +79,13 @@ void check_robot(std::span<const std::uint8_t> datagram) {
   FUZZ_CHECK(m.has_pose || m.has_joints, "accepted an EgmRobot without feedback");
   FUZZ_CHECK(!m.has_pose || (finite(m.pose.pos) && finite(m.pose.euler)), "non-finite pose");
   FUZZ_CHECK(!m.has_joints || finite(m.joints), "non-finite joints");
+  FUZZ_CHECK(!m.has_force || finite(m.force), "non-finite force");
   std::vector<std::uint8_t> again(egm::kMaxDatagram * 4);
   again.resize(codec.encode_robot(m, again));
   egm::RobotMessage back;
   FUZZ_CHECK(codec.parse_robot(again, back) == egm::ParseResult::kOk, "re-encoded EgmRobot");
-  FUZZ_CHECK(back.seqno == m.seqno && back.pose.pos == m.pose.pos && back.joints == m.joints,
+  FUZZ_CHECK(back.seqno == m.seqno && back.pose.pos == m.pose.pos && back.joints == m.joints &&
+                 back.has_force == m.has_force && back.force == m.force,
              "EgmRobot changed through re-encoding");
 }
 

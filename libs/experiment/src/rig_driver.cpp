@@ -13,8 +13,11 @@
 #include "hyloop/experiment/scenario_error.hpp"
 #include "hyloop/experiment/stop_reason.hpp"
 #include "hyloop/experiment/yaml_fields.hpp"
+#include "hyloop/hal/egm_driver.hpp"
+#include "hyloop/hal/egm_robot_emulator.hpp"
 #include "hyloop/hal/openfresco_client.hpp"
 #include "hyloop/hal/openfresco_servo_site.hpp"
+#include "hyloop/hal/rsi_controller_emulator.hpp"
 #include "hyloop/hal/rsi_driver.hpp"
 #include "hyloop/hal/udp_socket.hpp"
 #include "hyloop/hal/udp_target_driver.hpp"
@@ -82,6 +85,7 @@ class WireRig::Device {
  public:
   std::unique_ptr<hal::UdpTargetDriver> udp;
   std::unique_ptr<hal::RsiDriver> rsi;
+  std::unique_ptr<hal::EgmDriver> egm;
   std::unique_ptr<hal::openfresco::SiteClient> site;
   std::unique_ptr<hal::openfresco::SiteDriver> site_driver;
   hal::ActuatorDriver* actuator = nullptr;
@@ -106,6 +110,10 @@ WireRig::WireRig(const RigDriverSettings& d, const hal::ActuatorLimits& limits, 
     v.rsi = std::make_unique<hal::RsiDriver>(rsi_driver_config(d, limits));
     v.actuator = v.rsi.get();
     if (!d.rsi_force_tag.empty()) v.force = &v.rsi->force_sensor();
+  } else if (d.type == "egm") {
+    v.egm = std::make_unique<hal::EgmDriver>(egm_driver_config(d, limits));
+    v.actuator = v.egm.get();
+    if (egm_force_index(d.egm_force) >= 0) v.force = &v.egm->force_sensor();
   } else if (d.type == "openfresco") {
     v.site = std::make_unique<hal::openfresco::SiteClient>(site_client_config(d),
                                                            hal::openfresco::servo_client_setup());
@@ -114,15 +122,15 @@ WireRig::WireRig(const RigDriverSettings& d, const hal::ActuatorLimits& limits, 
     v.force = v.site_driver.get();
   } else {
     throw ScenarioError("rig.driver.type = " + excerpt(d.type) +
-                        ": a kind's rig part drives udp and rsi devices; the EGM driver "
-                        "(hyloop::hal_egm) is not linked into the framework yet");
+                        ": a kind's rig part drives udp, egm, rsi and openfresco devices");
   }
   if (needs_force && v.force == &v.no_force) {
-    throw ScenarioError(
-        "rig.driver." +
-        std::string(d.type == "udp" ? "udp.signals.measured_force" : "rsi.force_tag") +
-        ": this kind's loop needs the measured force, and the device's packet "
-        "carries none");
+    const std::string field = d.type == "udp"   ? "udp.signals.measured_force"
+                              : d.type == "egm" ? "egm.force"
+                                                : "rsi.force_tag";
+    throw ScenarioError("rig.driver." + field +
+                        ": this kind's loop needs the measured force, and the device's packet "
+                        "carries none");
   }
 }
 
@@ -173,6 +181,7 @@ std::uint64_t WireRig::rejected_commands() const noexcept {
   const Device& v = *device_;
   if (v.udp) return v.udp->metrics().rejected_commands;
   if (v.rsi) return v.rsi->metrics().rejected_commands;
+  if (v.egm) return v.egm->metrics().rejected_commands;
   if (v.site_driver) return v.site_driver->rejected_commands();
   return 0;
 }
@@ -254,6 +263,39 @@ class UdpTargetWireEmulator final : public WireEmulator {
   hal::UdpTargetEmulator target_;
 };
 
+class EgmWireEmulator final : public WireEmulator {
+ public:
+  explicit EgmWireEmulator(const hal::EgmRobotEmulatorConfig& c) : robot_(c) {}
+  std::string report() const override {
+    const hal::EgmRobotEmulatorStats s = robot_.stats();
+    return "egm robot emulator: " + std::to_string(s.sent) + " EgmRobot, " +
+           std::to_string(s.corrections) + " corrections, " + std::to_string(s.missing_replies) +
+           " cycles without one, " + std::to_string(s.dropped_in + s.dropped_out) +
+           " dropped by the wire, " +
+           std::to_string(s.rejected_foreign + s.rejected_malformed + s.stale + s.refused) +
+           " rejected" + (s.stopped ? ", EGM stopped by its reflex" : "");
+  }
+
+ private:
+  hal::EgmRobotEmulator robot_;
+};
+
+class RsiWireEmulator final : public WireEmulator {
+ public:
+  explicit RsiWireEmulator(const hal::RsiControllerEmulatorConfig& c) : controller_(c) {}
+  std::string report() const override {
+    const hal::RsiControllerEmulatorStats s = controller_.stats();
+    return "rsi controller emulator: " + std::to_string(s.sent) + " <Rob>, " +
+           std::to_string(s.corrections) + " corrections, " + std::to_string(s.late) +
+           " late (Delay.D), " + std::to_string(s.dropped_in + s.dropped_out) +
+           " dropped by the wire, " + std::to_string(s.rejected_foreign + s.rejected_malformed) +
+           " rejected" + (s.stopped ? ", RSI stopped by its reflex" : "");
+  }
+
+ private:
+  hal::RsiControllerEmulator controller_;
+};
+
 }  // namespace
 
 std::unique_ptr<RigPart> make_wire_rig_part(const RigDriverSettings& d,
@@ -304,6 +346,47 @@ std::unique_ptr<WireEmulator> make_udp_target_emulator(const RigDriverSettings& 
   c.limits = limits;
   c.impairments = impairments;
   return std::make_unique<UdpTargetWireEmulator>(c);
+}
+
+std::unique_ptr<WireEmulator> make_robot_controller_emulator(
+    const RigDriverSettings& d, const hal::ServoActuatorConfig& plant,
+    const hal::WireImpairments& impairments) {
+  require(d.local_port > 0, "rig.driver.local_port", d.local_port,
+          "must be 1..65535 for the emulated controller to reach the driver");
+  const hal::UdpEndpoint controller{d.peer_address, static_cast<std::uint16_t>(d.peer_port)};
+  const hal::UdpEndpoint sensor{d.local_address, static_cast<std::uint16_t>(d.local_port)};
+  if (d.type == "egm") {
+    const hal::EgmDriverConfig driver = egm_driver_config(d, {});
+    hal::EgmRobotEmulatorConfig c;
+    c.local = controller;
+    c.sensor = sensor;
+    c.axis = driver.axis;
+    c.plant = plant;
+    c.plant.step = driver.period;  // the robot's own cycle
+    c.reply_timeout = std::max(2.0 * driver.period, d.timeout_s);
+    c.force_index = driver.force_index;
+    c.impairments = impairments;
+    return std::make_unique<EgmWireEmulator>(c);
+  }
+  if (d.type == "rsi") {
+    const hal::RsiDriverConfig driver = rsi_driver_config(d, {});
+    hal::RsiControllerEmulatorConfig c;
+    c.local = controller;
+    c.sensor = sensor;
+    c.axis = driver.axis;
+    c.sen_type = driver.sen_type;
+    c.correction_tag = driver.correction_tag;
+    c.plant = plant;
+    c.plant.step = driver.period;  // the controller's own cycle (4 or 12 ms)
+    if (driver.late_limit > 0) c.late_limit = driver.late_limit;
+    c.force_tag = driver.force_tag;
+    c.force_attribute = driver.force_attribute;
+    c.force_scale = driver.force_scale;
+    c.impairments = impairments;
+    return std::make_unique<RsiWireEmulator>(c);
+  }
+  throw ScenarioError("rig.driver.type = " + excerpt(d.type) +
+                      ": not a robot controller (egm or rsi)");
 }
 
 }  // namespace hyloop::experiment

@@ -1,8 +1,10 @@
 #include "hyloop/experiment/rig_driver_fields.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <stdexcept>
+#include <string_view>
 
 #include "hyloop/experiment/scenario_error.hpp"
 
@@ -95,6 +97,14 @@ hal::UdpTargetConfig udp_target_config(const RigDriverSettings& d,
   return c;
 }
 
+int egm_force_index(const std::string& name) {
+  static constexpr std::array<std::string_view, 6> kNames{"fx", "fy", "fz", "tx", "ty", "tz"};
+  for (std::size_t i = 0; i < kNames.size(); ++i) {
+    if (name == kNames[i]) return static_cast<int>(i);
+  }
+  return -1;
+}
+
 hal::EgmDriverConfig egm_driver_config(const RigDriverSettings& d,
                                        const hal::ActuatorLimits& limits) {
   hal::EgmDriverConfig c;
@@ -107,6 +117,7 @@ hal::EgmDriverConfig egm_driver_config(const RigDriverSettings& d,
   c.reply_deadline = d.egm_reply_deadline_s;
   c.timeout = d.timeout_s;
   c.limits = limits;
+  c.force_index = egm_force_index(d.egm_force);
   return c;
 }
 
@@ -222,9 +233,10 @@ void validate_rig_driver(const RigDriverSettings& d, double period) {
   }
   require(std::isfinite(d.egm_scale) && d.egm_scale != 0.0, "rig.driver.egm.scale", d.egm_scale,
           "must be finite and non-zero");
-  require(d.egm_reply_deadline_s > 0.0 && d.egm_reply_deadline_s < d.timeout_s,
+  require(d.egm_reply_deadline_s > 0.0 && d.egm_reply_deadline_s < hal::EgmDriverConfig{}.period &&
+              d.egm_reply_deadline_s < d.timeout_s,
           "rig.driver.egm.reply_deadline_s", d.egm_reply_deadline_s,
-          "must be > 0 s and below rig.driver.timeout_s");
+          "must be > 0 s, below the robot's 4 ms cycle and below rig.driver.timeout_s");
 }
 
 }  // namespace hyloop::experiment

@@ -124,6 +124,41 @@ TEST(EgmCodec, RobotGoldenFrame) {
   EXPECT_EQ(out, golden) << "the emulator's encoding of the same message";
 }
 
+/// measuredForce (field 9): six unpacked doubles (tag 0x09 each); Fz = 250 N here.
+Bytes force_field(const Bytes& fz) {
+  return sub(0x4a, cat({{0x09},
+                        kZero,
+                        {0x09},
+                        kZero,
+                        {0x09},
+                        fz,
+                        {0x09},
+                        kZero,
+                        {0x09},
+                        kZero,
+                        {0x09},
+                        kOneAndHalf}));
+}
+
+TEST(EgmCodec, RobotWithMeasuredForceGoldenFrame) {
+  const Bytes golden = cat({robot_frame(), force_field(k250)});
+  egm::EgmCodec codec;
+  egm::RobotMessage m;
+  ASSERT_EQ(codec.parse_robot(golden, m), egm::ParseResult::kOk);
+  EXPECT_TRUE(m.has_force);
+  EXPECT_EQ(m.force, (std::array<double, 6>{0.0, 0.0, 250.0, 0.0, 0.0, 1.5}));
+  Bytes out(egm::kMaxDatagram);
+  out.resize(codec.encode_robot(m, out));
+  EXPECT_EQ(out, golden) << "the emulator's encoding of the same message";
+  // Not six values, or not finite: the whole message is malformed.
+  const Bytes five = cat(
+      {robot_frame(),
+       sub(0x4a, cat({{0x09}, kZero, {0x09}, kZero, {0x09}, k250, {0x09}, kZero, {0x09}, kZero}))});
+  EXPECT_EQ(codec.parse_robot(five, m), egm::ParseResult::kMalformed);
+  const Bytes nan = cat({robot_frame(), force_field({0, 0, 0, 0, 0, 0, 0xf8, 0x7f})});
+  EXPECT_EQ(codec.parse_robot(nan, m), egm::ParseResult::kMalformed);
+}
+
 TEST(EgmCodec, RefusesMalformedWrongTypeAndIncompleteMessages) {
   egm::EgmCodec codec;
   egm::RobotMessage m;
@@ -332,7 +367,8 @@ struct EgmPair {
   std::unique_ptr<EgmDriver> driver;
   std::unique_ptr<EgmRobotEmulator> robot;
   EgmPair(const WireImpairments& w, double reply_timeout, double driver_timeout,
-          const EgmAxis& axis = {}) {
+          const EgmAxis& axis = {}, int robot_force = -1, int driver_force = -1,
+          double stiffness = 0.0) {
     const std::uint16_t driver_port = free_udp_port();
     EgmRobotEmulatorConfig e;
     e.sensor = {"127.0.0.1", driver_port};
@@ -341,6 +377,8 @@ struct EgmPair {
     e.impairments = w;
     e.latency_samples = 100000;
     e.axis = axis;
+    e.force_index = robot_force;
+    e.plant.specimen_stiffness = stiffness;
     robot = std::make_unique<EgmRobotEmulator>(e);
     EgmDriverConfig d;
     d.local = {"127.0.0.1", driver_port};
@@ -348,6 +386,7 @@ struct EgmPair {
     d.timeout = driver_timeout;
     d.limits = {-0.1, 0.1, 1.0};
     d.axis = axis;
+    d.force_index = driver_force;
     driver = std::make_unique<EgmDriver>(d);
   }
 };
@@ -443,6 +482,31 @@ TEST(EgmRobotEmulator, AJointAxisInRadiansFollowsTheCommand) {
   EXPECT_NEAR(pair.driver->state().position, pair.robot->plant().displacement, 1e-4);
   EXPECT_EQ(pair.robot->stats().refused, 0U);
   EXPECT_GT(pair.robot->stats().corrections, 100U);
+}
+
+TEST(EgmRobotEmulator, MeasuredForceIsTheLoopsForce) {
+  // The plant carries a 40 kN/m specimen; the robot reports its force as Fz (index 2).
+  constexpr double kStiffness = 4e4;
+  EgmPair pair({}, 1.0, 1.0, {}, 2, 2, kStiffness);
+  ASSERT_TRUE(pair.driver->wait_for_robot(1.0));
+  ForceSensorDriver& force = pair.driver->force_sensor();
+  for (int j = 0; j < 150; ++j) {  // 0.6 s: the servo settles at 5 mm
+    ASSERT_NE(pair.driver->command({0.005, 0.0}), DriverStatus::kFault);
+    std::this_thread::sleep_for(std::chrono::milliseconds(4));
+  }
+  ForceSample f{};
+  ASSERT_EQ(force.read(f), DriverStatus::kOk);
+  EXPECT_NEAR(f.force, kStiffness * 0.005, 1e-3 * kStiffness * 0.005);
+  EXPECT_NEAR(f.force, pair.robot->plant().force, 1e-2);
+  EXPECT_EQ(pair.driver->metrics().rejected_malformed, 0U);
+}
+
+TEST(EgmRobotEmulator, ARobotWithoutTheForceTheDriverNeedsIsRefused) {
+  // The driver reads Fz, the robot sends no measuredForce: nothing reaches the loop.
+  EgmPair pair({}, 1.0, 1.0, {}, -1, 2);
+  EXPECT_TRUE(eventually([&] { return pair.driver->metrics().rejected_malformed >= 5; }, 1.0));
+  EXPECT_FALSE(pair.driver->latest().valid);
+  EXPECT_THROW((void)EgmPair({}, 1.0, 1.0, {}, -1, 6), std::invalid_argument);
 }
 
 TEST(EgmRobotEmulator, ADeadControllerFaultsTheDriverWithinItsTimeout) {

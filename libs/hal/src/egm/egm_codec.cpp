@@ -112,6 +112,19 @@ ParseResult EgmCodec::parse_robot(std::span<const std::uint8_t> datagram, RobotM
   out.mci = static_cast<MciState>(r.mcistate().state());
   out.rapid = static_cast<RapidState>(r.rapidexecstate().state());
   out.convergence_met = r.mciconvergencemet();
+  if (r.has_measuredforce()) {
+    const pb::EgmMeasuredForce& f = r.measuredforce();
+    if (f.force_size() != static_cast<int>(kJoints)) {
+      return ParseResult::kMalformed;
+    }
+    for (std::size_t i = 0; i < kJoints; ++i) {
+      out.force[i] = f.force(static_cast<int>(i));
+    }
+    if (!all_finite(out.force)) {
+      return ParseResult::kMalformed;
+    }
+    out.has_force = true;
+  }
   return out.has_joints || out.has_pose ? ParseResult::kOk : ParseResult::kIncomplete;
 }
 
@@ -141,6 +154,12 @@ std::size_t EgmCodec::encode_robot(const RobotMessage& m, std::span<std::uint8_t
   r.set_mciconvergencemet(m.convergence_met);
   r.mutable_rapidexecstate()->set_state(
       static_cast<pb::EgmRapidCtrlExecState::RapidCtrlExecStateType>(m.rapid));
+  if (m.has_force) {
+    pb::EgmMeasuredForce& f = *r.mutable_measuredforce();
+    for (double v : m.force) {
+      f.add_force(v);
+    }
+  }
   return serialise(r, out);
 }
 

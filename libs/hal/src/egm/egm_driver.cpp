@@ -25,6 +25,22 @@ void validate(const EgmAxis& axis) {
 
 struct EgmDriver::Counters : ControllerLinkCounters {};
 
+class EgmDriver::ForceChannel final : public ForceSensorDriver {
+ public:
+  explicit ForceChannel(EgmDriver& driver) : driver_(driver) {}
+  DriverStatus read(ForceSample& sample) noexcept override {
+    const EgmSample s = driver_.sample_.load();
+    sample.force = s.force - offset_;
+    sample.cycle = static_cast<std::int64_t>(s.seqno);
+    return driver_.health();
+  }
+  void tare() override { offset_ = driver_.sample_.load().force; }
+
+ private:
+  EgmDriver& driver_;
+  double offset_ = 0.0;
+};
+
 struct EgmDriver::Session {
   egm::EgmCodec codec;
   bool active = false;
@@ -58,11 +74,23 @@ EgmDriver::EgmDriver(const EgmDriverConfig& config)
           "reply_deadline", config.reply_deadline, "finite, in (0, period) s");
   require(std::isfinite(config.timeout) && config.timeout >= config.period, "timeout",
           config.timeout, "finite and >= period");
+  require(config.force_index >= -1 && config.force_index < static_cast<int>(egm::kJoints),
+          "force_index", config.force_index, "-1 (none) or 0..5 (Fx, Fy, Fz, Tx, Ty, Tz)");
+  if (config.force_index >= 0) {
+    force_ = std::make_unique<ForceChannel>(*this);
+  }
   session_->opened_at = monotonic_seconds();
   io_.start(*this);
 }
 
 EgmDriver::~EgmDriver() { io_.stop(); }
+
+ForceSensorDriver& EgmDriver::force_sensor() {
+  if (!force_) {
+    throw std::logic_error("the EGM driver has no force_index: no force in the EgmRobot");
+  }
+  return *force_;
+}
 
 DriverStatus EgmDriver::command(const ActuatorCommand& c) noexcept {
   return reply_.command(c, io_);
@@ -104,7 +132,7 @@ void EgmDriver::on_datagram(std::span<const std::uint8_t> datagram, const sockad
   egm::RobotMessage m;
   const bool cartesian = config_.axis.mode == EgmMode::kCartesian;
   if (session_->codec.parse_robot(datagram, m) != egm::ParseResult::kOk ||
-      (cartesian ? !m.has_pose : !m.has_joints)) {
+      (cartesian ? !m.has_pose : !m.has_joints) || (force_ && !m.has_force)) {
     bump(counters_->rejected_malformed);
     return;
   }
@@ -163,6 +191,9 @@ void EgmDriver::publish(const egm::RobotMessage& m, double now) noexcept {
   EgmSample sample;
   sample.position = (value - s.start_value) / config_.axis.scale;
   sample.velocity = (value - s.last_value) / config_.axis.scale / dt;
+  if (config_.force_index >= 0) {
+    sample.force = m.force[static_cast<std::size_t>(config_.force_index)];
+  }
   sample.seqno = m.seqno;
   sample.motor = m.motor;
   sample.mci = m.mci;

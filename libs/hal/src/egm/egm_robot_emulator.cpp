@@ -29,6 +29,8 @@ const EgmRobotEmulatorConfig& checked(const EgmRobotEmulatorConfig& c) {
   require(std::isfinite(c.max_deviation) && c.max_deviation > 0.0, "max_deviation", c.max_deviation,
           "finite and > 0 (loop units)");
   require(c.sensor.port != 0, "sensor.port", c.sensor.port, "1..65535");
+  require(c.force_index >= -1 && c.force_index < static_cast<int>(egm::kJoints), "force_index",
+          c.force_index, "-1 (none) or 0..5 (Fx, Fy, Fz, Tx, Ty, Tz)");
   return c;
 }
 
@@ -131,6 +133,10 @@ void EgmRobotEmulator::tick(double now) noexcept {
   r.mci = stopped_ ? egm::MciState::kStopped : egm::MciState::kRunning;
   r.rapid = egm::RapidState::kRunning;
   r.convergence_met = std::abs(m.true_displacement - held_) < 1e-4 * std::abs(config_.axis.scale);
+  if (config_.force_index >= 0) {
+    r.has_force = true;
+    r.force[static_cast<std::size_t>(config_.force_index)] = m.force;
+  }
   std::array<std::uint8_t, egm::kMaxDatagram> frame{};
   const std::size_t n = codec_.encode_robot(r, frame);
   if (n == 0 || !wire_.submit({frame.data(), n}, now)) {

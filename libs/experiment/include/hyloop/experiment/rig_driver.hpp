@@ -21,9 +21,8 @@
 // when it comes (the site paces the step: trial, getDaq, commit per cycle, each reply within
 // rig.driver.timeout_s), so it runs in lockstep and in real time. `hyloop run`, whose in-process
 // runner has no rig part, refuses every device.
-// Supported types: udp (UdpTargetDriver), rsi (RsiDriver) and openfresco
-// (openfresco::SiteDriver over a SiteClient); egm (hyloop::hal_egm, protobuf) is refused by name
-// until the framework links it.
+// Supported types: udp (UdpTargetDriver), egm (EgmDriver), rsi (RsiDriver) and openfresco
+// (openfresco::SiteDriver over a SiteClient).
 
 #include <cstdint>
 #include <memory>
@@ -59,8 +58,8 @@ inline constexpr double kReplyWaitShare = 0.25;
 class WireRig {
  public:
   /// Binds the driver (only d.local_*) and starts its I/O thread. `limits`: the plan's safety
-  /// window; `period`: the loop step, s. @throws ScenarioError naming the rig.driver field (egm,
-  /// a force asked of a device that has none), std::invalid_argument/std::system_error from hal.
+  /// window; `period`: the loop step, s. @throws ScenarioError naming the rig.driver field (a
+  /// force asked of a device that has none), std::invalid_argument/std::system_error from hal.
   WireRig(const RigDriverSettings& d, const hal::ActuatorLimits& limits, double period,
           bool needs_force);
   ~WireRig();
@@ -114,5 +113,15 @@ std::unique_ptr<WireEmulator> make_udp_target_emulator(const RigDriverSettings& 
                                                        double initial_position,
                                                        const hal::ActuatorLimits& limits,
                                                        const hal::WireImpairments& impairments);
+
+/// The robot controller of an egm or rsi rig.driver on a real socket (hal::EgmRobotEmulator,
+/// hal::RsiControllerEmulator): it binds peer_address:peer_port (0: any free port, which the
+/// driver accepts), sends to local_address:local_port (which must not be 0) on its own cycle
+/// (EGM 4 ms, RSI rig.driver.rsi.cycle_ms), and moves `plant` (re-stepped at that cycle) by the
+/// corrections, reporting the plant's force where the driver reads one.
+/// @throws ScenarioError naming the field.
+std::unique_ptr<WireEmulator> make_robot_controller_emulator(
+    const RigDriverSettings& d, const hal::ServoActuatorConfig& plant,
+    const hal::WireImpairments& impairments);
 
 }  // namespace hyloop::experiment

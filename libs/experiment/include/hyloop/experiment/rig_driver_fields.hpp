@@ -44,9 +44,10 @@ struct RigDriverSettings {
   std::string egm_axis = "z";  ///< x | y | z | joint1 … joint6
   double egm_scale = 1000.0;   ///< mm (or degrees) per loop unit
   double egm_reply_deadline_s = 0.002;
-  std::string rsi_axis = "z";  ///< x | y | z | a1 … a6
-  double rsi_scale = 1000.0;   ///< mm (or degrees) per loop unit
-  int rsi_cycle_ms = 4;        ///< 4 | 12
+  std::string egm_force = "none";  ///< none | fx | fy | fz | tx | ty | tz: measuredForce's value
+  std::string rsi_axis = "z";      ///< x | y | z | a1 … a6
+  double rsi_scale = 1000.0;       ///< mm (or degrees) per loop unit
+  int rsi_cycle_ms = 4;            ///< 4 | 12
   double rsi_reply_deadline_s = 0.002;
   std::string rsi_sen_type = "ImFree";
   std::string rsi_correction_tag;  ///< "" = RKorr (x, y, z) or AK (a1 … a6)
@@ -62,6 +63,8 @@ struct RigDriverSettings {
 [[nodiscard]] hal::UdpTargetConfig udp_target_config(const RigDriverSettings& d,
                                                      const hal::ActuatorLimits& limits,
                                                      double period);
+/// rig.driver.egm.force as measuredForce's index (fx … tz = 0 … 5), −1 for none.
+[[nodiscard]] int egm_force_index(const std::string& name);
 [[nodiscard]] hal::EgmDriverConfig egm_driver_config(const RigDriverSettings& d,
                                                      const hal::ActuatorLimits& limits);
 [[nodiscard]] hal::RsiDriverConfig rsi_driver_config(const RigDriverSettings& d,
@@ -235,6 +238,11 @@ std::vector<BoundField<S>> rig_driver(Get get) {
       number<S>("rig.driver.egm.reply_deadline_s", "s", above(0),
                 "(type: egm) answer each robot message by then, below the robot's cycle",
                 at(&D::egm_reply_deadline_s)),
+      text<S>("rig.driver.egm.force", FieldType::kEnum,
+              {"none", "fx", "fy", "fz", "tx", "ty", "tz"},
+              "(type: egm) which of the EgmRobot's measuredForce values is the loop's force "
+              "(N or N·m; none: the robot reports no force)",
+              at(&D::egm_force)),
   };
   for (BoundField<S>& s : udp_signal_fields<S>(get)) f.push_back(std::move(s));
   for (BoundField<S>& s : rsi_fields<S>(get)) f.push_back(std::move(s));

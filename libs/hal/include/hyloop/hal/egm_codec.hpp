@@ -46,6 +46,8 @@ struct RobotMessage {
   MciState mci = MciState::kUndefined;
   RapidState rapid = RapidState::kUndefined;
   bool convergence_met = false;
+  bool has_force = false;
+  std::array<double, kJoints> force{};  ///< measuredForce: Fx, Fy, Fz (N), Tx, Ty, Tz (N·m)
 };
 
 /// EgmSensor: a position-guidance correction, in joints or Cartesian (pos + Euler).

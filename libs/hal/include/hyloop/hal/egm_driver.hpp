@@ -24,7 +24,9 @@
 // EgmRobot DATA, or with non-finite feedback; none of them reaches the loop or gets a reply. Once
 // the loop commands, a robot silent for `timeout` latches a fault; so does motors off or an MCI
 // state other than RUNNING after it was running (the controller stopped EGM): command() returns
-// kFault and emergency_stop_input() reports the controller's stop. A command is sent only when
+// kFault and emergency_stop_input() reports the controller's stop. With `force_index`, one of
+// measuredForce's six values is the loop's force (force_sensor()); a message without it is
+// malformed. A command is sent only when
 // finite and within the limits (check_command); else kRejected and the last one stays.
 //
 // RT-safety: command(), state(), emergency_stop_input(), health() and metrics() are wait-free
@@ -68,6 +70,9 @@ struct EgmDriverConfig {
   double reply_deadline = 0.002;
   double timeout = 0.1;   ///< s without an EgmRobot once the loop commands → fault; ≥ period
   ActuatorLimits limits;  ///< loop units
+  /// measuredForce[force_index] (N or N·m) is the loop's force, read through force_sensor();
+  /// an EgmRobot without measuredForce is then malformed. −1: no force.
+  int force_index = -1;
 };
 
 /// The link's counts (paced_reply.hpp; a message is an EgmRobot).
@@ -77,6 +82,7 @@ using EgmDriverMetrics = ControllerLinkMetrics;
 struct EgmSample {
   double position = 0.0;
   double velocity = 0.0;
+  double force = 0.0;  ///< measuredForce[force_index], before tare
   std::uint32_t seqno = 0;
   egm::MotorState motor = egm::MotorState::kUndefined;
   egm::MciState mci = egm::MciState::kUndefined;
@@ -96,6 +102,8 @@ class EgmDriver final : public ActuatorDriver, private IoHandler {
   DriverStatus command(const ActuatorCommand& command) noexcept override;
   [[nodiscard]] ActuatorState state() const noexcept override;
   [[nodiscard]] bool emergency_stop_input() const noexcept override;
+  /// The force channel. @throws std::logic_error when no force_index is configured.
+  ForceSensorDriver& force_sensor();
 
   [[nodiscard]] DriverStatus health() const noexcept;
   [[nodiscard]] EgmDriverMetrics metrics() const noexcept;
@@ -107,6 +115,7 @@ class EgmDriver final : public ActuatorDriver, private IoHandler {
  private:
   struct Counters;
   struct Session;
+  class ForceChannel;
 
   // The I/O thread (paced_io_loop.hpp).
   [[nodiscard]] double next_wake(double now) noexcept override;
@@ -125,6 +134,7 @@ class EgmDriver final : public ActuatorDriver, private IoHandler {
   SeqLock<EgmSample> sample_;
   std::unique_ptr<Counters> counters_;
   std::unique_ptr<Session> session_;  ///< I/O thread only
+  std::unique_ptr<ForceChannel> force_;
   PacedIoLoop io_;
 };
 

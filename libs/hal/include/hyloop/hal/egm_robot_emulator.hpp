@@ -47,6 +47,9 @@ struct EgmRobotEmulatorConfig {
   ServoActuatorConfig plant;   ///< the axis in loop units; plant.step is the EGM period
   double reply_timeout = 0.1;  ///< s; ≥ 2·period
   double max_deviation = 0.5;  ///< loop units from the start; > 0
+  /// measuredForce[force_index] carries the plant's force (N; the other five are 0), as a
+  /// force/torque sensor wired to the controller reports it; −1: no measuredForce.
+  int force_index = -1;
   WireImpairments impairments;
   std::size_t latency_samples = 0;  ///< reply latencies kept (memory reserved up front)
 };
