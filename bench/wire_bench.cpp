@@ -1,9 +1,9 @@
 // Reply latency of the wire drivers against their emulators over loopback (docs/performance.md,
 // "Wire drivers"), driver and emulator in one process, no impairment:
-//   udp: UdpTargetDriver + UdpTargetEmulator at 1 kHz and 250 Hz, a loop paced by absolute
-//     deadlines sending one command a cycle. The round trip is the driver's own (I/O thread:
-//     command sent → measurement echoing it received); late = longer than the period; missing =
-//     no reply to a command before the next cycle.
+//   udp: UdpTargetDriver + UdpTargetEmulator at 4096 Hz (the RTHS benchmark), 1 kHz and 250 Hz,
+//     a loop paced by absolute deadlines sending one command a cycle. The round trip is the
+//     driver's own (I/O thread: command sent → measurement echoing it received); late = longer than
+//     the period; missing = no reply to a command before the next cycle.
 //   egm: EgmDriver + EgmRobotEmulator at 4 ms. Reply latency = the controller's view: EgmRobot
 //     sent → first correction received. Two loops: "synced" answers each robot message (polls
 //     the driver every 100 µs), "timer" runs on its own 4 ms timer as a rig service does.
@@ -259,7 +259,7 @@ int main(int argc, char** argv) {
     std::getline(std::ifstream("/proc/loadavg"), load);
     return load;
   };
-  for (double rate : {1000.0, 250.0}) {
+  for (double rate : {4096.0, 1000.0, 250.0}) {
     const std::string load = loadavg();
     record(run_udp(rate, seconds), load);
   }

@@ -340,6 +340,39 @@ TEST(WireLoopPartsAllocateNothing, RigOverTheUdpTargetThenDynamicsForACycle) {
   expect_no_allocation_per_cycle_over_the_wire(with_udp_target("scenarios/rht/p4_noise.yaml"), 150);
 }
 
+TEST(WireRig, OverTheUdpTargetEmulatorTheSitsRigMeasuresWhatTheInProcessRigDoes) {
+  // The target steps the SITS rig (G_R, contact, force sensor delay: hal::SitsAxisPlant) on each
+  // command; at 20 ms a step every reply is awaited on a loaded machine. Velocity on the wire too.
+  YAML::Node root = YAML::Load(with_udp_target("scenarios/sits/table1_scvg.yaml", true));
+  root["timing"]["step_s"] = 0.02;
+  root["timing"]["control_period_s"] = 0.02;
+  root["rig"]["sensor"]["delay_s"] = 0.04;  // two steps
+  root["compensator"]["tracking_differentiator"]["h_s"] = 0.02;
+  root["identification"]["chirp_end_hz"] = 5.0;
+  root["rig"]["driver"]["udp"]["measurement"].push_back(YAML::Load("{name: velocity, type: f64}"));
+  root["rig"]["driver"]["udp"]["signals"]["measured_velocity"] = "velocity";
+  YAML::Emitter e;
+  e << root;
+  const std::string text = e.c_str();
+  const auto device = load_scenario_text(text, "udp")->make_wire_emulator({});
+  const auto wire = make_rig_part(text);
+  const auto local = make_rig_part(on_the_emulator(text));
+  std::array<double, 3> mw{}, ml{};
+  std::array<double, 2> tw{}, tl{};
+  int equal = 0;
+  constexpr int kCycles = 200;
+  for (int k = 0; k < kCycles; ++k) {
+    const hal::ActuatorCommand c{0.002 * std::sin(0.1 * k), 0.0};
+    wire->step(c, mw, tw);
+    local->step(c, ml, tl);
+    if (mw == ml) ++equal;
+    ASSERT_TRUE(std::isfinite(mw[0]) && std::isfinite(mw[2])) << k;
+  }
+  EXPECT_GE(equal, kCycles - 3) << device->report();
+  EXPECT_NE(ml[2], 0.0);  // the contact pushes back
+  EXPECT_EQ(wire->fault(), nullptr);
+}
+
 // ---- a rig part over a robot controller (rig.driver.type egm | rsi), emulated on loopback
 
 // `scenario` resolved, its rig.driver a robot of `type` reporting the specimen's force.

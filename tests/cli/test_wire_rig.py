@@ -230,6 +230,95 @@ class RobotRig(unittest.TestCase):
         self.run_over("rsi")
 
 
+SITS = REPO / "scenarios" / "sits" / "table1_scvg.yaml"
+
+
+def sits_udp_block():
+    return """rig:
+  driver:
+    type: udp
+    local_address: 127.0.0.1
+    local_port: %d
+    peer_address: 127.0.0.1
+    peer_port: %d
+    timeout_s: 0.2
+    udp:
+      command:
+        - {name: seq, type: u32}
+        - {name: position, type: f64}
+      measurement:
+        - {name: seq, type: u32}
+        - {name: echo, type: u32}
+        - {name: position, type: f64}
+        - {name: velocity, type: f64}
+        - {name: force, type: f64}
+      signals: {measured_velocity: velocity, measured_force: force, command_echo: echo}
+""" % (free_port(), free_port())
+
+
+class SitsOverTheWire(unittest.TestCase):
+    """The SITS rig (robot G_R, contact, force sensor delay: hal::SitsAxisPlant) behind each wire
+    emulator: a udp target at the scenario's 2 ms step, an EGM robot and an RSI controller at
+    their 4 ms cycle with the same 2 ms sensor delay; the loop through the services in real time
+    against the in-process run's Table 1 figures."""
+
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory(prefix="hyloop_sits_wire_")
+        self.root = Path(self.tmp.name)
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def test_table1_scvg_over_each_wire_emulator(self):
+        ref = self.root / "ref"
+        r = hyloop("run", str(SITS), "--out", str(ref), *DURATION)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        want = json.loads((ref / "summary.json").read_text())
+        lines = []
+        results = {}
+        for kind, block in (("udp", sits_udp_block()), ("egm", robot_block("egm")),
+                            ("rsi", robot_block("rsi"))):
+            path = self.root / ("sits_%s.yaml" % kind)
+            # The scenario has a rig mapping: the driver block goes in at its head.
+            text = SITS.read_text()
+            self.assertIn("\nrig:\n", text)
+            path.write_text(text.replace("\nrig:\n", "\n" + block, 1))
+            out = self.root / kind
+            r = hyloop("up", str(path), "--out", str(out), "--mode", "real_time",
+                       "--emulate-wire", "--wire-jitter-ms", "0.2", "--wire-seed", "1",
+                       *DURATION)
+            self.assertTrue((out / "summary.json").is_file(), r.stderr[-2000:])
+            got = json.loads((out / "summary.json").read_text())
+            reports = [x for x in r.stderr.splitlines() if "emulator:" in x]
+            self.assertTrue(reports, r.stderr[-2000:])
+            line = reports[-1].replace("hyloop up: ", "")
+            self.assertNotEqual(got["stop_reason"], "driver_fault", line)
+            m, w = got["metrics"], want["metrics"]
+            lines.append("%s: %s; e_V %.4g m/s (in process %.4g), e_F %.4g N (%.4g), e_R %.4g "
+                         "(%.4g), energy ratio %.4g (%.4g), %d late commands; %s" % (
+                             kind, got["stop_reason"] or "finished", m["e_V_peak_mps"],
+                             w["e_V_peak_mps"], m["e_F_peak_N"], w["e_F_peak_N"], m["e_R"] or 0,
+                             w["e_R"] or 0, got["energy_ratio"] or 0, want["energy_ratio"] or 0,
+                             got["distributed"]["loop_misses"]["late_commands"], line))
+            results[kind] = got
+        report = "\n".join(lines)
+        print("\nsits/table1_scvg over the wire, 10 s:\n" + report)
+        # EGM and RSI: the robot's 4 ms cycle adds about 3 steps (6 ms) of lag that table1's
+        # SCVG gains do not cover; the energy grows and the stability guard (1.2x) stops the run
+        # (measured at 1.5-3 s, docs/drivers.md). Either way it ends by itself, never by a fault.
+        for kind in ("egm", "rsi"):
+            self.assertIn(results[kind]["stop_reason"], (None, "stability_guard"), report)
+        # The udp target at the scenario's own step: Table 1's figures within 25 % (e_V, e_F) and
+        # e_R within 0.05 of the in-process run (measured +3 %, +4 %, +0.004), asserted where the
+        # machine holds real time (HYLOOP_WIRE_TRACKING_GATE=1), as the other wire runs.
+        if os.environ.get("HYLOOP_WIRE_TRACKING_GATE") == "1":
+            m, w = results["udp"]["metrics"], want["metrics"]
+            self.assertIsNone(results["udp"]["stop_reason"], report)
+            self.assertLessEqual(abs(m["e_V_peak_mps"] / w["e_V_peak_mps"] - 1), 0.25, report)
+            self.assertLessEqual(abs(m["e_F_peak_N"] / w["e_F_peak_N"] - 1), 0.25, report)
+            self.assertLessEqual(abs(m["e_R"] - w["e_R"]), 0.05, report)
+
+
 class SiteRig(unittest.TestCase):
     """rig.driver.type openfresco (issue 25 item 2): the rig service drives an OpenFresco-style
     site, here hyloop's own (`--emulate-wire`), in lockstep: the run through the services equals

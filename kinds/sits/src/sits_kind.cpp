@@ -1,7 +1,11 @@
 // The SITS kind (kind.hpp): its runner, its loop parts over SitsDynamics and the SITS rig
 // emulator, its gauges.
+#include <memory>
+
 #include "hyloop/experiment/kind.hpp"
 #include "hyloop/experiment/rig_driver.hpp"
+#include "hyloop/experiment/scenario_error.hpp"
+#include "hyloop/experiment/yaml_fields.hpp"
 #include "hyloop/hal/sits_rig_emulator.hpp"
 #include "hyloop/kinds/sits/sits_dynamics.hpp"
 #include "hyloop/kinds/sits/sits_jobs.hpp"
@@ -79,7 +83,8 @@ class SitsKind final : public Kind {
                                                  .rig = &make_sits_rig_part,
                                                  .dynamics = &make_sits_dynamics_part,
                                                  .notices = &sits_notices,
-                                                 .yaml = &to_yaml});
+                                                 .yaml = &to_yaml,
+                                                 .wire_emulator = &make_sits_wire_emulator});
   }
   /// The target's motion x, which the robot (x_robot) reproduces; its ideal twin x_ideal.
   SignalRoles signal_roles() const override {
@@ -162,6 +167,31 @@ std::unique_ptr<RigPart> make_sits_rig_part(const SitsScenario& s) {
                             {.velocity = true, .needs_force = true, .command_truth = true},
                             {std::string(kSitsColumnHeaders[col(SitsColumn::kXCmd)]),
                              std::string(kSitsColumnHeaders[col(SitsColumn::kFContact)])});
+}
+
+std::unique_ptr<WireEmulator> make_sits_wire_emulator(const SitsScenario& s,
+                                                      const hal::WireImpairments& impairments) {
+  const RigDriverSettings& d = s.rig.driver;
+  hal::SitsRigConfig rig = sits_rig_config(s);
+  hal::ServoActuatorConfig cycle;  // only its step is read: the device's cycle
+  cycle.step = s.timing.step;
+  if (d.type == "udp") {
+    return make_udp_target_emulator(d, cycle, s.model.initial_position, s.rig.limits, impairments,
+                                    std::make_shared<hal::SitsAxisPlant>(rig));
+  }
+  if (d.type != "egm" && d.type != "rsi") {
+    throw ScenarioError("rig.driver.type = " + excerpt(d.type) +
+                        ": the sits kind emulates a udp target, an egm robot or an rsi controller");
+  }
+  // Positions on the wire are relative to the pose where the session starts (0 here).
+  require(s.model.initial_position == 0.0, "model.initial_position_m", s.model.initial_position,
+          "must be 0 over an egm or rsi robot (its positions are relative to the session's start)");
+  // The same robot, contact and sensor delay, stepped at the controller's cycle.
+  cycle.step = robot_controller_cycle(d);
+  rig.sensor_delay_steps = s.sensor_delay_steps() * s.timing.step / cycle.step;
+  rig.step = cycle.step;
+  return make_robot_controller_emulator(d, cycle, impairments,
+                                        std::make_shared<hal::SitsAxisPlant>(rig));
 }
 
 std::unique_ptr<DynamicsPart> make_sits_dynamics_part(const SitsScenario& s) {

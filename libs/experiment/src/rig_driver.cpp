@@ -327,7 +327,8 @@ std::unique_ptr<WireEmulator> make_udp_target_emulator(const RigDriverSettings& 
                                                        const hal::ServoActuatorConfig& plant,
                                                        double initial_position,
                                                        const hal::ActuatorLimits& limits,
-                                                       const hal::WireImpairments& impairments) {
+                                                       const hal::WireImpairments& impairments,
+                                                       std::shared_ptr<hal::AxisPlant> axis) {
   if (d.type != "udp") {
     throw ScenarioError("rig.driver.type = " + excerpt(d.type) +
                         ": this kind emulates a udp real-time target only");
@@ -341,6 +342,7 @@ std::unique_ptr<WireEmulator> make_udp_target_emulator(const RigDriverSettings& 
   c.measurement = {d.measurement, d.measurement_sequence};
   c.signals = d.signals;
   c.plant = plant;
+  c.axis_plant = std::move(axis);
   c.initial_position = initial_position;
   c.command_timeout = d.timeout_s;
   c.limits = limits;
@@ -348,9 +350,16 @@ std::unique_ptr<WireEmulator> make_udp_target_emulator(const RigDriverSettings& 
   return std::make_unique<UdpTargetWireEmulator>(c);
 }
 
+double robot_controller_cycle(const RigDriverSettings& d) {
+  if (d.type == "egm") return egm_driver_config(d, {}).period;
+  if (d.type == "rsi") return rsi_driver_config(d, {}).period;
+  throw ScenarioError("rig.driver.type = " + excerpt(d.type) +
+                      ": not a robot controller (egm or rsi)");
+}
+
 std::unique_ptr<WireEmulator> make_robot_controller_emulator(
     const RigDriverSettings& d, const hal::ServoActuatorConfig& plant,
-    const hal::WireImpairments& impairments) {
+    const hal::WireImpairments& impairments, std::shared_ptr<hal::AxisPlant> axis) {
   require(d.local_port > 0, "rig.driver.local_port", d.local_port,
           "must be 1..65535 for the emulated controller to reach the driver");
   const hal::UdpEndpoint controller{d.peer_address, static_cast<std::uint16_t>(d.peer_port)};
@@ -363,6 +372,7 @@ std::unique_ptr<WireEmulator> make_robot_controller_emulator(
     c.axis = driver.axis;
     c.plant = plant;
     c.plant.step = driver.period;  // the robot's own cycle
+    c.axis_plant = std::move(axis);
     c.reply_timeout = std::max(2.0 * driver.period, d.timeout_s);
     c.force_index = driver.force_index;
     c.impairments = impairments;
@@ -378,6 +388,7 @@ std::unique_ptr<WireEmulator> make_robot_controller_emulator(
     c.correction_tag = driver.correction_tag;
     c.plant = plant;
     c.plant.step = driver.period;  // the controller's own cycle (4 or 12 ms)
+    c.axis_plant = std::move(axis);
     if (driver.late_limit > 0) c.late_limit = driver.late_limit;
     c.force_tag = driver.force_tag;
     c.force_attribute = driver.force_attribute;

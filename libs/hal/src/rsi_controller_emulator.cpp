@@ -51,14 +51,15 @@ RsiControllerEmulator::RsiControllerEmulator(const RsiControllerEmulatorConfig& 
               config_.axis.mode == RsiMode::kAxis},
       sensor_(to_sockaddr("sensor", config.sensor)),
       socket_("local", config.local),
-      plant_(config.plant),
+      servo_(config.plant),
+      plant_(config_.axis_plant ? config_.axis_plant.get() : &servo_),
       counters_(std::make_unique<Counters>()),
       wire_(config.impairments, 1.5 * config.plant.step),
       io_(socket_, {sensor_, false, rsi::kMaxDatagram, &counters_->rejected_foreign,
                     &counters_->rejected_malformed}) {
   latencies_.reserve(config.latency_samples);
-  plant_.reset(0.0);
-  plant_view_.store(plant_.measurement());
+  plant_->reset(0.0);
+  plant_view_.store(plant_->measurement());
   clock_.start(monotonic_seconds());
   io_.start(*this);
 }
@@ -103,7 +104,7 @@ void RsiControllerEmulator::after_receive(double now) noexcept {
 
 void RsiControllerEmulator::stop_rsi() noexcept {
   stopped_ = true;  // the reflex: freeze where the axis is, latched; no more <Rob>
-  correction_ = config_.axis.scale * plant_.measurement().true_displacement;
+  correction_ = config_.axis.scale * plant_->measurement().true_displacement;
   counters_->stopped.store(true, std::memory_order_relaxed);
 }
 
@@ -144,7 +145,7 @@ rsi::RobotFrame RsiControllerEmulator::frame(double actual, double target) const
   (axis ? f.aspos : f.rsol)[i] += config_.axis.scale * target;
   f.delay = counters_->late.load(std::memory_order_relaxed);
   f.has_extra = !config_.force_tag.empty();
-  f.extra = plant_.measurement().force / config_.force_scale;
+  f.extra = plant_->measurement().force / config_.force_scale;
   f.ipoc = ipoc_;
   return f;
 }
@@ -154,7 +155,7 @@ void RsiControllerEmulator::tick(double now) noexcept {
     judge_reply();
   }
   const double target = correction_ / config_.axis.scale;
-  const ServoMeasurement& m = plant_.step(target);
+  const ServoMeasurement& m = plant_->step(target);
   plant_view_.store(m);
   if (stopped_) {
     return;

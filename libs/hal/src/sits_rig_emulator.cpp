@@ -30,7 +30,7 @@ SitsRigEmulator::SitsRigEmulator(const SitsRigConfig& config)
   reset(0.0);
 }
 
-void SitsRigEmulator::reset(double position) {
+void SitsRigEmulator::reset(double position) noexcept {
   command_ = {position, 0.0};
   state_ = {position, 0.0};
   measured_state_ = state_;
@@ -76,6 +76,30 @@ void SitsRigEmulator::advance() noexcept {
       measured_state_.position += config_.position_noise_std * unit_noise_(rng_);
     }
   }
+}
+
+void SitsAxisPlant::reset(double position) noexcept {
+  rig_.reset(position);
+  last_command_ = position;
+  measurement_ = {};
+  measure();
+}
+
+const ServoMeasurement& SitsAxisPlant::step(double command) noexcept {
+  const double step = rig_.config().step;
+  (void)rig_.apply({command, (command - last_command_) / step});
+  last_command_ = command;
+  rig_.advance();
+  measurement_.time += step;
+  measure();
+  return measurement_;
+}
+
+void SitsAxisPlant::measure() noexcept {
+  measurement_.displacement = rig_.robot_state().position;
+  measurement_.true_displacement = rig_.true_robot_state().position;
+  measurement_.velocity = rig_.true_robot_state().velocity;
+  measurement_.force = rig_.measured_force();
 }
 
 }  // namespace hyloop::hal

@@ -49,7 +49,8 @@ UdpTargetEmulator::UdpTargetEmulator(const UdpTargetEmulatorConfig& config)
       measurement_codec_("measurement layout", config.measurement),
       host_(to_sockaddr("host", config.host)),
       socket_("local", config.local),
-      plant_(config.plant),
+      servo_(config.plant),
+      plant_(config_.axis_plant ? config_.axis_plant.get() : &servo_),
       counters_(std::make_unique<Counters>()),
       period_(config.plant.step),
       wire_(config.impairments, 1.5 * config.plant.step),
@@ -73,8 +74,8 @@ UdpTargetEmulator::UdpTargetEmulator(const UdpTargetEmulatorConfig& config)
           "a u16/u32/u64 field");
   require(measurement_codec_.sequence_index().has_value(), "measurement.sequence (empty)", 0.0,
           "a u16/u32/u64 field");
-  plant_.reset(config.initial_position);
-  plant_view_.store(plant_.measurement());
+  plant_->reset(config.initial_position);
+  plant_view_.store(plant_->measurement());
   held_ = config.initial_position;
   last_step_at_ = monotonic_seconds();
   io_.start(*this);
@@ -114,7 +115,7 @@ double UdpTargetEmulator::next_wake(double now) noexcept {
 void UdpTargetEmulator::tick(double now) noexcept {
   if (mode_ == Mode::kRunning && now - last_command_at_ > config_.command_timeout) {
     mode_ = Mode::kStopped;  // the reflex: hold where it is, latched
-    held_ = plant_.measurement().true_displacement;
+    held_ = plant_->measurement().true_displacement;
     counters_->stopped.store(true, std::memory_order_relaxed);
   }
   switch (mode_) {
@@ -197,7 +198,7 @@ void UdpTargetEmulator::step(std::uint64_t echo, bool fallback, double now) noex
     auto& lag = counters_->command_lag_steps;
     lag.store(lag.load(std::memory_order_relaxed) + (next_step_ - echo), std::memory_order_relaxed);
   }
-  const ServoMeasurement& m = plant_.step(held_);
+  const ServoMeasurement& m = plant_->step(held_);
   plant_view_.store(m);
   last_step_at_ = now;
   ++next_step_;
@@ -209,7 +210,7 @@ void UdpTargetEmulator::step(std::uint64_t echo, bool fallback, double now) noex
 }
 
 void UdpTargetEmulator::send_measurement(std::uint64_t echo, double now) noexcept {
-  const ServoMeasurement& m = plant_.measurement();
+  const ServoMeasurement& m = plant_->measurement();
   std::array<double, kMaxPacketFields> values{};
   for (std::size_t i = 0; i < measurement_codec_.field_count(); ++i) {
     values[i] = measurement_codec_.field(i).value;

@@ -40,14 +40,15 @@ EgmRobotEmulator::EgmRobotEmulator(const EgmRobotEmulatorConfig& config)
     : config_(checked(config)),
       sensor_(to_sockaddr("sensor", config.sensor)),
       socket_("local", config.local),
-      plant_(config.plant),
+      servo_(config.plant),
+      plant_(config_.axis_plant ? config_.axis_plant.get() : &servo_),
       counters_(std::make_unique<Counters>()),
       wire_(config.impairments, 1.5 * config.plant.step),
       io_(socket_, {sensor_, false, egm::kMaxDatagram, &counters_->rejected_foreign,
                     &counters_->rejected_malformed}) {
   latencies_.reserve(config.latency_samples);
-  plant_.reset(0.0);
-  plant_view_.store(plant_.measurement());
+  plant_->reset(0.0);
+  plant_view_.store(plant_->measurement());
   started_at_ = monotonic_seconds();
   clock_.start(started_at_);
   io_.start(*this);
@@ -101,7 +102,7 @@ egm::Pose EgmRobotEmulator::pose_at(double position) const noexcept {
 void EgmRobotEmulator::tick(double now) noexcept {
   if (flowing_ && !stopped_ && now - last_correction_at_ > config_.reply_timeout) {
     stopped_ = true;  // the reflex: freeze where the axis is, latched
-    held_ = plant_.measurement().true_displacement;
+    held_ = plant_->measurement().true_displacement;
     counters_->stopped.store(true, std::memory_order_relaxed);
   }
   if (flowing_ && !answered_) {
@@ -110,7 +111,7 @@ void EgmRobotEmulator::tick(double now) noexcept {
   } else {
     missing_run_ = 0;
   }
-  const ServoMeasurement& m = plant_.step(held_);
+  const ServoMeasurement& m = plant_->step(held_);
   plant_view_.store(m);
   egm::RobotMessage r;
   r.seqno = seqno_++;

@@ -44,7 +44,9 @@ struct EgmRobotEmulatorConfig {
   EgmAxis axis;                                                    ///< as the driver's
   egm::Pose start_pose{{600.0, 0.0, 500.0}, {180.0, 0.0, 180.0}};  ///< mm, degrees
   std::array<double, egm::kJoints> start_joints{0.0, 20.0, 10.0, 0.0, 60.0, 0.0};  ///< degrees
-  ServoActuatorConfig plant;   ///< the axis in loop units; plant.step is the EGM period
+  ServoActuatorConfig plant;  ///< the axis in loop units; plant.step is the EGM period
+  /// When set, the axis instead of the servo `plant` (whose step stays the device's cycle).
+  std::shared_ptr<AxisPlant> axis_plant;
   double reply_timeout = 0.1;  ///< s; ≥ 2·period
   double max_deviation = 0.5;  ///< loop units from the start; > 0
   /// measuredForce[force_index] carries the plant's force (N; the other five are 0), as a
@@ -102,7 +104,8 @@ class EgmRobotEmulator final : private IoHandler {
   EgmRobotEmulatorConfig config_;
   sockaddr_in sensor_{};
   UdpSocket socket_;
-  ServoActuatorEmulator plant_;
+  ServoActuatorEmulator servo_;
+  AxisPlant* plant_;  ///< &servo_, or config_.axis_plant
   SeqLock<ServoMeasurement> plant_view_;
   std::unique_ptr<Counters> counters_;
   std::vector<double> latencies_;

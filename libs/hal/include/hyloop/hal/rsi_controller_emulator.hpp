@@ -48,7 +48,9 @@ struct RsiControllerEmulatorConfig {
   rsi::Values start_pose{445.0, 0.0, 890.0, 180.0, 0.0, 180.0};  ///< mm, degrees
   rsi::Values start_axes{0.0, -90.0, 90.0, 0.0, 90.0, 0.0};      ///< degrees
   ServoActuatorConfig plant;  ///< the axis in loop units; plant.step is the cycle (4 or 12 ms)
-  bool hold_on = true;        ///< HOLDON: keep the correction on a late packet (else reset to 0)
+  /// When set, the axis instead of the servo `plant` (whose step stays the device's cycle).
+  std::shared_ptr<AxisPlant> axis_plant;
+  bool hold_on = true;  ///< HOLDON: keep the correction on a late packet (else reset to 0)
   std::uint64_t late_limit = 100;   ///< late packets that stop RSI (ETHERNET Timeout); ≥ 1
   double correction_limit = 500.0;  ///< |correction| clipped to this, wire units; > 0
   double monitor_limit = 1000.0;    ///< |correction| beyond this stops RSI; ≥ correction_limit
@@ -111,7 +113,8 @@ class RsiControllerEmulator final : private IoHandler {
   rsi::SensorFormat format_;
   sockaddr_in sensor_{};
   UdpSocket socket_;
-  ServoActuatorEmulator plant_;
+  ServoActuatorEmulator servo_;
+  AxisPlant* plant_;  ///< &servo_, or config_.axis_plant
   SeqLock<ServoMeasurement> plant_view_;
   std::unique_ptr<Counters> counters_;
   std::vector<double> latencies_;

@@ -56,7 +56,23 @@ struct ServoMeasurement {
   double omega = 0.0;              ///< ω used over the step, rad/s
 };
 
-class ServoActuatorEmulator {
+/// One axis a wire emulator moves (the udp target, the EGM robot, the RSI controller): a held
+/// command per step of the device's cycle, the measurement at the step's end, in loop units.
+/// The servo below is one; the SITS rig (robot, contact, force sensor: sits_rig_emulator.hpp)
+/// another. RT-safe: step() and measurement() allocate nothing and never throw.
+class AxisPlant {
+ public:
+  AxisPlant() = default;
+  AxisPlant(const AxisPlant&) = default;
+  AxisPlant& operator=(const AxisPlant&) = default;
+  virtual ~AxisPlant() = default;
+  /// At rest at `position`, time 0 (a reset run repeats exactly).
+  virtual void reset(double position) noexcept = 0;
+  virtual const ServoMeasurement& step(double command) noexcept = 0;
+  [[nodiscard]] virtual const ServoMeasurement& measurement() const noexcept = 0;
+};
+
+class ServoActuatorEmulator final : public AxisPlant {
  public:
   using Matrix2 = Eigen::Matrix2d;
   using Vector2 = Eigen::Vector2d;
@@ -66,13 +82,15 @@ class ServoActuatorEmulator {
 
   /// At rest at `position` (m), time 0, noise generator re-seeded: a reset run repeats exactly.
   /// RT-safe.
-  void reset(double position) noexcept;
+  void reset(double position) noexcept override;
 
   /// Holds `command` (m) over [t_i, t_i + Δt), advances, and returns the measurement at the end
   /// of the step. RT-safe: no allocation, no exception, no lock.
-  const ServoMeasurement& step(double command) noexcept;
+  const ServoMeasurement& step(double command) noexcept override;
 
-  [[nodiscard]] const ServoMeasurement& measurement() const noexcept { return measurement_; }
+  [[nodiscard]] const ServoMeasurement& measurement() const noexcept override {
+    return measurement_;
+  }
   [[nodiscard]] double time() const noexcept { return time_; }
   /// ω(t) in rad/s (the constant ω without a variation).
   [[nodiscard]] double omega_at(double t) const noexcept;

@@ -20,6 +20,7 @@
 #include "hyloop/core/lti.hpp"
 #include "hyloop/hal/actuator_limits.hpp"
 #include "hyloop/hal/drivers.hpp"
+#include "hyloop/hal/servo_actuator_emulator.hpp"
 
 namespace hyloop::hal {
 
@@ -52,7 +53,7 @@ class SitsRigEmulator {
 
   /// Places the robot at rest at `position` with the command there and the sensor history at
   /// the resulting contact force (a bumpless start). Not RT-safe only in that it reseeds noise.
-  void reset(double position);
+  void reset(double position) noexcept;
 
   [[nodiscard]] double measured_force() const noexcept { return measured_force_; }
   [[nodiscard]] double contact_force() const noexcept { return contact_force_; }
@@ -82,6 +83,29 @@ class SitsRigEmulator {
   double measured_force_ = 0.0;
   std::int64_t cycle_ = -1;
   std::uint64_t rejected_ = 0;
+};
+
+/// The SITS rig as the axis of a wire emulator (a robot controller or a UDP target standing for
+/// the robot and its force sensor): each step holds the position command (the wire carries no
+/// velocity: the commanded velocity is the command's difference over the step, which only a
+/// bypassed G_R reads), advances the rig, and reports displacement = the measured robot
+/// position, true_displacement and velocity = the robot's, force = the force sensor's reading.
+class SitsAxisPlant final : public AxisPlant {
+ public:
+  explicit SitsAxisPlant(const SitsRigConfig& config) : rig_(config) { reset(0.0); }
+  void reset(double position) noexcept override;
+  const ServoMeasurement& step(double command) noexcept override;
+  [[nodiscard]] const ServoMeasurement& measurement() const noexcept override {
+    return measurement_;
+  }
+  [[nodiscard]] const SitsRigEmulator& rig() const noexcept { return rig_; }
+
+ private:
+  void measure() noexcept;
+
+  SitsRigEmulator rig_;
+  double last_command_ = 0.0;
+  ServoMeasurement measurement_;
 };
 
 /// The robot side of the emulator behind the driver interface.

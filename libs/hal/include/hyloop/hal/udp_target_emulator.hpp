@@ -44,9 +44,11 @@ struct UdpTargetEmulatorConfig {
   PacketLayout measurement;           ///< as the driver's
   UdpSignalMap signals;               ///< as the driver's (echo and status are filled if named)
   ServoActuatorConfig plant;          ///< plant.step is the period T
-  double initial_position = 0.0;      ///< m
-  double command_timeout = 0.05;      ///< s; ≥ 2·T
-  ActuatorLimits limits;              ///< the target's own stroke and speed
+  /// When set, the axis instead of the servo `plant` (whose step stays the device's cycle).
+  std::shared_ptr<AxisPlant> axis_plant;
+  double initial_position = 0.0;  ///< m
+  double command_timeout = 0.05;  ///< s; ≥ 2·T
+  ActuatorLimits limits;          ///< the target's own stroke and speed
   WireImpairments impairments;
 };
 
@@ -104,7 +106,8 @@ class UdpTargetEmulator final : private IoHandler {
       status_;
   sockaddr_in host_{};
   UdpSocket socket_;
-  ServoActuatorEmulator plant_;
+  ServoActuatorEmulator servo_;
+  AxisPlant* plant_;  ///< &servo_, or config_.axis_plant
   SeqLock<ServoMeasurement> plant_view_;
   std::unique_ptr<Counters> counters_;
   std::atomic<bool> muted_{false};

@@ -12,6 +12,7 @@
 
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 #include <string_view>
@@ -21,6 +22,7 @@
 #include "hyloop/core/force_conditioner.hpp"
 #include "hyloop/experiment/experiment.hpp"
 #include "hyloop/experiment/loop_experiment.hpp"
+#include "hyloop/hal/wire_impairment.hpp"
 #include "hyloop/kinds/sits/sits_dynamics.hpp"
 #include "hyloop/kinds/sits/sits_scenario.hpp"
 
@@ -34,6 +36,12 @@ std::unique_ptr<RigPart> make_sits_rig_part(const SitsScenario& s);
 /// The emulated rig whatever rig.driver says: the in-process runner's (it never binds a port).
 std::unique_ptr<RigPart> make_sits_emulated_rig_part(const SitsScenario& s);
 std::unique_ptr<DynamicsPart> make_sits_dynamics_part(const SitsScenario& s);
+/// The device rig.driver names, emulated on its socket (hyloop up --emulate-wire): the SITS rig
+/// (robot, contact, force sensor) behind a udp target at the scenario's step, or behind an egm
+/// robot or rsi controller at its own cycle with the same sensor delay in seconds.
+/// @throws ScenarioError naming the field.
+std::unique_ptr<WireEmulator> make_sits_wire_emulator(const SitsScenario& s,
+                                                      const hal::WireImpairments& impairments);
 
 class SitsRunner final : public Experiment {
  public:
