@@ -46,7 +46,7 @@ VrthsExperiment::VrthsExperiment(const VrthsScenario& scenario, bool streamed)
               ? static_cast<std::size_t>(total_steps_ / scenario.outputs.decimation + 1)
               : 0,
           streamed)),
-      chain_(vrths_loop_plan(scenario), make_vrths_rig_part(scenario),
+      chain_(vrths_loop_plan(scenario), make_vrths_emulated_rig_part(scenario),
              make_vrths_dynamics_part(scenario), vrths_record_columns()),
       guard_(scenario.guard.config) {
   if (vrths_record_columns().size() != kColumns) {

@@ -4,6 +4,7 @@
 #include <random>
 
 #include "hyloop/experiment/kind.hpp"
+#include "hyloop/experiment/rig_driver.hpp"
 #include "hyloop/kinds/vrths/vrths_experiment.hpp"
 
 namespace hyloop::experiment {
@@ -25,37 +26,20 @@ const std::vector<std::string>& truth_columns() {
 
 class VrthsRig final : public RigPart {
  public:
-  explicit VrthsRig(const VrthsScenario& s)
-      : plant_(s.run_plant(), s.timing.step),
-        c_e_(plant_.parameters().c_e()),
-        step_(s.timing.step),
-        sigma_x_(s.sensors.displacement_noise),
-        sigma_f_(s.sensors.force_noise),
-        random_(s.sensors.seed) {}
+  explicit VrthsRig(const VrthsScenario& s) : axis_(s) {}
   void step(const hal::ActuatorCommand& applied, std::span<double> measurement,
             std::span<double> truth) noexcept override {
-    plant_.step(applied.position);
-    const double x = plant_.displacement();
-    const double v = (x - x1_) / step_;
-    const double a = (v - v1_) / step_;
-    x1_ = x;
-    v1_ = v;
-    const rths::PlantParameters& p = plant_.parameters();
-    const double n = noise_(random_);
-    measurement[0] = x + sigma_x_ * n;
-    measurement[1] = p.k_e * x + c_e_ * v + p.m_e * a + sigma_f_ * n;
-    truth[0] = x;
-    truth[1] = plant_.velocity();
-    truth[2] = plant_.actuator_force();
+    const hal::ServoMeasurement& m = axis_.step(applied.position);
+    measurement[0] = m.displacement;
+    measurement[1] = m.force;
+    truth[0] = m.true_displacement;
+    truth[1] = axis_.plant().velocity();
+    truth[2] = axis_.plant().actuator_force();
   }
   std::vector<std::string> truth_names() const override { return truth_columns(); }
 
  private:
-  rths::ServoHydraulicPlant plant_;
-  double c_e_, step_, sigma_x_, sigma_f_;
-  std::mt19937_64 random_;
-  std::normal_distribution<double> noise_{0.0, 1.0};
-  double x1_ = 0.0, v1_ = 0.0;
+  VrthsAxisPlant axis_;
 };
 
 enum class Controller { kNone, kSample, kAts, kAmb };
@@ -186,7 +170,8 @@ class VrthsKind final : public Kind {
                                     Loaded::Form{.plan = &vrths_loop_plan,
                                                  .rig = &make_vrths_rig_part,
                                                  .dynamics = &make_vrths_dynamics_part,
-                                                 .yaml = &to_yaml});
+                                                 .yaml = &to_yaml,
+                                                 .wire_emulator = &make_vrths_wire_emulator});
   }
   /// The numerical floor 1 (y1) is the target the specimen reproduces (x_m; the benchmark's
   /// J2/J3 compare the two), the reference structure's floor 1 (r1) its ideal twin.
@@ -242,11 +227,63 @@ LoopPlan vrths_loop_plan(const VrthsScenario& s) {
       every_cycle_plan("vrths", s.steps(load_vrths_ground_motion(s)), s.timing.step, safety, 0.0);
   p.measurement = {{{"x_m", "m", "length"}, {"f_e", "N", "force"}}};
   p.command = set_point_command("u", "m", "length");
+  p.rig_driver = s.rig.driver.type;
   return p;
 }
 
-std::unique_ptr<RigPart> make_vrths_rig_part(const VrthsScenario& s) {
+VrthsAxisPlant::VrthsAxisPlant(const VrthsScenario& s)
+    : plant_(s.run_plant(), s.timing.step),
+      c_e_(plant_.parameters().c_e()),
+      step_(s.timing.step),
+      sigma_x_(s.sensors.displacement_noise),
+      sigma_f_(s.sensors.force_noise),
+      seed_(s.sensors.seed),
+      random_(seed_) {}
+
+void VrthsAxisPlant::reset(double /*position*/) noexcept {
+  plant_.reset();
+  random_.seed(seed_);
+  noise_.reset();
+  x1_ = 0.0;
+  v1_ = 0.0;
+  measurement_ = {};
+}
+
+const hal::ServoMeasurement& VrthsAxisPlant::step(double command) noexcept {
+  plant_.step(command);
+  const double x = plant_.displacement();
+  const double v = (x - x1_) / step_;
+  const double a = (v - v1_) / step_;
+  x1_ = x;
+  v1_ = v;
+  const core::rths::PlantParameters& p = plant_.parameters();
+  const double n = noise_(random_);
+  measurement_.time += step_;
+  measurement_.displacement = x + sigma_x_ * n;
+  measurement_.true_displacement = x;
+  measurement_.velocity = plant_.velocity();
+  measurement_.force = p.k_e * x + c_e_ * v + p.m_e * a + sigma_f_ * n;
+  return measurement_;
+}
+
+std::unique_ptr<RigPart> make_vrths_emulated_rig_part(const VrthsScenario& s) {
   return std::make_unique<VrthsRig>(s);
+}
+
+std::unique_ptr<RigPart> make_vrths_rig_part(const VrthsScenario& s) {
+  if (!is_wire_driver(s.rig.driver.type)) return make_vrths_emulated_rig_part(s);
+  // x_m and f_e from the device; it reports no truth: x holds its measurement, v and F_act NaN.
+  return make_wire_rig_part(s.rig.driver, vrths_safety_config(s).limits, s.timing.step,
+                            {.velocity = false, .needs_force = true, .command_truth = false},
+                            truth_columns());
+}
+
+std::unique_ptr<WireEmulator> make_vrths_wire_emulator(const VrthsScenario& s,
+                                                       const hal::WireImpairments& impairments) {
+  hal::ServoActuatorConfig cycle;  // only its step is read
+  cycle.step = s.timing.step;
+  return make_udp_target_emulator(s.rig.driver, cycle, 0.0, vrths_safety_config(s).limits,
+                                  impairments, std::make_shared<VrthsAxisPlant>(s));
 }
 
 std::unique_ptr<DynamicsPart> make_vrths_dynamics_part(const VrthsScenario& s) {

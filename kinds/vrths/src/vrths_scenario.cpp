@@ -6,6 +6,7 @@
 #include <tuple>
 
 #include "hyloop/experiment/loop_parts.hpp"
+#include "hyloop/experiment/rig_driver_fields.hpp"
 #include "hyloop/experiment/scenario_error.hpp"
 #include "hyloop/experiment/scenario_fields.hpp"
 #include "hyloop/experiment/stability_guard_fields.hpp"
@@ -243,6 +244,9 @@ const BoundTable<V>& vrths_table() {
       b.push_back(std::move(x));
     }
     for (auto& x : controller_fields()) b.push_back(std::move(x));
+    for (auto& x : f::rig_driver<V>([](auto& s) -> auto& { return s.rig.driver; })) {
+      b.push_back(std::move(x));
+    }
     for (auto& x : f::stability_guard<V>(
              [](auto& s) -> auto& { return s.guard; }, "y1", "x_m")) {
       b.push_back(std::move(x));
@@ -420,6 +424,7 @@ void validate_vrths_plant_and_controllers(VrthsScenario& s) {
   check("controller.sample",
         [&] { (void)core::rths::SampleController(s.controller.sample, {}, s.timing.step); });
   validate_stability_guard(s.guard, s.timing.step);
+  validate_rig_driver(s.rig.driver, s.timing.step);
   check("controller.ats", [&] { (void)core::AdaptiveTimeSeries(ats); });
   check("controller.amb", [&] { (void)core::AdaptiveModelBased(amb); });
   // A drawn k_e below 0 (4.6 σ: not in the benchmark's 20-run Monte Carlo) or a non-finite one.

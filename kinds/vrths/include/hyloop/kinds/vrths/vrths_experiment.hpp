@@ -28,6 +28,7 @@
 #include <array>
 #include <cstdint>
 #include <memory>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -41,10 +42,13 @@
 #include "hyloop/experiment/kind.hpp"
 #include "hyloop/experiment/loop_experiment.hpp"
 #include "hyloop/experiment/loop_parts.hpp"
+#include "hyloop/experiment/rig_driver_fields.hpp"
 #include "hyloop/experiment/scenario_fields.hpp"
 #include "hyloop/experiment/stability_guard_fields.hpp"
 #include "hyloop/experiment/stop_reason.hpp"
 #include "hyloop/hal/actuator_limits.hpp"
+#include "hyloop/hal/servo_actuator_emulator.hpp"
+#include "hyloop/hal/wire_impairment.hpp"
 
 namespace hyloop::experiment {
 
@@ -98,6 +102,11 @@ struct VrthsScenario {
   std::vector<double> amb_gain = as_vector(default_amb().gain);
   StabilityGuardSettings guard{.enabled = true, .config = default_guard()};
   struct {
+    /// rig.driver: the device standing for the actuator and specimen (emulator: the plant in
+    /// this process; udp: a real-time target on the wire, rig_driver_fields.hpp).
+    RigDriverSettings driver;
+  } rig;
+  struct {
     double stroke = 0.007;                                      ///< m
     double velocity = 0.3;                                      ///< m/s
     double acceleration = hal::kServoHydraulicAccelerationMax;  ///< m/s², the command's |a|
@@ -143,8 +152,40 @@ core::GroundMotion load_vrths_ground_motion(const VrthsScenario& s);
 /// a servo-hydraulic ramp to rest.
 hal::SafetyConfig vrths_safety_config(const VrthsScenario& s);
 LoopPlan vrths_loop_plan(const VrthsScenario& s);
+/// The rig part rig.driver selects: the plant in this process, or the device on the wire.
 std::unique_ptr<RigPart> make_vrths_rig_part(const VrthsScenario& s);
+/// The plant in this process whatever rig.driver says: the in-process runner's.
+std::unique_ptr<RigPart> make_vrths_emulated_rig_part(const VrthsScenario& s);
 std::unique_ptr<DynamicsPart> make_vrths_dynamics_part(const VrthsScenario& s);
+/// The udp target of rig.driver on a real socket (hyloop up --emulate-wire), stepping the
+/// benchmark's actuator and specimen (VrthsAxisPlant) at the scenario's step.
+std::unique_ptr<WireEmulator> make_vrths_wire_emulator(const VrthsScenario& s,
+                                                       const hal::WireImpairments& impairments);
+
+/// The benchmark's servo-hydraulic actuator with its specimen as one axis (hal::AxisPlant), as
+/// the rig measures it each step (x_m, f_e with the sensors' common noise draw n):
+///   x_m = x + σ_x·n,  f_e = k_e·x + c_e·ẋ_d + m_e·ẍ_d + σ_f·n
+/// where ẋ_d, ẍ_d are backward differences of x over the step. The in-process rig and the
+/// udp target emulator step this same object.
+class VrthsAxisPlant final : public hal::AxisPlant {
+ public:
+  explicit VrthsAxisPlant(const VrthsScenario& s);
+  void reset(double position) noexcept override;  ///< the benchmark starts at rest at 0
+  const hal::ServoMeasurement& step(double command) noexcept override;
+  [[nodiscard]] const hal::ServoMeasurement& measurement() const noexcept override {
+    return measurement_;
+  }
+  [[nodiscard]] const core::rths::ServoHydraulicPlant& plant() const noexcept { return plant_; }
+
+ private:
+  core::rths::ServoHydraulicPlant plant_;
+  double c_e_, step_, sigma_x_, sigma_f_;
+  std::uint64_t seed_;
+  std::mt19937_64 random_;
+  std::normal_distribution<double> noise_{0.0, 1.0};
+  double x1_ = 0.0, v1_ = 0.0;
+  hal::ServoMeasurement measurement_;
+};
 /// The recorder's columns: the dynamics part's, then the rig's truth.
 std::vector<std::string> vrths_record_columns();
 
