@@ -32,7 +32,8 @@ def free_port():
         return s.getsockname()[1]
 
 
-def udp_block():
+def udp_block(velocity=False):
+    """The rig.driver block of a udp target on loopback (`velocity`: the measured velocity too)."""
     return """rig:
   driver:
     type: udp
@@ -50,9 +51,10 @@ def udp_block():
         - {name: echo, type: u32}
         - {name: position, type: f64}
         - {name: force, type: f64}
-        - {name: status, type: u8}
-      signals: {measured_force: force, command_echo: echo, status: status}
-""" % (free_port(), free_port())
+        - {name: status, type: u8}%s
+      signals: {measured_force: force, command_echo: echo, status: status%s}
+""" % (free_port(), free_port(), "\n        - {name: velocity, type: f64}" if velocity else "",
+       ", measured_velocity: velocity" if velocity else "")
 
 
 def device_line(stderr):
@@ -233,29 +235,6 @@ class RobotRig(unittest.TestCase):
 SITS = REPO / "scenarios" / "sits" / "table1_scvg.yaml"
 
 
-def sits_udp_block():
-    return """rig:
-  driver:
-    type: udp
-    local_address: 127.0.0.1
-    local_port: %d
-    peer_address: 127.0.0.1
-    peer_port: %d
-    timeout_s: 0.2
-    udp:
-      command:
-        - {name: seq, type: u32}
-        - {name: position, type: f64}
-      measurement:
-        - {name: seq, type: u32}
-        - {name: echo, type: u32}
-        - {name: position, type: f64}
-        - {name: velocity, type: f64}
-        - {name: force, type: f64}
-      signals: {measured_velocity: velocity, measured_force: force, command_echo: echo}
-""" % (free_port(), free_port())
-
-
 class SitsOverTheWire(unittest.TestCase):
     """The SITS rig (robot G_R, contact, force sensor delay: hal::SitsAxisPlant) behind each wire
     emulator: a udp target at the scenario's 2 ms step, an EGM robot and an RSI controller at
@@ -276,7 +255,7 @@ class SitsOverTheWire(unittest.TestCase):
         want = json.loads((ref / "summary.json").read_text())
         lines = []
         results = {}
-        for kind, block in (("udp", sits_udp_block()), ("egm", robot_block("egm")),
+        for kind, block in (("udp", udp_block(velocity=True)), ("egm", robot_block("egm")),
                             ("rsi", robot_block("rsi"))):
             path = self.root / ("sits_%s.yaml" % kind)
             # The scenario has a rig mapping: the driver block goes in at its head.

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "hyloop/hal/latest_force.hpp"
 #include "require.hpp"
 #include "wire_counter.hpp"
 
@@ -76,22 +77,6 @@ void validate(const RsiDriverConfig& c) {
   }
 }
 
-class RsiDriver::ForceChannel final : public ForceSensorDriver {
- public:
-  explicit ForceChannel(RsiDriver& driver) : driver_(driver) {}
-  DriverStatus read(ForceSample& sample) noexcept override {
-    const RsiSample s = driver_.sample_.load();
-    sample.force = s.force - offset_;
-    sample.cycle = static_cast<std::int64_t>(s.ipoc);
-    return driver_.health();
-  }
-  void tare() override { offset_ = driver_.sample_.load().force; }
-
- private:
-  RsiDriver& driver_;
-  double offset_ = 0.0;
-};
-
 RsiDriver::RsiDriver(const RsiDriverConfig& config)
     : config_(checked(config)),
       format_(format_of(config_)),
@@ -103,7 +88,7 @@ RsiDriver::RsiDriver(const RsiDriverConfig& config)
       io_(socket_, {robot_, config.robot.port == 0, rsi::kMaxDatagram, &counters_->rejected_foreign,
                     &counters_->rejected_malformed}) {
   if (!config_.force_tag.empty()) {
-    force_ = std::make_unique<ForceChannel>(*this);
+    force_ = std::make_unique<LatestForce<RsiDriver, &RsiSample::ipoc>>(*this);
   }
   io_.start(*this);
 }

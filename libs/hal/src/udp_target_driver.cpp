@@ -4,6 +4,7 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "hyloop/hal/latest_force.hpp"
 #include "require.hpp"
 #include "wire_counter.hpp"
 
@@ -18,22 +19,6 @@ struct UdpTargetDriver::Counters {
       round_trips{0}, late{0};
   std::atomic<double> rtt_last{0.0}, rtt_max{0.0}, rtt_sum{0.0};
   static_assert(std::atomic<double>::is_always_lock_free);
-};
-
-class UdpTargetDriver::ForceChannel final : public ForceSensorDriver {
- public:
-  explicit ForceChannel(UdpTargetDriver& driver) : driver_(driver) {}
-  DriverStatus read(ForceSample& sample) noexcept override {
-    const UdpTargetSample s = driver_.sample_.load();
-    sample.force = s.force - offset_;
-    sample.cycle = static_cast<std::int64_t>(s.sequence);
-    return driver_.health();
-  }
-  void tare() override { offset_ = driver_.sample_.load().force; }
-
- private:
-  UdpTargetDriver& driver_;
-  double offset_ = 0.0;
 };
 
 UdpTargetDriver::Field UdpTargetDriver::field(const PacketCodec& codec, const std::string& name,
@@ -82,7 +67,7 @@ UdpTargetDriver::UdpTargetDriver(const UdpTargetConfig& config)
   require(std::isfinite(config.timeout) && config.timeout >= config.period, "timeout",
           config.timeout, "finite and >= period");
   if (meas_force_.present) {
-    force_ = std::make_unique<ForceChannel>(*this);
+    force_ = std::make_unique<LatestForce<UdpTargetDriver, &UdpTargetSample::sequence>>(*this);
   }
   io_.start(*this);
 }

@@ -91,6 +91,37 @@ TEST(EgmCodec, JointCorrectionGoldenFrame) {
   EXPECT_EQ(back.joints, c.joints);
 }
 
+TEST(EgmCodec, OrientFromZyxEuler) {
+  const auto near = [](const std::array<double, 4>& q, const std::array<double, 4>& want) {
+    for (std::size_t i = 0; i < 4; ++i) {
+      if (std::abs(q[i] - want[i]) > 1e-15) return false;
+    }
+    return true;
+  };
+  EXPECT_TRUE(near(egm::orient_from_euler({0.0, 0.0, 0.0}), {1.0, 0.0, 0.0, 0.0}));
+  EXPECT_TRUE(near(egm::orient_from_euler({180.0, 0.0, 180.0}), {0.0, 0.0, 1.0, 0.0}));
+  const double h = std::sqrt(0.5);
+  EXPECT_TRUE(near(egm::orient_from_euler({0.0, 0.0, 90.0}), {h, 0.0, 0.0, h}));
+  EXPECT_TRUE(near(egm::orient_from_euler({90.0, 0.0, 0.0}), {h, h, 0.0, 0.0}));
+  EXPECT_TRUE(near(egm::orient_from_euler({0.0, 90.0, 0.0}), {h, 0.0, h, 0.0}));
+}
+
+TEST(EgmCodec, ACorrectionWithJointsAndAPoseParsesBoth) {
+  // header {2, 8, CORRECTION}, planned {joints {1.5, 0, 250, 180, 0, 90}, cartesian {pos, euler}}:
+  // what ABB's libegm sends for a six-axis robot, whichever motion the robot runs.
+  const Bytes joints = cat(
+      {{0x09}, kOneAndHalf, {0x09}, kZero, {0x09}, k250, {0x09}, k180, {0x09}, kZero, {0x09}, k90});
+  const Bytes golden = cat({sub(0x0a, {0x08, 0x02, 0x10, 0x08, 0x18, 0x03}),
+                            sub(0x12, cat({sub(0x0a, joints), sub(0x12, kPose)}))});
+  egm::EgmCodec codec;
+  egm::Correction c;
+  ASSERT_EQ(codec.parse_correction(golden, c), egm::ParseResult::kOk);
+  EXPECT_TRUE(c.has_joints);
+  EXPECT_TRUE(c.has_pose);
+  EXPECT_EQ(c.joints[2], 250.0);
+  EXPECT_EQ(c.pose.pos, pose().pos);
+}
+
 /// EgmRobot {header {7, 28, DATA}, feedBack {cartesian, time {1 s, 500 µs}}, motors ON,
 /// MCI RUNNING, convergence met, RAPID RUNNING}.
 Bytes robot_frame(std::uint8_t seqno = 7, std::uint8_t mtype = 0x02) {
@@ -507,6 +538,64 @@ TEST(EgmRobotEmulator, ARobotWithoutTheForceTheDriverNeedsIsRefused) {
   EXPECT_TRUE(eventually([&] { return pair.driver->metrics().rejected_malformed >= 5; }, 1.0));
   EXPECT_FALSE(pair.driver->latest().valid);
   EXPECT_THROW((void)EgmPair({}, 1.0, 1.0, {}, -1, 6), std::invalid_argument);
+}
+
+TEST(EgmRobotEmulator, SendsWhatAbbsLibraryRequiresAndFollowsTheAxisPartOfACorrection) {
+  // A sensor of our own on a plain socket: every EgmRobot carries what abb_libegm's parse()
+  // requires of a six-axis robot (feedback pose with its quaternion, planned joints, pose and
+  // time); a correction carrying joints and a pose moves a Cartesian axis by its pose.
+  UdpSocket sensor("sensor", {"127.0.0.1", 0});
+  EgmRobotEmulatorConfig e;
+  e.sensor = {"127.0.0.1", sensor.port()};
+  e.plant = axis_plant();
+  e.reply_timeout = 1.0;
+  EgmRobotEmulator robot(e);
+  egm::EgmCodec codec;
+  std::array<std::uint8_t, egm::kMaxDatagram> buffer{};
+  sockaddr_in from{};
+  egm::RobotMessage m;
+  ASSERT_TRUE(eventually([&] {
+    const long n = sensor.receive(buffer, from);
+    return n > 0 && codec.parse_robot({buffer.data(), static_cast<std::size_t>(n)}, m) ==
+                        egm::ParseResult::kOk;
+  }));
+  EXPECT_TRUE(m.pose.has_orient);
+  EXPECT_EQ(m.pose.orient, egm::orient_from_euler(e.start_pose.euler));
+  EXPECT_TRUE(m.has_planned && m.planned.has_orient);
+  EXPECT_TRUE(m.has_planned_joints);
+  EXPECT_EQ(m.planned_joints, e.start_joints);
+  EXPECT_TRUE(m.has_planned_clock && m.has_clock);
+  // Both parts, the joints unchanged, the pose 5 mm up: the Cartesian z axis goes to 5 mm.
+  for (std::uint32_t k = 0; k < 150; ++k) {
+    egm::Correction c;
+    c.seqno = k;
+    c.joint_mode = true;
+    c.joints = e.start_joints;
+    egm::Correction pose_part;
+    pose_part.pose = e.start_pose;
+    pose_part.pose.pos[2] += 5.0;
+    std::array<std::uint8_t, egm::kMaxDatagram> joints_frame{}, pose_frame{};
+    const std::size_t nj = codec.encode_correction(c, joints_frame);
+    const std::size_t np = codec.encode_correction(pose_part, pose_frame);
+    // One EgmSensor with both: planned {joints, cartesian}. Each frame is the header (0x0a,
+    // length, body), then planned (0x12, length < 128, body): the pose frame's planned body is
+    // appended to the joints frame's, whose planned length grows by as much.
+    Bytes both(joints_frame.begin(), joints_frame.begin() + static_cast<long>(nj));
+    const std::size_t hj = 2U + both[1];
+    const std::size_t hp = 2U + pose_frame[1];
+    const Bytes pose_planned(pose_frame.begin() + static_cast<long>(hp + 2),
+                             pose_frame.begin() + static_cast<long>(np));
+    both[hj + 1] = static_cast<std::uint8_t>(both[hj + 1] + pose_planned.size());
+    both.insert(both.end(), pose_planned.begin(), pose_planned.end());
+    egm::Correction parsed;
+    ASSERT_EQ(codec.parse_correction(both, parsed), egm::ParseResult::kOk);
+    ASSERT_TRUE(parsed.has_joints && parsed.has_pose);
+    ASSERT_TRUE(sensor.send_to(both, from));
+    std::this_thread::sleep_for(std::chrono::milliseconds(4));
+  }
+  EXPECT_NEAR(robot.plant().true_displacement, 0.005, 1e-5);
+  EXPECT_EQ(robot.stats().rejected_malformed, 0U);
+  EXPECT_GE(robot.stats().corrections, 140U);
 }
 
 TEST(EgmRobotEmulator, ADeadControllerFaultsTheDriverWithinItsTimeout) {

@@ -29,6 +29,13 @@ void put_pose(const Pose& p, pb::EgmPose& out) {
   pos.set_x(p.pos[0]);
   pos.set_y(p.pos[1]);
   pos.set_z(p.pos[2]);
+  if (p.has_orient) {
+    pb::EgmQuaternion& q = *out.mutable_orient();
+    q.set_u0(p.orient[0]);
+    q.set_u1(p.orient[1]);
+    q.set_u2(p.orient[2]);
+    q.set_u3(p.orient[3]);
+  }
   pb::EgmEuler& e = *out.mutable_euler();
   e.set_x(p.euler[0]);
   e.set_y(p.euler[1]);
@@ -43,7 +50,11 @@ bool get_pose(const pb::EgmPose& in, Pose& p) {
   if (in.has_euler()) {
     p.euler = {in.euler().x(), in.euler().y(), in.euler().z()};
   }
-  return all_finite(p.pos) && all_finite(p.euler);
+  if (in.has_orient()) {
+    p.has_orient = true;
+    p.orient = {in.orient().u0(), in.orient().u1(), in.orient().u2(), in.orient().u3()};
+  }
+  return all_finite(p.pos) && all_finite(p.euler) && all_finite(p.orient);
 }
 
 void put_joints(std::span<const double> joints, pb::EgmJoints& out) {
@@ -72,6 +83,15 @@ std::size_t serialise(const google::protobuf::MessageLite& m, std::span<std::uin
 }
 
 }  // namespace
+
+std::array<double, 4> orient_from_euler(const std::array<double, 3>& euler) {
+  constexpr double kHalfRadian = 3.14159265358979323846 / 360.0;  // half a degree, in rad
+  const double cx = std::cos(euler[0] * kHalfRadian), sx = std::sin(euler[0] * kHalfRadian);
+  const double cy = std::cos(euler[1] * kHalfRadian), sy = std::sin(euler[1] * kHalfRadian);
+  const double cz = std::cos(euler[2] * kHalfRadian), sz = std::sin(euler[2] * kHalfRadian);
+  return {cx * cy * cz + sx * sy * sz, sx * cy * cz - cx * sy * sz, cx * sy * cz + sx * cy * sz,
+          cx * cy * sz - sx * sy * cz};
+}
 
 EgmCodec::EgmCodec() : messages_(std::make_unique<Messages>()) {}
 EgmCodec::~EgmCodec() = default;
@@ -105,6 +125,12 @@ ParseResult EgmCodec::parse_robot(std::span<const std::uint8_t> datagram, RobotM
     }
   }
   out.has_planned = r.planned().has_cartesian() && get_pose(r.planned().cartesian(), out.planned);
+  if (r.planned().has_joints()) {
+    out.has_planned_joints = get_joints(r.planned().joints(), out.planned_joints);
+  }
+  out.has_planned_clock = r.planned().has_time();
+  out.planned_clock_sec = r.planned().time().sec();
+  out.planned_clock_usec = r.planned().time().usec();
   out.has_clock = fb.has_time();
   out.clock_sec = fb.time().sec();
   out.clock_usec = fb.time().usec();
@@ -146,8 +172,15 @@ std::size_t EgmCodec::encode_robot(const RobotMessage& m, std::span<std::uint8_t
     fb.mutable_time()->set_sec(m.clock_sec);
     fb.mutable_time()->set_usec(m.clock_usec);
   }
+  if (m.has_planned_joints) {
+    put_joints(m.planned_joints, *r.mutable_planned()->mutable_joints());
+  }
   if (m.has_planned) {
     put_pose(m.planned, *r.mutable_planned()->mutable_cartesian());
+  }
+  if (m.has_planned_clock) {
+    r.mutable_planned()->mutable_time()->set_sec(m.planned_clock_sec);
+    r.mutable_planned()->mutable_time()->set_usec(m.planned_clock_usec);
   }
   r.mutable_motorstate()->set_state(static_cast<pb::EgmMotorState::MotorStateType>(m.motor));
   r.mutable_mcistate()->set_state(static_cast<pb::EgmMCIState::MCIStateType>(m.mci));
@@ -177,13 +210,19 @@ ParseResult EgmCodec::parse_correction(std::span<const std::uint8_t> datagram, C
   out.tm = s.header().tm();
   const pb::EgmPlanned& p = s.planned();
   if (p.has_joints()) {
+    if (!get_joints(p.joints(), out.joints)) {
+      return ParseResult::kMalformed;
+    }
+    out.has_joints = true;
     out.joint_mode = true;
-    return get_joints(p.joints(), out.joints) ? ParseResult::kOk : ParseResult::kMalformed;
   }
   if (p.has_cartesian() && p.cartesian().has_pos()) {
-    return get_pose(p.cartesian(), out.pose) ? ParseResult::kOk : ParseResult::kMalformed;
+    if (!get_pose(p.cartesian(), out.pose)) {
+      return ParseResult::kMalformed;
+    }
+    out.has_pose = true;
   }
-  return ParseResult::kIncomplete;
+  return out.has_joints || out.has_pose ? ParseResult::kOk : ParseResult::kIncomplete;
 }
 
 std::size_t EgmCodec::encode_correction(const Correction& c, std::span<std::uint8_t> out) {

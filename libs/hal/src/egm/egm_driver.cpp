@@ -7,6 +7,7 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "hyloop/hal/latest_force.hpp"
 #include "require.hpp"
 #include "wire_counter.hpp"
 
@@ -24,22 +25,6 @@ void validate(const EgmAxis& axis) {
 }
 
 struct EgmDriver::Counters : ControllerLinkCounters {};
-
-class EgmDriver::ForceChannel final : public ForceSensorDriver {
- public:
-  explicit ForceChannel(EgmDriver& driver) : driver_(driver) {}
-  DriverStatus read(ForceSample& sample) noexcept override {
-    const EgmSample s = driver_.sample_.load();
-    sample.force = s.force - offset_;
-    sample.cycle = static_cast<std::int64_t>(s.seqno);
-    return driver_.health();
-  }
-  void tare() override { offset_ = driver_.sample_.load().force; }
-
- private:
-  EgmDriver& driver_;
-  double offset_ = 0.0;
-};
 
 struct EgmDriver::Session {
   egm::EgmCodec codec;
@@ -77,7 +62,7 @@ EgmDriver::EgmDriver(const EgmDriverConfig& config)
   require(config.force_index >= -1 && config.force_index < static_cast<int>(egm::kJoints),
           "force_index", config.force_index, "-1 (none) or 0..5 (Fx, Fy, Fz, Tx, Ty, Tz)");
   if (config.force_index >= 0) {
-    force_ = std::make_unique<ForceChannel>(*this);
+    force_ = std::make_unique<LatestForce<EgmDriver, &EgmSample::seqno>>(*this);
   }
   session_->opened_at = monotonic_seconds();
   io_.start(*this);

@@ -47,6 +47,9 @@ EgmRobotEmulator::EgmRobotEmulator(const EgmRobotEmulatorConfig& config)
       io_(socket_, {sensor_, false, egm::kMaxDatagram, &counters_->rejected_foreign,
                     &counters_->rejected_malformed}) {
   latencies_.reserve(config.latency_samples);
+  // The controller reports the orientation both ways (a sensor-side library may read either).
+  config_.start_pose.orient = egm::orient_from_euler(config_.start_pose.euler);
+  config_.start_pose.has_orient = true;
   plant_->reset(0.0);
   plant_view_.store(plant_->measurement());
   started_at_ = monotonic_seconds();
@@ -125,11 +128,19 @@ void EgmRobotEmulator::tick(double now) noexcept {
   }
   r.has_planned = true;
   r.planned = pose_at(held_);
+  r.has_planned_joints = true;
+  r.planned_joints = config_.start_joints;
+  if (config_.axis.mode == EgmMode::kJoint) {
+    r.planned_joints[static_cast<std::size_t>(config_.axis.index)] += config_.axis.scale * held_;
+  }
   timeval wall{};
   ::gettimeofday(&wall, nullptr);
   r.has_clock = true;
   r.clock_sec = static_cast<std::uint64_t>(wall.tv_sec);
   r.clock_usec = static_cast<std::uint64_t>(wall.tv_usec);
+  r.has_planned_clock = true;
+  r.planned_clock_sec = r.clock_sec;
+  r.planned_clock_usec = r.clock_usec;
   r.motor = egm::MotorState::kOn;
   r.mci = stopped_ ? egm::MciState::kStopped : egm::MciState::kRunning;
   r.rapid = egm::RapidState::kRunning;
@@ -151,7 +162,9 @@ void EgmRobotEmulator::on_datagram(std::span<const std::uint8_t> datagram,
                                    const sockaddr_in& /*from*/, double now) noexcept {
   egm::Correction c;
   const bool joint = config_.axis.mode == EgmMode::kJoint;
-  if (codec_.parse_correction(datagram, c) != egm::ParseResult::kOk || c.joint_mode != joint) {
+  // The robot's motion (EGMActJoint or EGMActPose) decides which part it follows.
+  if (codec_.parse_correction(datagram, c) != egm::ParseResult::kOk ||
+      !(joint ? c.has_joints : c.has_pose)) {
     bump(counters_->rejected_malformed);
     return;
   }

@@ -115,7 +115,6 @@ class EgmDriver final : public ActuatorDriver, private IoHandler {
  private:
   struct Counters;
   struct Session;
-  class ForceChannel;
 
   // The I/O thread (paced_io_loop.hpp).
   [[nodiscard]] double next_wake(double now) noexcept override;
@@ -134,7 +133,7 @@ class EgmDriver final : public ActuatorDriver, private IoHandler {
   SeqLock<EgmSample> sample_;
   std::unique_ptr<Counters> counters_;
   std::unique_ptr<Session> session_;  ///< I/O thread only
-  std::unique_ptr<ForceChannel> force_;
+  std::unique_ptr<ForceSensorDriver> force_;
   PacedIoLoop io_;
 };
 

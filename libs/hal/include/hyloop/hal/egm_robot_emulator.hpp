@@ -5,12 +5,16 @@
 //
 // Each cycle, on its own clock (absolute deadlines): one plant step under the held target, then
 // one EgmRobot: header (seqno from 0, +1 a message; tm = ms since start; DATA), feedBack (all six
-// joints, the Cartesian pos + Euler, feedBack.time from the wall clock), planned (the held
-// target pose), motor state ON, MCI state, convergence, RAPID state RUNNING: every field a
-// sensor-side library reads, required sub-fields complete.
+// joints, the Cartesian pos with its orientation as Euler angles and as a quaternion,
+// feedBack.time from the wall clock), planned (the held target as six joints and as a pose with
+// both orientations, planned.time), motor state ON, MCI state, convergence, RAPID state RUNNING,
+// required sub-fields complete: what ABB's own sensor library (abb_libegm) requires of a
+// six-axis robot's message (its parse() refuses one without the quaternion, the planned joints
+// or planned.time, and then never answers).
 //
 // Corrections are accepted only from the sensor's address and port, as EgmSensor CORRECTION
-// with planned joints (joint axis) or cartesian.pos (Cartesian axis), finite, with a seqno newer
+// carrying planned joints (joint axis) or cartesian.pos (Cartesian axis): a sensor may send both
+// and the axis' mode (the RAPID motion, EGMActJoint or EGMActPose) picks one; finite, a seqno newer
 // than the last (0 restarts); the axis value becomes the held target, converted as the driver
 // does (egm_driver.hpp: relative to the start pose, `scale` wire units per loop unit). A target
 // further than `max_deviation` from the start is refused and counted (the controller's

@@ -134,7 +134,6 @@ class RsiDriver final : public ActuatorDriver, private IoHandler {
  private:
   struct Counters;
   struct Session;
-  class ForceChannel;
 
   [[nodiscard]] double next_wake(double now) noexcept override;
   void before_receive(double now) noexcept override;
@@ -153,7 +152,7 @@ class RsiDriver final : public ActuatorDriver, private IoHandler {
   SeqLock<RsiSample> sample_;
   std::unique_ptr<Counters> counters_;
   std::unique_ptr<Session> session_;  ///< I/O thread only
-  std::unique_ptr<ForceChannel> force_;
+  std::unique_ptr<ForceSensorDriver> force_;
   PacedIoLoop io_;
 };
 

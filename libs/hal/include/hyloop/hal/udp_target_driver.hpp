@@ -125,7 +125,6 @@ class UdpTargetDriver final : public ActuatorDriver, private IoHandler {
     std::size_t index = 0;
     bool present = false;
   };
-  class ForceChannel;
   struct Counters;
 
   // The I/O thread (paced_io_loop.hpp): sends each new command, accepts measurements.
@@ -161,7 +160,7 @@ class UdpTargetDriver final : public ActuatorDriver, private IoHandler {
     double at = -1.0;
   };
   std::array<SendStamp, 256> send_stamps_{};
-  std::unique_ptr<ForceChannel> force_;
+  std::unique_ptr<ForceSensorDriver> force_;
   PacedIoLoop io_;
 };
 
