@@ -377,7 +377,7 @@ TEST(WireRig, OverTheUdpTargetEmulatorTheVrthsRigMeasuresWhatTheInProcessRigDoes
   // The benchmark's actuator and specimen (VrthsAxisPlant, noise included) behind a udp target,
   // at 1 ms a step (the longest the kind accepts; the plant re-discretised): each reply is
   // awaited a quarter step, which a loaded machine misses now and then (the cycle then reads the
-  // previous measurement), so nine in ten cycles must be bit for bit.
+  // previous measurement), so nine in ten cycles must be bit for bit unless the target slipped.
   const std::string text = with_udp_target("scenarios/vrths/case1_amb.yaml", true, 0.001);
   const auto device = load_scenario_text(text, "udp")->make_wire_emulator({});
   const auto wire = make_rig_part(text);
@@ -393,9 +393,14 @@ TEST(WireRig, OverTheUdpTargetEmulatorTheVrthsRigMeasuresWhatTheInProcessRigDoes
     if (mw == ml) ++equal;
     ASSERT_TRUE(std::isfinite(mw[0]) && std::isfinite(mw[1])) << k;
   }
+  const std::string report = device->report();
   std::printf("vrths over a udp target: %d of %d cycles bit for bit; %s\n", equal, kCycles,
-              device->report().c_str());
-  EXPECT_GE(equal, kCycles * 9 / 10) << device->report();
+              report.c_str());
+  // A stall of the loop longer than 1.5 steps makes the target step on its held command (it runs
+  // on its own clock), after which the two plants differ for good: the only excuse it counts.
+  if (report.find(" 0 steps on a held command") != std::string::npos) {
+    EXPECT_GE(equal, kCycles * 9 / 10) << report;
+  }
   EXPECT_TRUE(std::isnan(tw[1]) && std::isnan(tw[2]));  // a device reports no truth
   EXPECT_EQ(wire->fault(), nullptr);
 }
