@@ -33,6 +33,7 @@
 #include "hyloop/experiment/kind.hpp"
 #include "hyloop/experiment/rig_driver.hpp"
 #include "hyloop/experiment/yaml_fields.hpp"
+#include "hyloop/hal/udp_socket.hpp"
 #include "hyloop/recording/run_directory.hpp"
 #include "hyloop/runtime/security.hpp"
 #include "hyloop/runtime/service_config.hpp"
@@ -681,6 +682,30 @@ int up_site(const UpOptions& o) {
   }
 }
 
+// A UDP port free on 127.0.0.1 now (the kernel's choice; closed again).
+int free_loopback_udp_port() {
+  const hal::UdpSocket probe("probe", {"127.0.0.1", 0});
+  return probe.port();
+}
+
+// --emulate-wire with the driver's ports left at 0 (a shipped scenario given
+// --set rig.driver.type=...): both ends on the loopback, each on a free port, added to the
+// overrides every part of the stack reads. Ports the scenario or --set gave stay.
+void choose_wire_ports(UpOptions& o) {
+  const auto loaded =
+      experiment::load_scenario_text(experiment::read_scenario_text(o.scenario), o.scenario,
+                                     o.overrides, experiment::DataSource::local_file(o.scenario));
+  if (!experiment::is_wire_driver(experiment::rig_driver_type(*loaded))) return;
+  const YAML::Node driver = YAML::Load(loaded->describe().resolved_yaml)["rig"]["driver"];
+  for (const char* port : {"local_port", "peer_port"}) {
+    if (driver[port] && driver[port].as<int>() == 0) {
+      o.overrides.push_back("rig.driver." + std::string(port) + "=" +
+                            std::to_string(free_loopback_udp_port()));
+      std::cerr << "hyloop up: --emulate-wire: " << o.overrides.back() << "\n";
+    }
+  }
+}
+
 // --emulate-wire: the device rig.driver names, emulated on its socket for the run (nullptr
 // without the flag). @throws ScenarioError / std::invalid_argument naming the field.
 std::unique_ptr<experiment::WireEmulator> start_wire_emulator(const UpOptions& o) {
@@ -705,7 +730,8 @@ std::unique_ptr<experiment::WireEmulator> start_wire_emulator(const UpOptions& o
 }
 
 // The stack, once the options are checked.
-int start_stack(const UpOptions& o) {
+int start_stack(const UpOptions& options) {
+  UpOptions o = options;
   struct sigaction sa {};
   sa.sa_handler = on_signal;
   sigemptyset(&sa.sa_mask);
@@ -723,6 +749,7 @@ int start_stack(const UpOptions& o) {
   }
   std::unique_ptr<experiment::WireEmulator> wire;
   try {
+    if (o.emulate_wire) choose_wire_ports(o);
     wire = start_wire_emulator(o);
   } catch (const std::exception& e) {
     std::cerr << "hyloop up: " << e.what() << "\n";

@@ -231,6 +231,24 @@ class RobotRig(unittest.TestCase):
     def test_up_over_an_emulated_rsi_controller(self):
         self.run_over("rsi")
 
+    def test_a_shipped_scenario_over_a_robot_with_set_alone(self):
+        # No ports given: --emulate-wire puts both ends on free loopback ports.
+        out = self.root / "set_only"
+        r = hyloop("up", str(ATS), "--out", str(out), "--inproc", "--mode", "real_time",
+                   "--emulate-wire", "--set", "rig.driver.type=egm",
+                   "--set", "rig.driver.egm.force=fz", "--set", "timing.duration_s=3")
+        self.assertTrue((out / "summary.json").is_file(), r.stderr[-2000:])
+        self.assertRegex(r.stderr, r"--emulate-wire: rig\.driver\.local_port=\d+")
+        summary = json.loads((out / "summary.json").read_text())
+        self.assertNotEqual(summary["stop_reason"], "driver_fault", r.stderr[-2000:])
+        self.assertRegex(r.stderr, r"egm robot emulator: \d+ EgmRobot, [1-9]\d+ corrections")
+        # Without the force the RHT loop needs, the field is named.
+        r = hyloop("up", str(ATS), "--out", str(self.root / "no_force"), "--inproc", "--mode",
+                   "real_time", "--emulate-wire", "--set", "rig.driver.type=egm",
+                   "--set", "timing.duration_s=3")
+        self.assertNotEqual(r.returncode, 0)
+        self.assertIn("rig.driver.egm.force", r.stderr)
+
 
 SITS = REPO / "scenarios" / "sits" / "table1_scvg.yaml"
 

@@ -1,6 +1,8 @@
 #pragma once
 // A wire driver's fault latch: once the loop has commanded, a peer silent for longer than the
 // timeout, or one that reports its own stop, latches a fault that stays when the peer comes back.
+// The silence is judged both while it lasts (health()) and when it ends (heard()): a loop that
+// runs on the peer's messages asks nothing while none come.
 // commanded() is called from the loop thread, heard() and device_stopped() from the I/O thread,
 // health() from either: relaxed atomics, RT-safe, no allocation.
 
@@ -25,8 +27,16 @@ class LinkWatch {
       first_command_at_.store(monotonic_seconds(), std::memory_order_relaxed);
     }
   }
-  /// The peer was heard at `now` (monotonic_seconds()).
-  void heard(double now) noexcept { last_heard_at_.store(now, std::memory_order_relaxed); }
+  /// The peer was heard at `now` (monotonic_seconds()): after a silence longer than the
+  /// timeout since the loop commanded, that latches the fault.
+  void heard(double now) noexcept {
+    const double started = first_command_at_.load(std::memory_order_relaxed);
+    if (started > 0.0 &&
+        now - std::max(started, last_heard_at_.load(std::memory_order_relaxed)) > timeout_) {
+      fault_.store(true, std::memory_order_relaxed);
+    }
+    last_heard_at_.store(now, std::memory_order_relaxed);
+  }
   /// The device reported its own stop (latched).
   void device_stopped() noexcept { device_stop_.store(true, std::memory_order_relaxed); }
   [[nodiscard]] bool device_stop() const noexcept {
