@@ -284,6 +284,25 @@ TEST(WireRig, OnTheInProcessEmulatorTheResolvedScenarioHasNoDriverBlock) {
   EXPECT_EQ(loop_plan(with_udp_target("scenarios/rht/ats.yaml")).rig_driver, "udp");
 }
 
+// Steps the rig part over the wire and the in-process one with the same command,
+// amplitude·sin(rate·k) m, for `cycles` cycles: how many measured exactly alike. `mw`/`tw` end
+// as the wire part's last measurement and truth; every value it measured must be finite.
+template <std::size_t M, std::size_t T>
+int equal_cycles(RigPart& wire, RigPart& local, int cycles, double amplitude, double rate,
+                 std::array<double, M>& mw, std::array<double, T>& tw) {
+  std::array<double, M> ml{};
+  std::array<double, T> tl{};
+  int equal = 0;
+  for (int k = 0; k < cycles; ++k) {
+    const hal::ActuatorCommand c{amplitude * std::sin(rate * k), 0.0};
+    wire.step(c, mw, tw);
+    local.step(c, ml, tl);
+    if (mw == ml) ++equal;
+    for (const double v : mw) EXPECT_TRUE(std::isfinite(v)) << "cycle " << k;
+  }
+  return equal;
+}
+
 TEST(WireRig, OverTheUdpTargetEmulatorTheRhtRigMeasuresWhatTheInProcessServoDoes) {
   // At 0.1 s a step the target's own clock (a step on the held command after 1.5 steps without
   // one) never runs ahead of this unpaced loop on a loaded machine, and every reply is awaited.
@@ -291,16 +310,9 @@ TEST(WireRig, OverTheUdpTargetEmulatorTheRhtRigMeasuresWhatTheInProcessServoDoes
   const auto device = load_scenario_text(text, "udp")->make_wire_emulator({});
   const auto wire = make_rig_part(text);
   const auto local = make_rig_part(on_the_emulator(text));
-  std::array<double, 2> mw{}, ml{}, tw{}, tl{};
-  int equal = 0;
+  std::array<double, 2> mw{}, tw{};
   constexpr int kCycles = 300;
-  for (int k = 0; k < kCycles; ++k) {
-    const hal::ActuatorCommand c{0.01 * std::sin(0.05 * k), 0.0};
-    wire->step(c, mw, tw);
-    local->step(c, ml, tl);
-    if (mw == ml) ++equal;
-    ASSERT_TRUE(std::isfinite(mw[0]) && std::isfinite(mw[1])) << k;
-  }
+  const int equal = equal_cycles(*wire, *local, kCycles, 0.01, 0.05, mw, tw);
   // Bit for bit whenever the reply came within the wait (kReplyWaitShare of the step).
   EXPECT_GE(equal, kCycles - 3) << device->report();
   EXPECT_EQ(wire->fault(), nullptr);
@@ -357,19 +369,12 @@ TEST(WireRig, OverTheUdpTargetEmulatorTheSitsRigMeasuresWhatTheInProcessRigDoes)
   const auto device = load_scenario_text(text, "udp")->make_wire_emulator({});
   const auto wire = make_rig_part(text);
   const auto local = make_rig_part(on_the_emulator(text));
-  std::array<double, 3> mw{}, ml{};
-  std::array<double, 2> tw{}, tl{};
-  int equal = 0;
+  std::array<double, 3> mw{};
+  std::array<double, 2> tw{};
   constexpr int kCycles = 200;
-  for (int k = 0; k < kCycles; ++k) {
-    const hal::ActuatorCommand c{0.002 * std::sin(0.1 * k), 0.0};
-    wire->step(c, mw, tw);
-    local->step(c, ml, tl);
-    if (mw == ml) ++equal;
-    ASSERT_TRUE(std::isfinite(mw[0]) && std::isfinite(mw[2])) << k;
-  }
+  const int equal = equal_cycles(*wire, *local, kCycles, 0.002, 0.1, mw, tw);
   EXPECT_GE(equal, kCycles - 3) << device->report();
-  EXPECT_NE(ml[2], 0.0);  // the contact pushes back
+  EXPECT_NE(mw[2], 0.0);  // the contact pushes back
   EXPECT_EQ(wire->fault(), nullptr);
 }
 
@@ -382,17 +387,10 @@ TEST(WireRig, OverTheUdpTargetEmulatorTheVrthsRigMeasuresWhatTheInProcessRigDoes
   const auto device = load_scenario_text(text, "udp")->make_wire_emulator({});
   const auto wire = make_rig_part(text);
   const auto local = make_rig_part(on_the_emulator(text));
-  std::array<double, 2> mw{}, ml{};
-  std::array<double, 3> tw{}, tl{};
-  int equal = 0;
+  std::array<double, 2> mw{};
+  std::array<double, 3> tw{};
   constexpr int kCycles = 400;
-  for (int k = 0; k < kCycles; ++k) {
-    const hal::ActuatorCommand c{0.002 * std::sin(0.01 * k), 0.0};
-    wire->step(c, mw, tw);
-    local->step(c, ml, tl);
-    if (mw == ml) ++equal;
-    ASSERT_TRUE(std::isfinite(mw[0]) && std::isfinite(mw[1])) << k;
-  }
+  const int equal = equal_cycles(*wire, *local, kCycles, 0.002, 0.01, mw, tw);
   const std::string report = device->report();
   std::printf("vrths over a udp target: %d of %d cycles bit for bit; %s\n", equal, kCycles,
               report.c_str());
