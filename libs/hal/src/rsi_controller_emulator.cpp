@@ -122,7 +122,11 @@ void RsiControllerEmulator::judge_reply() noexcept {
     correction_ = std::clamp(reply_value_, -limit, limit);
     bump(counters_->corrections);
     late_run_ = 0;
+    answered_ = true;
     return;
+  }
+  if (config_.wait_for_sensor && !answered_) {
+    return;  // RSI is not on yet: the controller waits for the sensor
   }
   bump(counters_->late);
   bump(counters_->late_weight, ++late_run_);

@@ -694,6 +694,27 @@ TEST(RsiControllerEmulator, AStepReachesItsTargetOverALossyJitteryWire) {
   }
 }
 
+TEST(RsiControllerEmulator, BeforeTheSensorFirstAnswersNothingIsLate) {
+  // Started ahead of the stack whose driver answers it (hyloop up --emulate-wire), a controller
+  // must not reach its late limit before the sensor is there (found under a CPU hog: the rig
+  // service's Configure took longer than 100 cycles and RSI stopped before the run began).
+  const std::uint16_t sensor_port = free_udp_port();
+  RsiControllerEmulatorConfig e = emulator(10);
+  e.sensor = {"127.0.0.1", sensor_port};
+  e.plant = axis_plant(kRsiCycleFast);
+  {
+    RsiControllerEmulator waiting(e);
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));  // 50 cycles, nobody answers
+    EXPECT_GT(waiting.stats().sent, 20U);
+    EXPECT_EQ(waiting.stats().late, 0U);
+    EXPECT_FALSE(waiting.stats().stopped);
+  }
+  e.wait_for_sensor = false;  // RSI_ON at the first <Rob>: the reflex counts from there
+  RsiControllerEmulator strict(e);
+  EXPECT_TRUE(eventually([&] { return strict.stats().stopped; }, 1.0));
+  EXPECT_EQ(strict.stats().late, 10U);
+}
+
 TEST(RsiControllerEmulator, LateRepliesPastTheLimitStopRsiAndTheAxisComesToRest) {
   RsiPair pair(emulator(25));
   ASSERT_TRUE(pair.driver->wait_for_robot(1.0));

@@ -51,7 +51,11 @@ struct RsiControllerEmulatorConfig {
   /// When set, the axis instead of the servo `plant` (whose step stays the device's cycle).
   std::shared_ptr<AxisPlant> axis_plant;
   bool hold_on = true;  ///< HOLDON: keep the correction on a late packet (else reset to 0)
-  std::uint64_t late_limit = 100;   ///< late packets that stop RSI (ETHERNET Timeout); ≥ 1
+  std::uint64_t late_limit = 100;  ///< late packets that stop RSI (ETHERNET Timeout); ≥ 1
+  /// Count late packets (and the reflex) only once the sensor first answered: an operator starts
+  /// RSI when the sensor PC is up, and `hyloop up --emulate-wire` starts this controller ahead
+  /// of the stack whose driver answers it. false: from the first <Rob>, as RSI_ON does.
+  bool wait_for_sensor = true;
   double correction_limit = 500.0;  ///< |correction| clipped to this, wire units; > 0
   double monitor_limit = 1000.0;    ///< |correction| beyond this stops RSI; ≥ correction_limit
   std::uint64_t ipoc_start = 3393226;
@@ -123,8 +127,9 @@ class RsiControllerEmulator final : private IoHandler {
   WireImpairer wire_;
   double correction_ = 0.0;  ///< held, wire units
   std::uint64_t ipoc_ = 0;
-  bool started_ = false;  ///< a <Rob> was sent
-  bool replied_ = false;  ///< a reply to the newest <Rob> arrived
+  bool started_ = false;   ///< a <Rob> was sent
+  bool answered_ = false;  ///< a correction was applied
+  bool replied_ = false;   ///< a reply to the newest <Rob> arrived
   std::uint64_t late_run_ = 0;
   bool reply_pending_ = false;
   double reply_value_ = 0.0;  ///< wire units
