@@ -56,7 +56,8 @@ double trial_disp(int k) { return 0.02 * std::sin(2.0 * std::numbers::pi * 0.5 *
 // terminate.
 Received run_opensees(std::uint16_t port, int steps) {
   Received r = testing::run_generic_tcp(port, steps, trial_disp);
-  EXPECT_EQ(r.failed_step, 0) << "no reply at step " << r.failed_step;
+  EXPECT_EQ(r.failed_step, 0) << "no reply at step " << r.failed_step << " (errno "
+                              << r.failed_errno << ")";
   EXPECT_TRUE(r.closed);
   return r;
 }

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <array>
+#include <cerrno>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -44,6 +45,7 @@ class OpenFrescoPeer {
   bool send(std::span<const std::byte> b) {
     while (!b.empty()) {
       const auto n = ::send(fd_, b.data(), b.size(), MSG_NOSIGNAL);
+      if (n < 0 && errno == EINTR) continue;
       if (n <= 0) return false;
       b = b.subspan(static_cast<std::size_t>(n));
     }
@@ -66,7 +68,11 @@ class OpenFrescoPeer {
     std::vector<std::byte> b(v.size() * sizeof(double));
     for (std::size_t got = 0; got < b.size();) {
       const auto n = ::recv(fd_, b.data() + got, b.size() - got, 0);
-      if (n <= 0) return false;
+      if (n < 0 && errno == EINTR) continue;  // a signal to this thread is not the peer's end
+      if (n <= 0) {
+        last_errno_ = n < 0 ? errno : 0;
+        return false;
+      }
       got += static_cast<std::size_t>(n);
     }
     hal::openfresco::decode_doubles(b, v);
@@ -83,12 +89,20 @@ class OpenFrescoPeer {
   /// Waits for the site to close: true when recv sees end of stream.
   bool sees_eof() {
     std::byte b{};
-    return ::recv(fd_, &b, 1, 0) == 0;
+    long n = 0;
+    do {
+      n = ::recv(fd_, &b, 1, 0);
+    } while (n < 0 && errno == EINTR);
+    return n == 0;
   }
+
+  /// errno of the last receive that failed (0: end of stream).
+  [[nodiscard]] int last_errno() const { return last_errno_; }
 
  private:
   int fd_;
   bool connected_ = false;
+  int last_errno_ = 0;
   std::vector<double> msg_ = std::vector<double>(256, 0.0);
 };
 
@@ -98,6 +112,7 @@ class OpenFrescoPeer {
 struct GenericTcpRun {
   std::vector<double> disp, force, step_us;
   int failed_step = 0;
+  int failed_errno = 0;  ///< errno of the failed receive (0: the site closed)
   bool closed = false;
 };
 
@@ -115,6 +130,7 @@ GenericTcpRun run_generic_tcp(std::uint16_t port, int steps, Trial trial) {
     const auto t0 = std::chrono::steady_clock::now();
     if (!peer.step(trial(k), reply)) {
       out.failed_step = k;
+      out.failed_errno = peer.last_errno();
       return out;
     }
     out.step_us.push_back(
@@ -176,7 +192,11 @@ class OpenFrescoUdpPeer {
   }
   /// One datagram (its whole size, even when longer than `out`); -1 on timeout.
   long receive_datagram(std::span<std::byte> out) {
-    return static_cast<long>(::recv(fd_, out.data(), out.size(), MSG_TRUNC));
+    long n = 0;
+    do {
+      n = static_cast<long>(::recv(fd_, out.data(), out.size(), MSG_TRUNC));
+    } while (n < 0 && errno == EINTR);
+    return n;
   }
   /// A message of v.size() doubles from datagrams of the sizes UDP_Socket reads; false on a
   /// timeout or a datagram of another size.
