@@ -688,15 +688,29 @@ int free_loopback_udp_port() {
   return probe.port();
 }
 
-// --emulate-wire with the driver's ports left at 0 (a shipped scenario given
-// --set rig.driver.type=...): both ends on the loopback, each on a free port, added to the
-// overrides every part of the stack reads. Ports the scenario or --set gave stay.
-void choose_wire_ports(UpOptions& o) {
-  const auto loaded =
-      experiment::load_scenario_text(experiment::read_scenario_text(o.scenario), o.scenario,
-                                     o.overrides, experiment::DataSource::local_file(o.scenario));
-  if (!experiment::is_wire_driver(experiment::rig_driver_type(*loaded))) return;
+// The scenario as the stack will read it (`o`'s overrides applied).
+std::unique_ptr<experiment::LoadedScenario> load_for_up(const UpOptions& o) {
+  return experiment::load_scenario_text(experiment::read_scenario_text(o.scenario), o.scenario,
+                                        o.overrides,
+                                        experiment::DataSource::local_file(o.scenario));
+}
+
+// --emulate-wire: the device rig.driver names, emulated on its socket for the run (nullptr
+// without the flag). A driver port left at 0 (a shipped scenario given --set
+// rig.driver.type=...) is put on a free loopback port, added to the overrides every part of the
+// stack reads; ports the scenario or --set gave stay. @throws ScenarioError /
+// std::invalid_argument naming the field.
+std::unique_ptr<experiment::WireEmulator> start_wire_emulator(UpOptions& o) {
+  if (!o.emulate_wire) return nullptr;
+  auto loaded = load_for_up(o);
+  const std::string type = experiment::rig_driver_type(*loaded);
+  if (!experiment::is_wire_driver(type)) {
+    throw experiment::ScenarioError(
+        "--emulate-wire: rig.driver.type = " + type +
+        ": there is no device on the wire to emulate (--set rig.driver.type=udp ...)");
+  }
   const YAML::Node driver = YAML::Load(loaded->describe().resolved_yaml)["rig"]["driver"];
+  const std::size_t given = o.overrides.size();
   for (const char* port : {"local_port", "peer_port"}) {
     if (driver[port] && driver[port].as<int>() == 0) {
       o.overrides.push_back("rig.driver." + std::string(port) + "=" +
@@ -704,21 +718,7 @@ void choose_wire_ports(UpOptions& o) {
       std::cerr << "hyloop up: --emulate-wire: " << o.overrides.back() << "\n";
     }
   }
-}
-
-// --emulate-wire: the device rig.driver names, emulated on its socket for the run (nullptr
-// without the flag). @throws ScenarioError / std::invalid_argument naming the field.
-std::unique_ptr<experiment::WireEmulator> start_wire_emulator(const UpOptions& o) {
-  if (!o.emulate_wire) return nullptr;
-  const auto loaded =
-      experiment::load_scenario_text(experiment::read_scenario_text(o.scenario), o.scenario,
-                                     o.overrides, experiment::DataSource::local_file(o.scenario));
-  const std::string type = experiment::rig_driver_type(*loaded);
-  if (!experiment::is_wire_driver(type)) {
-    throw experiment::ScenarioError(
-        "--emulate-wire: rig.driver.type = " + type +
-        ": there is no device on the wire to emulate (--set rig.driver.type=udp ...)");
-  }
+  if (o.overrides.size() != given) loaded = load_for_up(o);
   hal::WireImpairments w;
   w.latency = o.wire_latency_ms * 1e-3;
   w.jitter = o.wire_jitter_ms * 1e-3;
@@ -749,7 +749,6 @@ int start_stack(const UpOptions& options) {
   }
   std::unique_ptr<experiment::WireEmulator> wire;
   try {
-    if (o.emulate_wire) choose_wire_ports(o);
     wire = start_wire_emulator(o);
   } catch (const std::exception& e) {
     std::cerr << "hyloop up: " << e.what() << "\n";

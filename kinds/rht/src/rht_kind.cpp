@@ -119,13 +119,15 @@ std::unique_ptr<WireEmulator> make_rht_wire_emulator(const RhtScenario& s,
     return make_openfresco_site_emulator(s.rig.driver, rht_servo_config(s, s.servo.seed),
                                          rht_safety_config(s));
   }
+  hal::ServoActuatorConfig servo = rht_servo_config(s, s.servo.seed);
   if (s.rig.driver.type == "egm" || s.rig.driver.type == "rsi") {
     // The robot's axis is the same servo-hydraulic model, stepped at the controller's cycle.
-    return make_robot_controller_emulator(s.rig.driver, rht_servo_config(s, s.servo.seed),
-                                          impairments);
+    servo.step = robot_controller_cycle(s.rig.driver);
+    return make_robot_controller_emulator(
+        s.rig.driver, std::make_shared<hal::ServoActuatorEmulator>(servo), impairments);
   }
-  return make_udp_target_emulator(s.rig.driver, rht_servo_config(s, s.servo.seed), 0.0,
-                                  rht_safety_config(s).limits, impairments);
+  return make_udp_target_emulator(s.rig.driver, std::make_shared<hal::ServoActuatorEmulator>(servo),
+                                  servo.step, 0.0, rht_safety_config(s).limits, impairments);
 }
 
 std::unique_ptr<DynamicsPart> make_rht_dynamics_part(const RhtScenario& s) {

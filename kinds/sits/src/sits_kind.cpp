@@ -173,11 +173,9 @@ std::unique_ptr<WireEmulator> make_sits_wire_emulator(const SitsScenario& s,
                                                       const hal::WireImpairments& impairments) {
   const RigDriverSettings& d = s.rig.driver;
   hal::SitsRigConfig rig = sits_rig_config(s);
-  hal::ServoActuatorConfig cycle;  // only its step is read: the device's cycle
-  cycle.step = s.timing.step;
   if (d.type == "udp") {
-    return make_udp_target_emulator(d, cycle, s.model.initial_position, s.rig.limits, impairments,
-                                    std::make_shared<hal::SitsAxisPlant>(rig));
+    return make_udp_target_emulator(d, std::make_shared<hal::SitsAxisPlant>(rig), rig.step,
+                                    s.model.initial_position, s.rig.limits, impairments);
   }
   if (d.type != "egm" && d.type != "rsi") {
     throw ScenarioError("rig.driver.type = " + excerpt(d.type) +
@@ -187,11 +185,9 @@ std::unique_ptr<WireEmulator> make_sits_wire_emulator(const SitsScenario& s,
   require(s.model.initial_position == 0.0, "model.initial_position_m", s.model.initial_position,
           "must be 0 over an egm or rsi robot (its positions are relative to the session's start)");
   // The same robot, contact and sensor delay, stepped at the controller's cycle.
-  cycle.step = robot_controller_cycle(d);
-  rig.sensor_delay_steps = s.sensor_delay_steps() * s.timing.step / cycle.step;
-  rig.step = cycle.step;
-  return make_robot_controller_emulator(d, cycle, impairments,
-                                        std::make_shared<hal::SitsAxisPlant>(rig));
+  rig.step = robot_controller_cycle(d);
+  rig.sensor_delay_steps = s.sensor_delay_steps() * s.timing.step / rig.step;
+  return make_robot_controller_emulator(d, std::make_shared<hal::SitsAxisPlant>(rig), impairments);
 }
 
 std::unique_ptr<DynamicsPart> make_sits_dynamics_part(const SitsScenario& s) {

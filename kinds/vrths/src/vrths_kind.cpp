@@ -280,10 +280,8 @@ std::unique_ptr<RigPart> make_vrths_rig_part(const VrthsScenario& s) {
 
 std::unique_ptr<WireEmulator> make_vrths_wire_emulator(const VrthsScenario& s,
                                                        const hal::WireImpairments& impairments) {
-  hal::ServoActuatorConfig cycle;  // only its step is read
-  cycle.step = s.timing.step;
-  return make_udp_target_emulator(s.rig.driver, cycle, 0.0, vrths_safety_config(s).limits,
-                                  impairments, std::make_shared<VrthsAxisPlant>(s));
+  return make_udp_target_emulator(s.rig.driver, std::make_shared<VrthsAxisPlant>(s), s.timing.step,
+                                  0.0, vrths_safety_config(s).limits, impairments);
 }
 
 std::unique_ptr<DynamicsPart> make_vrths_dynamics_part(const VrthsScenario& s) {

@@ -324,11 +324,10 @@ std::unique_ptr<WireEmulator> make_openfresco_site_emulator(const RigDriverSetti
 }
 
 std::unique_ptr<WireEmulator> make_udp_target_emulator(const RigDriverSettings& d,
-                                                       const hal::ServoActuatorConfig& plant,
-                                                       double initial_position,
+                                                       std::shared_ptr<hal::AxisPlant> plant,
+                                                       double period, double initial_position,
                                                        const hal::ActuatorLimits& limits,
-                                                       const hal::WireImpairments& impairments,
-                                                       std::shared_ptr<hal::AxisPlant> axis) {
+                                                       const hal::WireImpairments& impairments) {
   if (d.type != "udp") {
     throw ScenarioError("rig.driver.type = " + excerpt(d.type) +
                         ": this kind emulates a udp real-time target only");
@@ -341,8 +340,8 @@ std::unique_ptr<WireEmulator> make_udp_target_emulator(const RigDriverSettings& 
   c.command = {d.command, d.command_sequence};
   c.measurement = {d.measurement, d.measurement_sequence};
   c.signals = d.signals;
-  c.plant = plant;
-  c.axis_plant = std::move(axis);
+  c.plant.step = period;
+  c.axis_plant = std::move(plant);
   c.initial_position = initial_position;
   c.command_timeout = d.timeout_s;
   c.limits = limits;
@@ -358,8 +357,8 @@ double robot_controller_cycle(const RigDriverSettings& d) {
 }
 
 std::unique_ptr<WireEmulator> make_robot_controller_emulator(
-    const RigDriverSettings& d, const hal::ServoActuatorConfig& plant,
-    const hal::WireImpairments& impairments, std::shared_ptr<hal::AxisPlant> axis) {
+    const RigDriverSettings& d, std::shared_ptr<hal::AxisPlant> plant,
+    const hal::WireImpairments& impairments) {
   require(d.local_port > 0, "rig.driver.local_port", d.local_port,
           "must be 1..65535 for the emulated controller to reach the driver");
   const hal::UdpEndpoint controller{d.peer_address, static_cast<std::uint16_t>(d.peer_port)};
@@ -370,9 +369,8 @@ std::unique_ptr<WireEmulator> make_robot_controller_emulator(
     c.local = controller;
     c.sensor = sensor;
     c.axis = driver.axis;
-    c.plant = plant;
     c.plant.step = driver.period;  // the robot's own cycle
-    c.axis_plant = std::move(axis);
+    c.axis_plant = std::move(plant);
     c.reply_timeout = std::max(2.0 * driver.period, d.timeout_s);
     c.force_index = driver.force_index;
     c.impairments = impairments;
@@ -386,9 +384,8 @@ std::unique_ptr<WireEmulator> make_robot_controller_emulator(
     c.axis = driver.axis;
     c.sen_type = driver.sen_type;
     c.correction_tag = driver.correction_tag;
-    c.plant = plant;
     c.plant.step = driver.period;  // the controller's own cycle (4 or 12 ms)
-    c.axis_plant = std::move(axis);
+    c.axis_plant = std::move(plant);
     if (driver.late_limit > 0) c.late_limit = driver.late_limit;
     c.force_tag = driver.force_tag;
     c.force_attribute = driver.force_attribute;

@@ -119,4 +119,10 @@ void ServoActuatorEmulator::measure(double omega) noexcept {
   measurement_.omega = omega;
 }
 
+std::shared_ptr<AxisPlant> axis_or_servo(std::shared_ptr<AxisPlant> axis,
+                                         const ServoActuatorConfig& servo) {
+  if (axis) return axis;
+  return std::make_shared<ServoActuatorEmulator>(servo);
+}
+
 }  // namespace hyloop::hal

@@ -15,7 +15,6 @@
 #include <zmq.h>
 
 #include <cerrno>
-#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <sstream>

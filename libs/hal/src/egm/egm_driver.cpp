@@ -24,6 +24,11 @@ void validate(const EgmAxis& axis) {
           "finite and non-zero (wire units per loop unit)");
 }
 
+void validate_force_index(int force_index) {
+  require(force_index >= -1 && force_index < static_cast<int>(egm::kJoints), "force_index",
+          force_index, "-1 (none) or 0..5 (Fx, Fy, Fz, Tx, Ty, Tz)");
+}
+
 struct EgmDriver::Counters : ControllerLinkCounters {};
 
 struct EgmDriver::Session {
@@ -59,8 +64,7 @@ EgmDriver::EgmDriver(const EgmDriverConfig& config)
           "reply_deadline", config.reply_deadline, "finite, in (0, period) s");
   require(std::isfinite(config.timeout) && config.timeout >= config.period, "timeout",
           config.timeout, "finite and >= period");
-  require(config.force_index >= -1 && config.force_index < static_cast<int>(egm::kJoints),
-          "force_index", config.force_index, "-1 (none) or 0..5 (Fx, Fy, Fz, Tx, Ty, Tz)");
+  validate_force_index(config.force_index);
   if (config.force_index >= 0) {
     force_ = std::make_unique<LatestForce<EgmDriver, &EgmSample::seqno>>(*this);
   }

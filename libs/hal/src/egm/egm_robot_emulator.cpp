@@ -29,8 +29,7 @@ const EgmRobotEmulatorConfig& checked(const EgmRobotEmulatorConfig& c) {
   require(std::isfinite(c.max_deviation) && c.max_deviation > 0.0, "max_deviation", c.max_deviation,
           "finite and > 0 (loop units)");
   require(c.sensor.port != 0, "sensor.port", c.sensor.port, "1..65535");
-  require(c.force_index >= -1 && c.force_index < static_cast<int>(egm::kJoints), "force_index",
-          c.force_index, "-1 (none) or 0..5 (Fx, Fy, Fz, Tx, Ty, Tz)");
+  validate_force_index(c.force_index);
   return c;
 }
 
@@ -40,8 +39,7 @@ EgmRobotEmulator::EgmRobotEmulator(const EgmRobotEmulatorConfig& config)
     : config_(checked(config)),
       sensor_(to_sockaddr("sensor", config.sensor)),
       socket_("local", config.local),
-      servo_(config.plant),
-      plant_(config_.axis_plant ? config_.axis_plant.get() : &servo_),
+      plant_(axis_or_servo(config_.axis_plant, config_.plant)),
       counters_(std::make_unique<Counters>()),
       wire_(config.impairments, 1.5 * config.plant.step),
       io_(socket_, {sensor_, false, egm::kMaxDatagram, &counters_->rejected_foreign,

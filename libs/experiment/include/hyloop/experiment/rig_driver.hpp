@@ -106,23 +106,23 @@ std::unique_ptr<WireEmulator> make_openfresco_site_emulator(const RigDriverSetti
 
 /// The device of a udp rig.driver on a real socket (hal::UdpTargetEmulator): it binds
 /// peer_address:peer_port, hears only local_address:local_port (which must not be 0), speaks
-/// the scenario's packets and drives `plant` (or `axis`, when given, stepped at plant.step) from
+/// the scenario's packets and steps `plant` every `period` s (the plant's own step) from
 /// `initial_position`, within `limits`. @throws ScenarioError naming the field.
-std::unique_ptr<WireEmulator> make_udp_target_emulator(
-    const RigDriverSettings& d, const hal::ServoActuatorConfig& plant, double initial_position,
-    const hal::ActuatorLimits& limits, const hal::WireImpairments& impairments,
-    std::shared_ptr<hal::AxisPlant> axis = nullptr);
+std::unique_ptr<WireEmulator> make_udp_target_emulator(const RigDriverSettings& d,
+                                                       std::shared_ptr<hal::AxisPlant> plant,
+                                                       double period, double initial_position,
+                                                       const hal::ActuatorLimits& limits,
+                                                       const hal::WireImpairments& impairments);
 
 /// The robot controller of an egm or rsi rig.driver on a real socket (hal::EgmRobotEmulator,
 /// hal::RsiControllerEmulator): it binds peer_address:peer_port (0: any free port, which the
 /// driver accepts), sends to local_address:local_port (which must not be 0) on its own cycle
-/// (EGM 4 ms, RSI rig.driver.rsi.cycle_ms), and moves `plant` (re-stepped at that cycle) by the
-/// corrections, reporting the plant's force where the driver reads one. `axis`, when given,
-/// stands for `plant` and must step at that cycle (robot_controller_cycle()).
+/// (EGM 4 ms, RSI rig.driver.rsi.cycle_ms: robot_controller_cycle(), which must be `plant`'s
+/// step), and moves `plant` by the corrections, reporting its force where the driver reads one.
 /// @throws ScenarioError naming the field.
 std::unique_ptr<WireEmulator> make_robot_controller_emulator(
-    const RigDriverSettings& d, const hal::ServoActuatorConfig& plant,
-    const hal::WireImpairments& impairments, std::shared_ptr<hal::AxisPlant> axis = nullptr);
+    const RigDriverSettings& d, std::shared_ptr<hal::AxisPlant> plant,
+    const hal::WireImpairments& impairments);
 
 /// The cycle of an egm (4 ms) or rsi (rig.driver.rsi.cycle_ms) controller, s.
 [[nodiscard]] double robot_controller_cycle(const RigDriverSettings& d);

@@ -60,6 +60,8 @@ struct EgmAxis {
 
 /// @throws std::invalid_argument naming the field.
 void validate(const EgmAxis& axis);
+/// measuredForce's index: −1 (none) or 0..5. @throws std::invalid_argument naming force_index.
+void validate_force_index(int force_index);
 
 struct EgmDriverConfig {
   UdpEndpoint local{"127.0.0.1", 6511};  ///< bound (libegm's default port)

@@ -108,8 +108,7 @@ class EgmRobotEmulator final : private IoHandler {
   EgmRobotEmulatorConfig config_;
   sockaddr_in sensor_{};
   UdpSocket socket_;
-  ServoActuatorEmulator servo_;
-  AxisPlant* plant_;  ///< &servo_, or config_.axis_plant
+  std::shared_ptr<AxisPlant> plant_;  ///< config_.axis_plant, or a servo of config_.plant
   SeqLock<ServoMeasurement> plant_view_;
   std::unique_ptr<Counters> counters_;
   std::vector<double> latencies_;

@@ -30,11 +30,7 @@ class LinkWatch {
   /// The peer was heard at `now` (monotonic_seconds()): after a silence longer than the
   /// timeout since the loop commanded, that latches the fault.
   void heard(double now) noexcept {
-    const double started = first_command_at_.load(std::memory_order_relaxed);
-    if (started > 0.0 &&
-        now - std::max(started, last_heard_at_.load(std::memory_order_relaxed)) > timeout_) {
-      fault_.store(true, std::memory_order_relaxed);
-    }
+    if (silent_past_timeout(now)) fault_.store(true, std::memory_order_relaxed);
     last_heard_at_.store(now, std::memory_order_relaxed);
   }
   /// The device reported its own stop (latched).
@@ -48,18 +44,22 @@ class LinkWatch {
     if (fault_.load(std::memory_order_relaxed)) {
       return DriverStatus::kFault;
     }
-    const double started = first_command_at_.load(std::memory_order_relaxed);
-    if (started > 0.0) {
-      const double heard = std::max(started, last_heard_at_.load(std::memory_order_relaxed));
-      if (monotonic_seconds() - heard > timeout_ || device_stop()) {
-        fault_.store(true, std::memory_order_relaxed);
-        return DriverStatus::kFault;
-      }
+    const bool commanded = first_command_at_.load(std::memory_order_relaxed) > 0.0;
+    if (commanded && (silent_past_timeout(monotonic_seconds()) || device_stop())) {
+      fault_.store(true, std::memory_order_relaxed);
+      return DriverStatus::kFault;
     }
     return DriverStatus::kOk;
   }
 
  private:
+  /// Since the loop first commanded, nothing heard for longer than the timeout before `now`.
+  [[nodiscard]] bool silent_past_timeout(double now) const noexcept {
+    const double started = first_command_at_.load(std::memory_order_relaxed);
+    return started > 0.0 &&
+           now - std::max(started, last_heard_at_.load(std::memory_order_relaxed)) > timeout_;
+  }
+
   double timeout_;
   std::atomic<double> first_command_at_{0.0};
   std::atomic<double> last_heard_at_{0.0};

@@ -117,8 +117,7 @@ class RsiControllerEmulator final : private IoHandler {
   rsi::SensorFormat format_;
   sockaddr_in sensor_{};
   UdpSocket socket_;
-  ServoActuatorEmulator servo_;
-  AxisPlant* plant_;  ///< &servo_, or config_.axis_plant
+  std::shared_ptr<AxisPlant> plant_;  ///< config_.axis_plant, or a servo of config_.plant
   SeqLock<ServoMeasurement> plant_view_;
   std::unique_ptr<Counters> counters_;
   std::vector<double> latencies_;

@@ -23,6 +23,7 @@
 
 #include <Eigen/Core>
 #include <cstdint>
+#include <memory>
 #include <random>
 
 namespace hyloop::hal {
@@ -113,5 +114,10 @@ class ServoActuatorEmulator final : public AxisPlant {
   std::normal_distribution<double> noise_;
   ServoMeasurement measurement_;
 };
+
+/// What a wire emulator steps: `axis` when given (its step must be `servo.step`, the device's
+/// cycle), else a servo of `servo`. Not RT (it allocates): at construction.
+[[nodiscard]] std::shared_ptr<AxisPlant> axis_or_servo(std::shared_ptr<AxisPlant> axis,
+                                                       const ServoActuatorConfig& servo);
 
 }  // namespace hyloop::hal

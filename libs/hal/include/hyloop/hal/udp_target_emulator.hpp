@@ -106,8 +106,7 @@ class UdpTargetEmulator final : private IoHandler {
       status_;
   sockaddr_in host_{};
   UdpSocket socket_;
-  ServoActuatorEmulator servo_;
-  AxisPlant* plant_;  ///< &servo_, or config_.axis_plant
+  std::shared_ptr<AxisPlant> plant_;  ///< config_.axis_plant, or a servo of config_.plant
   SeqLock<ServoMeasurement> plant_view_;
   std::unique_ptr<Counters> counters_;
   std::atomic<bool> muted_{false};
