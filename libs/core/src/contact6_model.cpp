@@ -103,23 +103,22 @@ double Contact6Model::potential_energy(const Vector6& pose) const noexcept {
   return e;
 }
 
-namespace {
-
 Eigen::AngleAxisd rotation_of(const Vector3& theta) noexcept {
   const double angle = theta.norm();
   if (angle == 0.0) return Eigen::AngleAxisd(0.0, Vector3::UnitX());
   return Eigen::AngleAxisd(angle, theta / angle);
 }
 
-}  // namespace
+Vector3 rotation_vector(const Eigen::Matrix3d& r) noexcept {
+  const Eigen::AngleAxisd phi(r);
+  return phi.angle() * phi.axis();
+}
 
 Vector6 relative_pose(const Vector6& pose, const Vector6& rest) noexcept {
   Vector6 q;
   q.head<3>() = pose.head<3>() - rest.head<3>();
-  const Eigen::Matrix3d relative = rotation_of(pose.tail<3>()).toRotationMatrix() *
-                                   rotation_of(rest.tail<3>()).toRotationMatrix().transpose();
-  const Eigen::AngleAxisd phi(relative);
-  q.tail<3>() = phi.angle() * phi.axis();
+  q.tail<3>() = rotation_vector(rotation_of(pose.tail<3>()).toRotationMatrix() *
+                                rotation_of(rest.tail<3>()).toRotationMatrix().transpose());
   return q;
 }
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "require.hpp"
 #include "wire_counter.hpp"
 
 namespace hyloop::hal {
@@ -9,16 +10,38 @@ namespace hyloop::hal {
 using detail::bump;
 
 PacedReply::PacedReply(const ActuatorLimits& limits, double reply_deadline, double timeout) noexcept
-    : limits_(limits), reply_deadline_(reply_deadline), link_(timeout) {}
+    : reply_deadline_(reply_deadline), link_(timeout) {
+  limits_[0] = limits;
+}
+
+PacedReply::PacedReply(std::span<const ActuatorLimits> limits, double reply_deadline,
+                       double timeout)
+    : axes_(limits.size()), reply_deadline_(reply_deadline), link_(timeout) {
+  detail::require(!limits.empty() && limits.size() <= kMaxPacedAxes, "limits",
+                  static_cast<double>(limits.size()), "1..6 axes");
+  std::copy(limits.begin(), limits.end(), limits_.begin());
+}
 
 DriverStatus PacedReply::command(const ActuatorCommand& c, const PacedIoLoop& io) noexcept {
+  return command(std::span<const ActuatorCommand>(&c, 1), io);
+}
+
+DriverStatus PacedReply::command(std::span<const ActuatorCommand> c,
+                                 const PacedIoLoop& io) noexcept {
   const DriverStatus now = health();
-  if (check_command(c, limits_) != LimitVerdict::kOk) {
+  bool ok = c.size() == axes_;
+  for (std::size_t i = 0; ok && i < axes_; ++i) {
+    ok = check_command(c[i], limits_[i]) == LimitVerdict::kOk;
+  }
+  if (!ok) {
     bump(rejected_commands_);
     return now == DriverStatus::kFault ? now : DriverStatus::kRejected;
   }
   link_.commanded();
-  pending_.store({c.position, ++command_sequence_});
+  Pending p;
+  for (std::size_t i = 0; i < axes_; ++i) p.position[i] = c[i].position;
+  p.sequence = ++command_sequence_;
+  pending_.store(p);
   io.notify();
   return now;
 }

@@ -220,7 +220,7 @@ void RsiDriver::answer(bool at_deadline) noexcept {
   reply.ipoc = session_->ipoc;
   if (a.commanded) {
     reply.correction[static_cast<std::size_t>(config_.axis.index)] =
-        config_.axis.scale * a.position;
+        config_.axis.scale * a.position[0];
   }
   std::array<std::uint8_t, rsi::kMaxDatagram> frame{};
   const std::size_t n = rsi::write_sensor(reply, format_, frame);

@@ -157,4 +157,32 @@ void Sits6RigEmulator::advance() noexcept {
   }
 }
 
+void Sits6PosePlant::reset(const std::array<double, kSits6Axes>& pose) {
+  last_command_ = core::Vector6(pose.data());
+  rig_.reset(last_command_);
+  measurement_ = {};
+  measure();
+}
+
+const PoseMeasurement& Sits6PosePlant::step(
+    const std::array<double, kSits6Axes>& command) noexcept {
+  const double step = rig_.config().step;
+  const core::Vector6 c(command.data());
+  (void)rig_.apply({c, (c - last_command_) / step});  // a rejected one: the last held (counted)
+  last_command_ = c;
+  rig_.advance();
+  measurement_.time += step;
+  measure();
+  return measurement_;
+}
+
+void Sits6PosePlant::measure() noexcept {
+  for (std::size_t i = 0; i < kSits6Axes; ++i) {
+    const auto a = static_cast<Eigen::Index>(i);
+    measurement_.pose[i] = rig_.robot_pose()[a];
+    measurement_.true_pose[i] = rig_.true_robot_pose()[a];
+    measurement_.wrench[i] = rig_.measured_wrench()[a];
+  }
+}
+
 }  // namespace hyloop::hal

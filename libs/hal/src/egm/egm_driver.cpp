@@ -17,9 +17,13 @@ using detail::bump;
 using detail::require;
 
 void validate(const EgmAxis& axis) {
-  const int max_index = axis.mode == EgmMode::kCartesian ? 2 : static_cast<int>(egm::kJoints) - 1;
+  const int max_index = axis.mode == EgmMode::kCartesian ? 2
+                        : axis.mode == EgmMode::kJoint   ? static_cast<int>(egm::kJoints) - 1
+                                                         : 0;
   require(axis.index >= 0 && axis.index <= max_index, "axis.index", axis.index,
-          axis.mode == EgmMode::kCartesian ? "0..2 (x, y, z)" : "0..5 (joint)");
+          axis.mode == EgmMode::kCartesian ? "0..2 (x, y, z)"
+          : axis.mode == EgmMode::kJoint   ? "0..5 (joint)"
+                                           : "0 (the whole pose)");
   require(std::isfinite(axis.scale) && axis.scale != 0.0, "axis.scale", axis.scale,
           "finite and non-zero (wire units per loop unit)");
 }
@@ -31,12 +35,22 @@ void validate_force_index(int force_index) {
 
 struct EgmDriver::Counters : ControllerLinkCounters {};
 
+namespace {
+
+std::span<const ActuatorLimits> paced_limits(const EgmDriverConfig& c) {
+  if (c.axis.mode == EgmMode::kPose) return c.pose_limits;
+  return {&c.limits, 1};
+}
+
+}  // namespace
+
 struct EgmDriver::Session {
   egm::EgmCodec codec;
   bool active = false;
   std::uint32_t last_seqno = 0;
   egm::RobotMessage start;
-  double start_value = 0.0;  ///< start[axis], wire units
+  double start_value = 0.0;   ///< start[axis], wire units
+  egm::LoopPose last_pose{};  ///< kPose
   std::uint32_t reply_seqno = 0;
   double last_value = 0.0;
   double last_clock = -1.0;
@@ -51,7 +65,7 @@ EgmDriver::EgmDriver(const EgmDriverConfig& config)
     : config_(config),
       robot_(to_sockaddr("robot", config.robot)),
       socket_("local", config.local),
-      reply_(config.limits, config.reply_deadline, config.timeout),
+      reply_(paced_limits(config_), config.reply_deadline, config.timeout),
       counters_(std::make_unique<Counters>()),
       session_(std::make_unique<Session>()),
       io_(socket_, {robot_, config.robot.port == 0, egm::kMaxDatagram, &counters_->rejected_foreign,
@@ -65,6 +79,13 @@ EgmDriver::EgmDriver(const EgmDriverConfig& config)
   require(std::isfinite(config.timeout) && config.timeout >= config.period, "timeout",
           config.timeout, "finite and >= period");
   validate_force_index(config.force_index);
+  const bool pose = config.axis.mode == EgmMode::kPose;
+  if (pose && config.force_index >= 0) {
+    throw std::invalid_argument("force_index: the whole pose (axis.mode pose) reads the wrench");
+  }
+  if (!pose && config.wrench) {
+    throw std::invalid_argument("wrench: only the whole pose (axis.mode pose) reads the wrench");
+  }
   if (config.force_index >= 0) {
     force_ = std::make_unique<LatestForce<EgmDriver, &EgmSample::seqno>>(*this);
   }
@@ -82,7 +103,12 @@ ForceSensorDriver& EgmDriver::force_sensor() {
 }
 
 DriverStatus EgmDriver::command(const ActuatorCommand& c) noexcept {
-  return reply_.command(c, io_);
+  return reply_.command(c, io_);  // kPose: one axis of six, rejected by PacedReply
+}
+
+DriverStatus EgmDriver::command_pose(
+    std::span<const ActuatorCommand, egm::kPoseAxes> pose) noexcept {
+  return reply_.command(std::span<const ActuatorCommand>(pose), io_);  // one axis: rejected
 }
 
 ActuatorState EgmDriver::state() const noexcept {
@@ -113,15 +139,15 @@ void EgmDriver::before_receive(double now) noexcept {
 
 double EgmDriver::wire_value(const egm::RobotMessage& m) const noexcept {
   const auto i = static_cast<std::size_t>(config_.axis.index);
-  return config_.axis.mode == EgmMode::kCartesian ? m.pose.pos[i] : m.joints[i];
+  return config_.axis.mode == EgmMode::kJoint ? m.joints[i] : m.pose.pos[i];
 }
 
 void EgmDriver::on_datagram(std::span<const std::uint8_t> datagram, const sockaddr_in& from,
                             double now) noexcept {
   egm::RobotMessage m;
-  const bool cartesian = config_.axis.mode == EgmMode::kCartesian;
+  const bool joint = config_.axis.mode == EgmMode::kJoint;
   if (session_->codec.parse_robot(datagram, m) != egm::ParseResult::kOk ||
-      (cartesian ? !m.has_pose : !m.has_joints) || (force_ && !m.has_force)) {
+      (joint ? !m.has_joints : !m.has_pose) || ((force_ || config_.wrench) && !m.has_force)) {
     bump(counters_->rejected_malformed);
     return;
   }
@@ -169,6 +195,7 @@ void EgmDriver::publish(const egm::RobotMessage& m, double now) noexcept {
     s.reply_seqno = 0;
     reply_.restart();
     s.last_value = value;
+    s.last_pose = egm::LoopPose{};
     s.last_clock = clock;
     s.was_running = false;
     bump(counters_->sessions);
@@ -182,6 +209,16 @@ void EgmDriver::publish(const egm::RobotMessage& m, double now) noexcept {
   sample.velocity = (value - s.last_value) / config_.axis.scale / dt;
   if (config_.force_index >= 0) {
     sample.force = m.force[static_cast<std::size_t>(config_.force_index)];
+  }
+  if (config_.axis.mode == EgmMode::kPose) {
+    sample.pose = egm::loop_pose(m.pose, s.start.pose, config_.axis.scale);
+    for (std::size_t i = 0; i < egm::kPoseAxes; ++i) {
+      sample.twist[i] = (sample.pose[i] - s.last_pose[i]) / dt;
+    }
+    sample.position = sample.pose[0];
+    sample.velocity = sample.twist[0];
+    if (config_.wrench) sample.wrench = m.force;
+    s.last_pose = sample.pose;
   }
   sample.seqno = m.seqno;
   sample.motor = m.motor;
@@ -213,11 +250,18 @@ void EgmDriver::answer(bool at_deadline) noexcept {
   c.joints = m.joints;
   c.pose = m.pose;
   if (a.commanded) {
-    // Commanded: the start pose, the loop's axis moved to the target.
+    // Commanded: the start pose, the loop's axis (or whole pose) moved to the target.
     const auto i = static_cast<std::size_t>(config_.axis.index);
     c.joints = s.start.joints;
     c.pose = s.start.pose;
-    (c.joint_mode ? c.joints[i] : c.pose.pos[i]) = s.start_value + config_.axis.scale * a.position;
+    if (config_.axis.mode == EgmMode::kPose) {
+      egm::LoopPose target{};
+      std::copy_n(a.position.begin(), egm::kPoseAxes, target.begin());
+      c.pose = egm::wire_pose(target, s.start.pose, config_.axis.scale);
+    } else {
+      (c.joint_mode ? c.joints[i] : c.pose.pos[i]) =
+          s.start_value + config_.axis.scale * a.position[0];
+    }
   }
   std::array<std::uint8_t, egm::kMaxDatagram> frame{};
   const std::size_t n = s.codec.encode_correction(c, frame);

@@ -30,6 +30,15 @@ const EgmRobotEmulatorConfig& checked(const EgmRobotEmulatorConfig& c) {
           "finite and > 0 (loop units)");
   require(c.sensor.port != 0, "sensor.port", c.sensor.port, "1..65535");
   validate_force_index(c.force_index);
+  const bool pose = c.axis.mode == EgmMode::kPose;
+  if (pose && (!c.pose_plant || c.force_index >= 0)) {
+    throw std::invalid_argument(
+        "pose_plant: the whole pose (axis.mode pose) needs a six-axis plant and reports its "
+        "wrench, not one force_index");
+  }
+  if (!pose && c.wrench) {
+    throw std::invalid_argument("wrench: only the whole pose (axis.mode pose) reports the wrench");
+  }
   return c;
 }
 
@@ -50,6 +59,10 @@ EgmRobotEmulator::EgmRobotEmulator(const EgmRobotEmulatorConfig& config)
   config_.start_pose.has_orient = true;
   plant_->reset(0.0);
   plant_view_.store(plant_->measurement());
+  if (config_.pose_plant) {
+    config_.pose_plant->reset({});
+    pose_view_.store(config_.pose_plant->measurement());
+  }
   started_at_ = monotonic_seconds();
   clock_.start(started_at_);
   io_.start(*this);
@@ -104,6 +117,7 @@ void EgmRobotEmulator::tick(double now) noexcept {
   if (flowing_ && !stopped_ && now - last_correction_at_ > config_.reply_timeout) {
     stopped_ = true;  // the reflex: freeze where the axis is, latched
     held_ = plant_->measurement().true_displacement;
+    if (config_.pose_plant) held_pose_ = config_.pose_plant->measurement().true_pose;
     counters_->stopped.store(true, std::memory_order_relaxed);
   }
   if (flowing_ && !answered_) {
@@ -112,7 +126,8 @@ void EgmRobotEmulator::tick(double now) noexcept {
   } else {
     missing_run_ = 0;
   }
-  const ServoMeasurement& m = plant_->step(held_);
+  const ServoMeasurement& m =
+      config_.axis.mode == EgmMode::kPose ? plant_->measurement() : plant_->step(held_);
   plant_view_.store(m);
   egm::RobotMessage r;
   r.seqno = seqno_++;
@@ -147,6 +162,7 @@ void EgmRobotEmulator::tick(double now) noexcept {
     r.has_force = true;
     r.force[static_cast<std::size_t>(config_.force_index)] = m.force;
   }
+  if (config_.axis.mode == EgmMode::kPose) fill_pose(r);
   std::array<std::uint8_t, egm::kMaxDatagram> frame{};
   const std::size_t n = codec_.encode_robot(r, frame);
   if (n == 0 || !wire_.submit({frame.data(), n}, now)) {
@@ -191,6 +207,10 @@ void EgmRobotEmulator::apply(const egm::Correction& c, double now) noexcept {
   if (stopped_) {
     return;
   }
+  if (config_.axis.mode == EgmMode::kPose) {
+    apply_pose(c);
+    return;
+  }
   const auto i = static_cast<std::size_t>(config_.axis.index);
   const double wire = config_.axis.mode == EgmMode::kJoint
                           ? c.joints[i] - config_.start_joints[i]
@@ -201,6 +221,32 @@ void EgmRobotEmulator::apply(const egm::Correction& c, double now) noexcept {
     return;
   }
   held_ = target;
+}
+
+// The whole pose: one plant step under the held target, the pose and target on the wire.
+void EgmRobotEmulator::fill_pose(egm::RobotMessage& r) noexcept {
+  const PoseMeasurement& m = config_.pose_plant->step(held_pose_);
+  pose_view_.store(m);
+  r.pose = egm::wire_pose(m.pose, config_.start_pose, config_.axis.scale);
+  r.planned = egm::wire_pose(held_pose_, config_.start_pose, config_.axis.scale);
+  bool converged = true;
+  for (std::size_t i = 0; i < egm::kPoseAxes; ++i) {
+    converged = converged && std::abs(m.true_pose[i] - held_pose_[i]) < 1e-4;
+  }
+  r.convergence_met = converged;
+  r.has_force = config_.wrench;
+  if (config_.wrench) r.force = m.wrench;
+}
+
+void EgmRobotEmulator::apply_pose(const egm::Correction& c) noexcept {
+  const egm::LoopPose target = egm::loop_pose(c.pose, config_.start_pose, config_.axis.scale);
+  for (const double v : target) {
+    if (!(std::abs(v) <= config_.max_deviation)) {
+      bump(counters_->refused);
+      return;
+    }
+  }
+  held_pose_ = target;
 }
 
 }  // namespace hyloop::hal

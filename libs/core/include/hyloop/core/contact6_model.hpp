@@ -70,6 +70,11 @@ class Contact6Model {
   Matrix6 damping_;
 };
 
+/// R(θ) of a rotation vector θ (rad; the identity at θ = 0). RT-safe.
+[[nodiscard]] Eigen::AngleAxisd rotation_of(const Vector3& theta) noexcept;
+/// The rotation vector φ of a rotation matrix (R = R(φ), |φ| in [0, π]). RT-safe.
+[[nodiscard]] Vector3 rotation_vector(const Eigen::Matrix3d& r) noexcept;
+
 /// The pose q relative to a rest pose q_c (a contact that grips at q_c): (p − p_c; φ), φ the
 /// rotation vector of R(θ)·R(θ_c)ᵀ (world frame; θ, θ_c rotation vectors, angles < π). For an
 /// isotropic K_r the moment −K_r·φ is the gradient of ½·K_r·|φ|² (the left Jacobian keeps φ),

@@ -13,6 +13,10 @@
 //   position = (feedback[axis] − start[axis]) / scale,   target[axis] = start[axis] + scale·command
 // and every other coordinate of the target stays at the start pose. Velocity is the difference
 // of two feedbacks over their feedBack.time (the period when the controller sends no clock).
+// Or the loop drives the TCP's whole pose (EgmMode::kPose, egm_pose.hpp): six axes x, y, z and
+// a rotation vector, commanded together (command_pose(); each axis within its own limits, one
+// out of them rejects the whole pose) and read back as latest().pose; with `wrench`, the six
+// measuredForce values are the loop's wrench (latest().wrench).
 //
 // Sessions and sequence (as libegm): the first EgmRobot, or one with seqno 0, starts a session:
 // the start pose is captured, our own reply seqno restarts at 0, and until the loop commands
@@ -32,14 +36,17 @@
 // RT-safety: command(), state(), emergency_stop_input(), health() and metrics() are wait-free
 // (seqlocks, relaxed atomics, one eventfd write); protobuf runs on the I/O thread only.
 
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 
 #include "hyloop/hal/actuator_limits.hpp"
 #include "hyloop/hal/drivers.hpp"
 #include "hyloop/hal/egm_codec.hpp"
+#include "hyloop/hal/egm_pose.hpp"
 #include "hyloop/hal/link_watch.hpp"
 #include "hyloop/hal/paced_io_loop.hpp"
 #include "hyloop/hal/paced_reply.hpp"
@@ -49,13 +56,14 @@
 
 namespace hyloop::hal {
 
-enum class EgmMode : std::uint8_t { kCartesian, kJoint };
+/// kPose: the TCP's whole pose, six loop axes (egm_pose.hpp).
+enum class EgmMode : std::uint8_t { kCartesian, kJoint, kPose };
 
 /// Which coordinate of the robot the loop drives, and in what wire units per loop unit.
 struct EgmAxis {
   EgmMode mode = EgmMode::kCartesian;
-  int index = 2;          ///< x, y, z = 0, 1, 2 (Cartesian) or joint 0..5
-  double scale = 1000.0;  ///< wire units (mm or degrees) per loop unit; finite, ≠ 0
+  int index = 2;          ///< x, y, z = 0, 1, 2 (Cartesian) or joint 0..5; 0 for kPose
+  double scale = 1000.0;  ///< wire units (mm or degrees) per loop unit; finite, ≠ 0 (kPose: mm)
 };
 
 /// @throws std::invalid_argument naming the field.
@@ -72,6 +80,11 @@ struct EgmDriverConfig {
   double reply_deadline = 0.002;
   double timeout = 0.1;   ///< s without an EgmRobot once the loop commands → fault; ≥ period
   ActuatorLimits limits;  ///< loop units
+  /// kPose: each axis' limits (x, y, z in loop units, rx, ry, rz in rad); `limits` is unused.
+  std::array<ActuatorLimits, egm::kPoseAxes> pose_limits{};
+  /// kPose: the six measuredForce values (N, N·m) are the loop's wrench (latest().wrench); an
+  /// EgmRobot without measuredForce is then malformed.
+  bool wrench = false;
   /// measuredForce[force_index] (N or N·m) is the loop's force, read through force_sensor();
   /// an EgmRobot without measuredForce is then malformed. −1: no force.
   int force_index = -1;
@@ -84,7 +97,10 @@ using EgmDriverMetrics = ControllerLinkMetrics;
 struct EgmSample {
   double position = 0.0;
   double velocity = 0.0;
-  double force = 0.0;  ///< measuredForce[force_index], before tare
+  double force = 0.0;      ///< measuredForce[force_index], before tare
+  egm::LoopPose pose{};    ///< kPose: the six axes (position and velocity are pose[0], twist[0])
+  egm::LoopPose twist{};   ///< kPose: their differences over feedBack.time, per s
+  egm::LoopPose wrench{};  ///< kPose with `wrench`: measuredForce, N and N·m
   std::uint32_t seqno = 0;
   egm::MotorState motor = egm::MotorState::kUndefined;
   egm::MciState mci = egm::MciState::kUndefined;
@@ -101,7 +117,10 @@ class EgmDriver final : public ActuatorDriver, private IoHandler {
   EgmDriver(const EgmDriver&) = delete;
   EgmDriver& operator=(const EgmDriver&) = delete;
 
+  /// One axis; kRejected in kPose (use command_pose).
   DriverStatus command(const ActuatorCommand& command) noexcept override;
+  /// kPose: the six axes at once (x, y, z, rx, ry, rz); kRejected in another mode. RT-safe.
+  DriverStatus command_pose(std::span<const ActuatorCommand, egm::kPoseAxes> pose) noexcept;
   [[nodiscard]] ActuatorState state() const noexcept override;
   [[nodiscard]] bool emergency_stop_input() const noexcept override;
   /// The force channel. @throws std::logic_error when no force_index is configured.

@@ -20,6 +20,12 @@
 // further than `max_deviation` from the start is refused and counted (the controller's
 // position supervision); the held target stays.
 //
+// The whole pose (axis mode kPose, egm_pose.hpp): the six loop axes of a correction's
+// cartesian pose (quaternion if present, else Euler) are the held target of `pose_plant`, each
+// within `max_deviation` of the start (loop units and rad) or the whole correction is refused;
+// feedBack and planned carry the plant's pose and the target, the joints stay at the start (no
+// kinematics), and with `wrench` measuredForce carries the plant's six-axis reading.
+//
 // Reflex (ABB documents a communication timeout; its exact behaviour is in the EGM manual, not
 // in the public sources: modelled here): once corrections flow, none for `reply_timeout` stops
 // EGM: the target freezes where the axis is (it comes to rest there), MCI state becomes STOPPED
@@ -37,6 +43,7 @@
 #include "hyloop/hal/paced_io_loop.hpp"
 #include "hyloop/hal/seqlock.hpp"
 #include "hyloop/hal/servo_actuator_emulator.hpp"
+#include "hyloop/hal/sits6_rig_emulator.hpp"
 #include "hyloop/hal/udp_socket.hpp"
 #include "hyloop/hal/wire_impairment.hpp"
 
@@ -51,6 +58,10 @@ struct EgmRobotEmulatorConfig {
   ServoActuatorConfig plant;  ///< the axis in loop units; plant.step is the EGM period
   /// When set, the axis instead of the servo `plant` (whose step stays the device's cycle).
   std::shared_ptr<AxisPlant> axis_plant;
+  /// kPose: the six-axis plant the pose moves (required; plant.step stays the device's cycle).
+  std::shared_ptr<PosePlant> pose_plant;
+  /// kPose: measuredForce carries pose_plant's wrench (N, N·m).
+  bool wrench = false;
   double reply_timeout = 0.1;  ///< s; ≥ 2·period
   double max_deviation = 0.5;  ///< loop units from the start; > 0
   /// measuredForce[force_index] carries the plant's force (N; the other five are 0), as a
@@ -88,6 +99,8 @@ class EgmRobotEmulator final : private IoHandler {
   [[nodiscard]] EgmRobotEmulatorStats stats() const noexcept;
   /// The axis' newest plant step (loop units, relative to the start). Wait-free.
   [[nodiscard]] ServoMeasurement plant() const noexcept { return plant_view_.load(); }
+  /// kPose: the plant's newest step (loop units and rad, relative to the start). Wait-free.
+  [[nodiscard]] PoseMeasurement pose_plant() const noexcept { return pose_view_.load(); }
   /// Stops streaming and joins the I/O thread (a controller that dies); idempotent.
   void stop();
   /// The reply latencies recorded (s); after stop().
@@ -104,19 +117,23 @@ class EgmRobotEmulator final : private IoHandler {
   void tick(double now) noexcept;
   void apply(const egm::Correction& c, double now) noexcept;
   [[nodiscard]] egm::Pose pose_at(double position) const noexcept;
+  void fill_pose(egm::RobotMessage& r) noexcept;
+  void apply_pose(const egm::Correction& c) noexcept;
 
   EgmRobotEmulatorConfig config_;
   sockaddr_in sensor_{};
   UdpSocket socket_;
   std::shared_ptr<AxisPlant> plant_;  ///< config_.axis_plant, or a servo of config_.plant
   SeqLock<ServoMeasurement> plant_view_;
+  SeqLock<PoseMeasurement> pose_view_;
   std::unique_ptr<Counters> counters_;
   std::vector<double> latencies_;
 
   // I/O thread only.
   egm::EgmCodec codec_;
   WireImpairer wire_;
-  double held_ = 0.0;  ///< target, loop units
+  double held_ = 0.0;          ///< target, loop units
+  egm::LoopPose held_pose_{};  ///< kPose: the target
   std::uint32_t seqno_ = 0;
   bool have_correction_seqno_ = false;
   std::uint32_t correction_seqno_ = 0;

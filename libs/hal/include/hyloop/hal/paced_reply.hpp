@@ -9,13 +9,18 @@
 // Call order: the loop thread calls command(); the I/O thread (paced_io_loop.hpp) calls arrived()
 // for each accepted message before publishing it to the loop, restart() when a session starts,
 // due() in before_receive(), then take() and sent() to answer. Until the loop commands in the
-// session, take() says so (answer without motion).
+// session, take() says so (answer without motion). A device of several axes (a robot's whole
+// pose, up to kMaxPacedAxes) is commanded on all of them at once: one axis out of its limits
+// rejects the command as a whole.
 //
 // RT-safety: command(), health(), link() and metrics() are wait-free (a seqlock, relaxed atomics,
 // one eventfd write through the loop); no allocation, no lock, no exception.
 
+#include <array>
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
+#include <span>
 
 #include "hyloop/hal/actuator_limits.hpp"
 #include "hyloop/hal/drivers.hpp"
@@ -24,6 +29,8 @@
 #include "hyloop/hal/seqlock.hpp"
 
 namespace hyloop::hal {
+
+inline constexpr std::size_t kMaxPacedAxes = 6;
 
 struct PacedReplyMetrics {
   std::uint64_t replies = 0;
@@ -67,16 +74,21 @@ class PacedReply {
  public:
   enum class Due : std::uint8_t { kNotYet, kOnTime, kLate };
   struct Answer {
-    bool commanded = false;  ///< the loop has commanded in this session
-    double position = 0.0;   ///< the newest command, loop units
+    bool commanded = false;                        ///< the loop has commanded in this session
+    std::array<double, kMaxPacedAxes> position{};  ///< the newest command per axis, loop units
   };
 
-  /// `limits`: loop units; `timeout`: s of silence once commanded → fault (link()).
+  /// One axis. `limits`: loop units; `timeout`: s of silence once commanded → fault (link()).
   PacedReply(const ActuatorLimits& limits, double reply_deadline, double timeout) noexcept;
+  /// limits.size() axes (1..kMaxPacedAxes). @throws std::invalid_argument naming limits.
+  PacedReply(std::span<const ActuatorLimits> limits, double reply_deadline, double timeout);
 
   // The loop thread.
   /// Checks `c` (check_command) and hands it to the I/O thread, waking `io`. RT-safe.
   DriverStatus command(const ActuatorCommand& c, const PacedIoLoop& io) noexcept;
+  /// Every axis at once (c.size() must be axes()). RT-safe.
+  DriverStatus command(std::span<const ActuatorCommand> c, const PacedIoLoop& io) noexcept;
+  [[nodiscard]] std::size_t axes() const noexcept { return axes_; }
   [[nodiscard]] DriverStatus health() const noexcept { return link_.health(); }
   [[nodiscard]] LinkWatch& link() noexcept { return link_; }
   [[nodiscard]] const LinkWatch& link() const noexcept { return link_; }
@@ -98,11 +110,12 @@ class PacedReply {
 
  private:
   struct Pending {
-    double position = 0.0;
+    std::array<double, kMaxPacedAxes> position{};
     std::uint64_t sequence = 0;
   };
 
-  ActuatorLimits limits_;
+  std::array<ActuatorLimits, kMaxPacedAxes> limits_{};
+  std::size_t axes_ = 1;
   double reply_deadline_;
   LinkWatch link_;
   SeqLock<Pending> pending_;

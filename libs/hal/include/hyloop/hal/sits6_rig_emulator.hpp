@@ -129,4 +129,48 @@ class Sits6RigEmulator {
   LimitVerdict rejection_reason_ = LimitVerdict::kOk;
 };
 
+/// What a wire emulator of a six-axis device (a robot's whole pose: egm_pose.hpp) steps, the
+/// AxisPlant of a pose: x, y, z (m) and a rotation vector (rad), and the measured wrench (N, N·m).
+struct PoseMeasurement {
+  std::array<double, kSits6Axes> pose{};       ///< as measured (noise included)
+  std::array<double, kSits6Axes> true_pose{};  ///< the robot's own
+  std::array<double, kSits6Axes> wrench{};     ///< the F/T sensor's reading
+  double time = 0.0;                           ///< s since reset
+};
+
+class PosePlant {
+ public:
+  PosePlant() = default;
+  PosePlant(const PosePlant&) = default;
+  PosePlant& operator=(const PosePlant&) = default;
+  virtual ~PosePlant() = default;
+  /// At rest at `pose`, time 0 (a reset run repeats exactly).
+  virtual void reset(const std::array<double, kSits6Axes>& pose) = 0;
+  /// Holds `command` over one step, advances, and returns the measurement at its end. RT-safe.
+  virtual const PoseMeasurement& step(const std::array<double, kSits6Axes>& command) noexcept = 0;
+  [[nodiscard]] virtual const PoseMeasurement& measurement() const noexcept = 0;
+};
+
+/// The six-axis SITS rig as a wire emulator's pose (the robot, its F/T sensor and the contact):
+/// each step holds the pose command, its rate the command's difference over the step (the wire
+/// carries no rate; only a bypassed G_R reads it), as SitsAxisPlant does for one axis.
+class Sits6PosePlant final : public PosePlant {
+ public:
+  /// @throws std::invalid_argument as Sits6RigEmulator.
+  explicit Sits6PosePlant(const Sits6RigConfig& config) : rig_(config) { reset({}); }
+  void reset(const std::array<double, kSits6Axes>& pose) override;
+  const PoseMeasurement& step(const std::array<double, kSits6Axes>& command) noexcept override;
+  [[nodiscard]] const PoseMeasurement& measurement() const noexcept override {
+    return measurement_;
+  }
+  [[nodiscard]] const Sits6RigEmulator& rig() const noexcept { return rig_; }
+
+ private:
+  void measure() noexcept;
+
+  Sits6RigEmulator rig_;
+  core::Vector6 last_command_ = core::Vector6::Zero();
+  PoseMeasurement measurement_;
+};
+
 }  // namespace hyloop::hal

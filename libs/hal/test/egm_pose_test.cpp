@@ -1,0 +1,211 @@
+// The robot's whole pose over EGM (EgmMode::kPose): the loop ↔ wire pose conversion, and the
+// six-axis driver against the robot-controller emulator moving the SITS6 rig.
+#include "hyloop/hal/egm_pose.hpp"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cmath>
+#include <numbers>
+#include <random>
+#include <thread>
+
+#include "hyloop/hal/egm_driver.hpp"
+#include "hyloop/hal/egm_robot_emulator.hpp"
+#include "hyloop/hal/sits6_rig_emulator.hpp"
+#include "hyloop/testing/alloc_guard.hpp"
+#include "udp_test_layouts.hpp"
+
+namespace hyloop::hal {
+namespace {
+
+using test::eventually;
+
+const egm::Pose kStart{{600.0, -20.0, 500.0}, {170.0, 10.0, -150.0}};
+
+TEST(EgmPose, EulerFromOrientInvertsOrientFromEuler) {
+  for (const std::array<double, 3>& e : {std::array<double, 3>{0.0, 0.0, 0.0},
+                                         {180.0, 0.0, 90.0},
+                                         {30.0, -45.0, 120.0},
+                                         {-170.0, 89.0, -10.0}}) {
+    const std::array<double, 4> o = egm::orient_from_euler(e);
+    const std::array<double, 3> back =
+        egm::euler_from_orient(Eigen::Quaterniond(o[0], o[1], o[2], o[3]));
+    for (std::size_t i = 0; i < 3; ++i) EXPECT_NEAR(back[i], e[i], 1e-6) << i;
+  }
+}
+
+TEST(EgmPose, ARotationAboutZOfTheLoopTurnsTheWiresYaw) {
+  // Start with no rotation: θ = (0, 0, 10°) is a yaw of 10°, 2 mm along x is 2 mm on the wire.
+  const egm::Pose start{{100.0, 0.0, 0.0}, {0.0, 0.0, 0.0}};
+  const double yaw = 10.0 * std::numbers::pi / 180.0;
+  const egm::Pose w = egm::wire_pose({0.002, 0.0, 0.0, 0.0, 0.0, yaw}, start, 1000.0);
+  EXPECT_NEAR(w.pos[0], 102.0, 1e-12);
+  EXPECT_NEAR(w.euler[0], 0.0, 1e-12);
+  EXPECT_NEAR(w.euler[1], 0.0, 1e-12);
+  EXPECT_NEAR(w.euler[2], 10.0, 1e-12);
+  EXPECT_TRUE(w.has_orient);
+  EXPECT_NEAR(w.orient[0], std::cos(yaw / 2.0), 1e-15);
+  EXPECT_NEAR(w.orient[3], std::sin(yaw / 2.0), 1e-15);
+}
+
+TEST(EgmPose, LoopToWireAndBackIsTheIdentityOverManyPoses) {
+  std::mt19937_64 rng(7);
+  std::uniform_real_distribution<double> t(-0.2, 0.2), r(-1.5, 1.5);
+  double worst = 0.0;
+  for (int n = 0; n < 2000; ++n) {
+    const egm::LoopPose loop{t(rng), t(rng), t(rng), r(rng) / 2, r(rng) / 2, r(rng) / 2};
+    egm::Pose wire = egm::wire_pose(loop, kStart, 1000.0);
+    if (n % 2 == 1) wire.has_orient = false;  // read from the Euler angles alone
+    const egm::LoopPose back = egm::loop_pose(wire, kStart, 1000.0);
+    for (std::size_t i = 0; i < egm::kPoseAxes; ++i) {
+      worst = std::max(worst, std::abs(back[i] - loop[i]));
+    }
+  }
+  EXPECT_LT(worst, 1e-11);
+}
+
+// The SITS6 rig with a stiff contact at its start pose and G_R bypassed: the robot sits where
+// it is commanded, the sensor reads the spring's wrench one cycle later.
+Sits6RigConfig pose_rig() {
+  Sits6RigConfig c;
+  c.step = 0.004;
+  c.contact.contact_offset = {0.0, 0.05, 0.0};  // force and torque couple
+  return c;
+}
+
+struct PosePair {
+  std::shared_ptr<Sits6PosePlant> plant = std::make_shared<Sits6PosePlant>(pose_rig());
+  std::unique_ptr<EgmRobotEmulator> robot;
+  std::unique_ptr<EgmDriver> driver;
+  explicit PosePair(double max_deviation = 0.5) {
+    const std::uint16_t port = free_udp_port();
+    EgmRobotEmulatorConfig e;
+    e.max_deviation = max_deviation;
+    e.sensor = {"127.0.0.1", port};
+    e.plant.step = 0.004;
+    e.axis = {EgmMode::kPose, 0, 1000.0};
+    e.start_pose = kStart;
+    e.pose_plant = plant;
+    e.wrench = true;
+    e.reply_timeout = 1.0;
+    robot = std::make_unique<EgmRobotEmulator>(e);
+    EgmDriverConfig d;
+    d.local = {"127.0.0.1", port};
+    d.robot = {"127.0.0.1", robot->port()};
+    d.axis = e.axis;
+    d.timeout = 1.0;
+    d.wrench = true;
+    for (std::size_t i = 0; i < egm::kPoseAxes; ++i) d.pose_limits[i] = {-0.05, 0.05, 10.0};
+    driver = std::make_unique<EgmDriver>(d);
+  }
+};
+
+using Pose6Commands = std::array<ActuatorCommand, egm::kPoseAxes>;
+
+TEST(EgmRobotEmulator, TheWholePoseFollowsTheCommandAndTheWrenchComesBack) {
+  PosePair pair;
+  ASSERT_TRUE(pair.driver->wait_for_robot(1.0));
+  const Pose6Commands target{
+      {{0.002, 0.0}, {-0.001, 0.0}, {0.003, 0.0}, {0.01, 0.0}, {-0.02, 0.0}, {0.03, 0.0}}};
+  for (int j = 0; j < 60; ++j) {
+    ASSERT_EQ(pair.driver->command_pose(target), DriverStatus::kOk);
+    std::this_thread::sleep_for(std::chrono::milliseconds(4));
+  }
+  const PoseMeasurement plant = pair.robot->pose_plant();
+  const EgmSample s = pair.driver->latest();
+  for (std::size_t i = 0; i < egm::kPoseAxes; ++i) {
+    EXPECT_NEAR(plant.true_pose[i], target[i].position, 1e-12) << "axis " << i;
+    EXPECT_NEAR(s.pose[i], plant.pose[i], 1e-11) << "axis " << i;
+    EXPECT_EQ(s.wrench[i], plant.wrench[i]) << "axis " << i;  // doubles on the wire
+  }
+  EXPECT_EQ(s.position, s.pose[0]);
+  // The spring's wrench at the commanded pose, offset 5 cm along y: x and z torques couple.
+  const core::Contact6Model contact(pose_rig().contact);
+  core::Vector6 q;
+  for (int i = 0; i < 6; ++i) q[i] = target[static_cast<std::size_t>(i)].position;
+  const core::Vector6 w = contact.wrench(q, core::Vector6::Zero());
+  for (std::size_t i = 0; i < egm::kPoseAxes; ++i) {
+    EXPECT_NEAR(s.wrench[i], w[static_cast<Eigen::Index>(i)], 1e-9) << "axis " << i;
+  }
+  EXPECT_GT(std::abs(s.wrench[3]), 1.0);
+  EXPECT_EQ(pair.robot->stats().refused, 0U);
+  EXPECT_EQ(pair.driver->metrics().rejected_malformed, 0U);
+}
+
+TEST(EgmRobotEmulator, OneAxisOutOfItsLimitsRejectsTheWholePose) {
+  PosePair pair;
+  ASSERT_TRUE(pair.driver->wait_for_robot(1.0));
+  Pose6Commands good{};
+  good[2] = {0.004, 0.0};
+  for (int j = 0; j < 25; ++j) {
+    ASSERT_EQ(pair.driver->command_pose(good), DriverStatus::kOk);
+    std::this_thread::sleep_for(std::chrono::milliseconds(4));
+  }
+  Pose6Commands bad = good;
+  bad[4] = {0.06, 0.0};  // ry beyond its 0.05 rad
+  Pose6Commands nan = good;
+  nan[0] = {std::nan(""), 0.0};
+  for (int j = 0; j < 25; ++j) {
+    EXPECT_EQ(pair.driver->command_pose(j % 2 == 0 ? bad : nan), DriverStatus::kRejected);
+    std::this_thread::sleep_for(std::chrono::milliseconds(4));
+  }
+  EXPECT_EQ(pair.driver->metrics().rejected_commands, 25U);
+  // One axis alone is not a pose.
+  EXPECT_EQ(pair.driver->command({0.0, 0.0}), DriverStatus::kRejected);
+  const PoseMeasurement plant = pair.robot->pose_plant();
+  for (std::size_t i = 0; i < egm::kPoseAxes; ++i) {
+    EXPECT_NEAR(plant.true_pose[i], good[i].position, 1e-12) << "axis " << i;
+  }
+}
+
+TEST(EgmRobotEmulator, ACorrectionBeyondTheControllersDeviationIsRefused) {
+  // The driver's limits let 0.04 rad through; the controller's supervision (0.03) refuses it
+  // and holds the start pose.
+  PosePair pair(0.03);
+  ASSERT_TRUE(pair.driver->wait_for_robot(1.0));
+  Pose6Commands far{};
+  far[5] = {0.04, 0.0};
+  for (int j = 0; j < 20; ++j) {
+    ASSERT_EQ(pair.driver->command_pose(far), DriverStatus::kOk);
+    std::this_thread::sleep_for(std::chrono::milliseconds(4));
+  }
+  EXPECT_TRUE(eventually([&] { return pair.robot->stats().refused >= 10; }, 1.0));
+  EXPECT_EQ(pair.robot->pose_plant().true_pose[5], 0.0);
+}
+
+TEST(EgmDriver, PoseMethodsAllocateNothing) {
+  PosePair pair;
+  ASSERT_TRUE(pair.driver->wait_for_robot(1.0));
+  Pose6Commands c{};
+  double sum = 0.0;
+  testing::AllocGuard guard;
+  for (int i = 0; i < 1000; ++i) {
+    c[3].position = 1e-5 * i;
+    EXPECT_EQ(pair.driver->command_pose(c), DriverStatus::kOk);
+    const EgmSample s = pair.driver->latest();
+    sum += s.pose[3] + s.wrench[3] + 1.0;
+  }
+  EXPECT_EQ(guard.allocations(), 0U);
+  EXPECT_GT(sum, 0.0);
+}
+
+TEST(EgmDriver, PoseModeRefusesAOneAxisForceAndTheEmulatorNeedsAPosePlant) {
+  EgmDriverConfig d;
+  d.local = {"127.0.0.1", 0};
+  d.axis = {EgmMode::kPose, 0, 1000.0};
+  d.force_index = 2;
+  EXPECT_THROW((void)EgmDriver(d), std::invalid_argument);
+  d.axis = {EgmMode::kPose, 1, 1000.0};
+  d.force_index = -1;
+  EXPECT_THROW((void)EgmDriver(d), std::invalid_argument);
+  d.axis = {};
+  d.wrench = true;
+  EXPECT_THROW((void)EgmDriver(d), std::invalid_argument);
+  EgmRobotEmulatorConfig e;
+  e.axis = {EgmMode::kPose, 0, 1000.0};
+  EXPECT_THROW((void)EgmRobotEmulator(e), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace hyloop::hal
