@@ -1,10 +1,16 @@
 // The SITS6 kind (kind.hpp, issue 28): the six-axis space target. Its loop plan (12 command
 // signals: a set point and its rate per axis; 12 measurement signals: the robot's pose, then the
 // measured wrench), its rig part over hal::Sits6RigEmulator, its dynamics part over
-// Sits6Dynamics, its runner and signal roles. The rig is the emulator only (no rig.driver).
+// Sits6Dynamics, its runner and signal roles. The rig is the emulator, or an ABB robot's whole
+// pose over EGM (rig.driver; rig_driver.hpp's make_wire_pose_rig_part), which `hyloop up
+// --emulate-wire` emulates with the same rig stepped at the robot's 4 ms cycle.
+#include <algorithm>
+#include <cmath>
 #include <memory>
 
 #include "hyloop/experiment/kind.hpp"
+#include "hyloop/experiment/rig_driver.hpp"
+#include "hyloop/experiment/yaml_fields.hpp"
 #include "hyloop/hal/sits6_rig_emulator.hpp"
 #include "hyloop/kinds/sits6/sits6_dynamics.hpp"
 #include "hyloop/kinds/sits6/sits6_runner.hpp"
@@ -83,6 +89,28 @@ class Sits6DynamicsPart final : public DynamicsPart {
 
 std::vector<std::string> sits6_notices(const Sits6Scenario& s) { return s.notices; }
 
+// The EGM robot of `hyloop up --emulate-wire`: the same robot, contact and sensor delay (in
+// seconds), stepped at the controller's 4 ms cycle.
+std::unique_ptr<WireEmulator> make_sits6_wire_emulator(const Sits6Scenario& s,
+                                                       const hal::WireImpairments& impairments) {
+  const RigDriverSettings& d = s.rig.driver;
+  if (d.type != "egm") {
+    throw ScenarioError("rig.driver.type = " + excerpt(d.type) +
+                        ": the sits6 kind emulates an egm robot's whole pose");
+  }
+  hal::Sits6RigConfig rig = sits6_rig_config(s);
+  rig.step = robot_controller_cycle(d);
+  rig.sensor_delay_steps = s.rig.sensor_delay / rig.step;
+  rig.engage_cycle = std::llround(s.rig.contact.engage_at / rig.step);
+  // The controller supervises the deviation from the start as far as the rig's own limits go.
+  double reach = 0.0;
+  for (const hal::ActuatorLimits& l : rig.limits) {
+    reach = std::max({reach, std::abs(l.position_min), std::abs(l.position_max)});
+  }
+  return make_robot_pose_emulator(d, std::make_shared<hal::Sits6PosePlant>(rig), reach,
+                                  impairments);
+}
+
 hal::SignalLayout sits6_measurement() {
   return {{{"x_R", "m", "length"},
            {"y_R", "m", "length"},
@@ -123,7 +151,8 @@ class Sits6Kind final : public Kind {
                                                  .rig = &make_sits6_rig_part,
                                                  .dynamics = &make_sits6_dynamics_part,
                                                  .notices = &sits6_notices,
-                                                 .yaml = &to_yaml});
+                                                 .yaml = &to_yaml,
+                                                 .wire_emulator = &make_sits6_wire_emulator});
   }
   /// The contact frame's x, which the robot (x_robot) reproduces; the twin's x_ideal.
   SignalRoles signal_roles() const override {
@@ -160,13 +189,22 @@ LoopPlan sits6_loop_plan(const Sits6Scenario& s) {
   p.safety = safety[0];
   p.initial = initial[0];
   for (std::size_t i = 1; i < kSits6Axes; ++i) p.extra_axes.push_back({safety[i], initial[i]});
+  p.rig_driver = s.rig.driver.type;
   p.measurement = sits6_measurement();
   p.command = sits6_command();
   return p;
 }
 
-std::unique_ptr<RigPart> make_sits6_rig_part(const Sits6Scenario& s) {
+std::unique_ptr<RigPart> make_sits6_emulated_rig_part(const Sits6Scenario& s) {
   return std::make_unique<Sits6Rig>(s);
+}
+
+std::unique_ptr<RigPart> make_sits6_rig_part(const Sits6Scenario& s) {
+  if (!is_wire_driver(s.rig.driver.type)) return make_sits6_emulated_rig_part(s);
+  const std::array<hal::SafetyConfig, kSits6Axes> safety = sits6_safety_configs(s);
+  std::array<hal::ActuatorLimits, kSits6Axes> limits;
+  for (std::size_t i = 0; i < kSits6Axes; ++i) limits[i] = safety[i].limits;
+  return make_wire_pose_rig_part(s.rig.driver, limits, sits6_truth_names(), kSits6Axes);
 }
 
 std::unique_ptr<DynamicsPart> make_sits6_dynamics_part(const Sits6Scenario& s) {

@@ -89,7 +89,7 @@ Sits6Runner::Sits6Runner(const Sits6Scenario& scenario, bool streamed)
              AxisCycles(cycle_files_, 3), AxisCycles(cycle_files_, 4), AxisCycles(cycle_files_, 5)},
       metrics_(sits6_metrics(scenario, streamed, sinks_)),
       samples_(sits6_samples(scenario, streamed)),
-      chain_(sits6_loop_plan(scenario), make_sits6_rig_part(scenario),
+      chain_(sits6_loop_plan(scenario), make_sits6_emulated_rig_part(scenario),
              make_sits6_dynamics_part(scenario), samples_.headers()),
       decimation_(scenario.outputs.decimation),
       row_(samples_.headers().size(), 0.0),

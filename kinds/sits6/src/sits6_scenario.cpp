@@ -10,6 +10,7 @@
 
 #include "hyloop/core/rigid_body.hpp"
 #include "hyloop/experiment/loop_parts.hpp"
+#include "hyloop/experiment/rig_driver_fields.hpp"
 #include "hyloop/experiment/scenario_fields.hpp"
 #include "hyloop/experiment/stability_guard_fields.hpp"
 #include "hyloop/experiment/yaml_fields.hpp"
@@ -390,6 +391,15 @@ const BoundTable<S6>& sits6_table() {
     add_sits6_contact_fields(b);
     add_sits6_sensor_fields(b);
     add_sits6_limit_fields(b);
+    // The rig driver's block, egm's part only: a six-axis rig runs over an EGM robot's pose.
+    for (auto& x : f::rig_driver<S6>([](auto& s) -> auto& { return s.rig.driver; })) {
+      const std::string& n = x.spec.name;
+      if (n.starts_with("rig.driver.udp.") || n.starts_with("rig.driver.rsi.") ||
+          n.starts_with("rig.driver.openfresco.")) {
+        continue;
+      }
+      b.push_back(std::move(x));
+    }
     add_sits6_loop_fields(b);
     add_compensator_fields(
         b, "compensator", "N*s/m", "ns_per_m", [](auto& s) -> auto& { return s.compensator; });
@@ -521,6 +531,14 @@ void validate(const Sits6Scenario& s) {
   validate_sits6_timing(s);
   validate_sits6_body(s);
   validate_sits6_limits(s);
+  validate_rig_driver(s.rig.driver, s.timing.step, kSits6Axes);
+  if (s.rig.driver.type == "egm") {
+    for (std::size_t i = 0; i < 3; ++i) {
+      require(s.model.initial_position[i] == 0.0,
+              "model.initial_position_m" + std::string(kSits6Axis[i]), s.model.initial_position[i],
+              "must be 0 over an egm robot (its pose is relative to the session's start)");
+    }
+  }
   require(s.outputs.decimation >= 1, "outputs.decimation", s.outputs.decimation, "must be >= 1");
   require_progress_mode("outputs.progress", s.outputs.progress);
   require_output_format("outputs.format", s.outputs.format);

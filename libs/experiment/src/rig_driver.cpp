@@ -224,6 +224,56 @@ class WireRigPart final : public RigPart {
   const char* fault_ = nullptr;
 };
 
+// Six axes over an EGM robot's whole pose (make_wire_pose_rig_part).
+class WirePoseRigPart final : public RigPart {
+ public:
+  WirePoseRigPart(const RigDriverSettings& d, std::span<const hal::ActuatorLimits, 6> limits,
+                  std::vector<std::string> truth_names, int command_truth)
+      : truth_names_(std::move(truth_names)), command_truth_(command_truth) {
+    hal::EgmDriverConfig c = egm_driver_config(d, {});
+    if (c.axis.mode != hal::EgmMode::kPose || !c.wrench) {
+      throw ScenarioError(
+          "rig.driver.egm.axis/force: a six-axis rig needs axis pose and force wrench");
+    }
+    std::copy(limits.begin(), limits.end(), c.pose_limits.begin());
+    driver_ = std::make_unique<hal::EgmDriver>(c);
+  }
+  void step(const hal::ActuatorCommand& applied, std::span<double> measurement,
+            std::span<double> truth) noexcept override {
+    std::array<hal::ActuatorCommand, hal::egm::kPoseAxes> all = last_;
+    all[0] = applied;
+    step_axes(all, measurement, truth);
+  }
+  void step_axes(std::span<const hal::ActuatorCommand> applied, std::span<double> measurement,
+                 std::span<double> truth) noexcept override {
+    constexpr std::size_t kAxes = hal::egm::kPoseAxes;
+    std::copy_n(applied.begin(), kAxes, last_.begin());
+    if (driver_->command_pose(std::span<const hal::ActuatorCommand, kAxes>(last_)) ==
+        hal::DriverStatus::kFault) {
+      fault_ = to_string(StopReason::kDriverFault).data();  // NUL-terminated
+    }
+    const hal::EgmSample s = driver_->latest();
+    std::copy(s.pose.begin(), s.pose.end(), measurement.begin());
+    std::copy(s.wrench.begin(), s.wrench.end(), measurement.begin() + kAxes);
+    for (std::size_t i = 0; i < truth.size(); ++i) {
+      truth[i] = std::numeric_limits<double>::quiet_NaN();
+    }
+    if (command_truth_ >= 0) truth[static_cast<std::size_t>(command_truth_)] = applied[0].position;
+  }
+  std::vector<std::string> truth_names() const override { return truth_names_; }
+  const char* fault() const noexcept override { return fault_; }
+  std::uint64_t rejected_commands() const noexcept override {
+    return driver_->metrics().rejected_commands;
+  }
+
+ private:
+  std::unique_ptr<hal::EgmDriver> driver_;
+  std::array<hal::ActuatorCommand, hal::egm::kPoseAxes> last_{};
+  std::vector<std::string> truth_names_;
+  int command_truth_;
+  const char* fault_ = nullptr;
+};
+
 class SiteWireEmulator final : public WireEmulator {
  public:
   SiteWireEmulator(hal::openfresco::SiteServerConfig server,
@@ -347,6 +397,33 @@ std::unique_ptr<WireEmulator> make_udp_target_emulator(const RigDriverSettings& 
   c.limits = limits;
   c.impairments = impairments;
   return std::make_unique<UdpTargetWireEmulator>(c);
+}
+
+std::unique_ptr<RigPart> make_wire_pose_rig_part(const RigDriverSettings& d,
+                                                 std::span<const hal::ActuatorLimits, 6> limits,
+                                                 std::vector<std::string> truth_names,
+                                                 int command_truth) {
+  return std::make_unique<WirePoseRigPart>(d, limits, std::move(truth_names), command_truth);
+}
+
+std::unique_ptr<WireEmulator> make_robot_pose_emulator(const RigDriverSettings& d,
+                                                       std::shared_ptr<hal::PosePlant> plant,
+                                                       double max_deviation,
+                                                       const hal::WireImpairments& impairments) {
+  require(d.local_port > 0, "rig.driver.local_port", d.local_port,
+          "must be 1..65535 for the emulated controller to reach the driver");
+  const hal::EgmDriverConfig driver = egm_driver_config(d, {});
+  hal::EgmRobotEmulatorConfig c;
+  c.local = {d.peer_address, static_cast<std::uint16_t>(d.peer_port)};
+  c.sensor = {d.local_address, static_cast<std::uint16_t>(d.local_port)};
+  c.axis = driver.axis;
+  c.plant.step = driver.period;  // the robot's own cycle
+  c.pose_plant = std::move(plant);
+  c.wrench = driver.wrench;
+  c.max_deviation = max_deviation;
+  c.reply_timeout = std::max(2.0 * driver.period, d.timeout_s);
+  c.impairments = impairments;
+  return std::make_unique<EgmWireEmulator>(c);
 }
 
 double robot_controller_cycle(const RigDriverSettings& d) {

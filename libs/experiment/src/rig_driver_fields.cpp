@@ -111,13 +111,18 @@ hal::EgmDriverConfig egm_driver_config(const RigDriverSettings& d,
   c.local = endpoint(d.local_address, d.local_port);
   c.robot = endpoint(d.peer_address, d.peer_port);
   const bool joint = d.egm_axis.rfind("joint", 0) == 0;
-  c.axis.mode = joint ? hal::EgmMode::kJoint : hal::EgmMode::kCartesian;
-  c.axis.index = joint ? d.egm_axis.back() - '1' : d.egm_axis[0] - 'x';
+  const bool pose = d.egm_axis == "pose";
+  c.axis.mode = pose    ? hal::EgmMode::kPose
+                : joint ? hal::EgmMode::kJoint
+                        : hal::EgmMode::kCartesian;
+  c.axis.index = pose ? 0 : joint ? d.egm_axis.back() - '1' : d.egm_axis[0] - 'x';
   c.axis.scale = d.egm_scale;
   c.reply_deadline = d.egm_reply_deadline_s;
   c.timeout = d.timeout_s;
   c.limits = limits;
   c.force_index = egm_force_index(d.egm_force);
+  c.wrench = d.egm_force == "wrench";
+  c.pose_limits.fill(limits);
   return c;
 }
 
@@ -191,11 +196,49 @@ void validate_ranges(const RigDriverSettings& d) {
 
 }  // namespace
 
-void validate_rig_driver(const RigDriverSettings& d, double period) {
+namespace {
+
+// A one-axis rig drives one robot coordinate; a six-axis rig (a kind whose loop commands a pose)
+// drives the robot's whole pose, which only EGM carries here.
+void validate_axes(const RigDriverSettings& d, std::size_t axes) {
+  const bool pose = d.type == "egm" && d.egm_axis == "pose";
+  const bool wrench = d.type == "egm" && d.egm_force == "wrench";
+  if (axes == 1) {
+    if (pose) {
+      throw ScenarioError(
+          "rig.driver.egm.axis: \"pose\" drives six axes; this kind's rig has one (x, y, z or "
+          "joint1..joint6)");
+    }
+    if (wrench) {
+      throw ScenarioError(
+          "rig.driver.egm.force: \"wrench\" is six values; this kind's loop reads one force "
+          "(fx, fy, fz, tx, ty or tz)");
+    }
+    return;
+  }
+  if (d.type != "egm") {
+    throw ScenarioError("rig.driver.type: \"" + excerpt(d.type) + "\": this kind's rig has " +
+                        std::to_string(axes) +
+                        " axes (a robot's whole pose), which only egm carries (or emulator)");
+  }
+  if (!pose) {
+    throw ScenarioError("rig.driver.egm.axis: \"" + excerpt(d.egm_axis) +
+                        "\" must be pose: this kind's rig commands the robot's whole pose");
+  }
+  if (!wrench) {
+    throw ScenarioError("rig.driver.egm.force: \"" + excerpt(d.egm_force) +
+                        "\" must be wrench: this kind's loop reads the six-axis wrench");
+  }
+}
+
+}  // namespace
+
+void validate_rig_driver(const RigDriverSettings& d, double period, std::size_t axes) {
   validate_ranges(d);
   if (d.type == "emulator") {
     return;
   }
+  validate_axes(d, axes);
   if (d.type != "udp" && d.type != "egm" && d.type != "rsi" && d.type != "openfresco") {
     throw ScenarioError("rig.driver.type: \"" + excerpt(d.type) +
                         "\" must be emulator, udp, egm, rsi or openfresco");

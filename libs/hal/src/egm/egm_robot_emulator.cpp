@@ -225,7 +225,9 @@ void EgmRobotEmulator::apply(const egm::Correction& c, double now) noexcept {
 
 // The whole pose: one plant step under the held target, the pose and target on the wire.
 void EgmRobotEmulator::fill_pose(egm::RobotMessage& r) noexcept {
-  const PoseMeasurement& m = config_.pose_plant->step(held_pose_);
+  // The plant's time (a capture's engage cycle) starts with the session's first correction.
+  const PoseMeasurement& m =
+      flowing_ ? config_.pose_plant->step(held_pose_) : config_.pose_plant->measurement();
   pose_view_.store(m);
   r.pose = egm::wire_pose(m.pose, config_.start_pose, config_.axis.scale);
   r.planned = egm::wire_pose(held_pose_, config_.start_pose, config_.axis.scale);

@@ -34,6 +34,7 @@
 #include "hyloop/experiment/rig_driver_fields.hpp"
 #include "hyloop/hal/actuator_safety.hpp"
 #include "hyloop/hal/servo_actuator_emulator.hpp"
+#include "hyloop/hal/sits6_rig_emulator.hpp"
 #include "hyloop/hal/wire_impairment.hpp"
 
 namespace hyloop::experiment {
@@ -96,6 +97,17 @@ std::unique_ptr<RigPart> make_wire_rig_part(const RigDriverSettings& d,
                                             WireRigShape shape,
                                             std::vector<std::string> truth_names);
 
+/// A rig of six axes over an EGM robot's whole pose (rig.driver.type egm, egm.axis pose,
+/// egm.force wrench; validate_rig_driver(d, period, 6)): each cycle commands the six applied
+/// set points at once (hal::EgmDriver::command_pose; `limits` per axis: x, y, z in m, rx, ry, rz
+/// in rad) and writes the measurement as the pose (six) then the wrench (six). Every truth value
+/// is NaN (a device reports no truth) but truth[command_truth], the applied x (−1: none). A
+/// driver fault latches fault(). @throws ScenarioError naming the field, std::system_error.
+std::unique_ptr<RigPart> make_wire_pose_rig_part(const RigDriverSettings& d,
+                                                 std::span<const hal::ActuatorLimits, 6> limits,
+                                                 std::vector<std::string> truth_names,
+                                                 int command_truth);
+
 /// The device of an openfresco rig.driver: hyloop's own servo-hydraulic site
 /// (hal::openfresco::ServoSite: `plant` behind `safety`, one plant step per trial) serving
 /// rig.driver.peer_address:peer_port over rig.driver.openfresco.transport, on its own thread.
@@ -123,6 +135,16 @@ std::unique_ptr<WireEmulator> make_udp_target_emulator(const RigDriverSettings& 
 std::unique_ptr<WireEmulator> make_robot_controller_emulator(
     const RigDriverSettings& d, std::shared_ptr<hal::AxisPlant> plant,
     const hal::WireImpairments& impairments);
+
+/// The EGM robot controller of a six-axis rig.driver (egm.axis pose) on a real socket: as
+/// make_robot_controller_emulator, moving the whole pose of `plant` (stepped every 4 ms) and
+/// reporting its wrench as measuredForce; a correction with an axis further than
+/// `max_deviation` (m or rad) from the start is refused (the controller's supervision).
+/// @throws ScenarioError naming the field.
+std::unique_ptr<WireEmulator> make_robot_pose_emulator(const RigDriverSettings& d,
+                                                       std::shared_ptr<hal::PosePlant> plant,
+                                                       double max_deviation,
+                                                       const hal::WireImpairments& impairments);
 
 /// The cycle of an egm (4 ms) or rsi (rig.driver.rsi.cycle_ms) controller, s.
 [[nodiscard]] double robot_controller_cycle(const RigDriverSettings& d);

@@ -19,6 +19,7 @@
 //                    site paces the step, so it runs in lockstep too; timeout_s bounds the
 //                    connection and every reply
 
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -41,13 +42,14 @@ struct RigDriverSettings {
   std::string command_sequence = "seq";
   std::string measurement_sequence = "seq";
   hal::UdpSignalMap signals;
-  std::string egm_axis = "z";  ///< x | y | z | joint1 … joint6
+  std::string egm_axis = "z";  ///< x | y | z | joint1 … joint6 | pose (six axes)
   double egm_scale = 1000.0;   ///< mm (or degrees) per loop unit
   double egm_reply_deadline_s = 0.002;
-  std::string egm_force = "none";  ///< none | fx | fy | fz | tx | ty | tz: measuredForce's value
-  std::string rsi_axis = "z";      ///< x | y | z | a1 … a6
-  double rsi_scale = 1000.0;       ///< mm (or degrees) per loop unit
-  int rsi_cycle_ms = 4;            ///< 4 | 12
+  /// none | fx | fy | fz | tx | ty | tz: measuredForce's value | wrench: all six (pose)
+  std::string egm_force = "none";
+  std::string rsi_axis = "z";  ///< x | y | z | a1 … a6
+  double rsi_scale = 1000.0;   ///< mm (or degrees) per loop unit
+  int rsi_cycle_ms = 4;        ///< 4 | 12
   double rsi_reply_deadline_s = 0.002;
   std::string rsi_sen_type = "ImFree";
   std::string rsi_correction_tag;  ///< "" = RKorr (x, y, z) or AK (a1 … a6)
@@ -70,9 +72,10 @@ struct RigDriverSettings {
 [[nodiscard]] hal::RsiDriverConfig rsi_driver_config(const RigDriverSettings& d,
                                                      const hal::ActuatorLimits& limits);
 
-/// Checks the block as the driver would. @throws ScenarioError naming the rig.driver.* field,
+/// Checks the block as the driver would, for a rig of `axes` axes (1, or 6: a robot's whole pose,
+/// egm.axis pose with egm.force wrench). @throws ScenarioError naming the rig.driver.* field,
 /// its value and what is allowed.
-void validate_rig_driver(const RigDriverSettings& d, double period);
+void validate_rig_driver(const RigDriverSettings& d, double period, std::size_t axes = 1);
 
 namespace fields {
 
@@ -230,8 +233,10 @@ std::vector<BoundField<S>> rig_driver(Get get) {
               "(type: udp) the measurement's sequence field (u16/u32/u64)",
               at(&D::measurement_sequence)),
       text<S>("rig.driver.egm.axis", FieldType::kEnum,
-              {"x", "y", "z", "joint1", "joint2", "joint3", "joint4", "joint5", "joint6"},
-              "(type: egm) the robot coordinate the loop drives", at(&D::egm_axis)),
+              {"x", "y", "z", "joint1", "joint2", "joint3", "joint4", "joint5", "joint6", "pose"},
+              "(type: egm) the robot coordinate the loop drives (pose: the TCP's whole pose, "
+              "for a six-axis kind)",
+              at(&D::egm_axis)),
       number<S>("rig.driver.egm.scale", "", {},
                 "(type: egm) wire units (mm or degrees) per loop unit, non-zero",
                 at(&D::egm_scale)),
@@ -239,9 +244,10 @@ std::vector<BoundField<S>> rig_driver(Get get) {
                 "(type: egm) answer each robot message by then, below the robot's cycle",
                 at(&D::egm_reply_deadline_s)),
       text<S>("rig.driver.egm.force", FieldType::kEnum,
-              {"none", "fx", "fy", "fz", "tx", "ty", "tz"},
+              {"none", "fx", "fy", "fz", "tx", "ty", "tz", "wrench"},
               "(type: egm) which of the EgmRobot's measuredForce values is the loop's force "
-              "(N or N·m; none: the robot reports no force)",
+              "(N or N·m; none: the robot reports no force; wrench: all six, for a six-axis "
+              "kind)",
               at(&D::egm_force)),
   };
   for (BoundField<S>& s : udp_signal_fields<S>(get)) f.push_back(std::move(s));

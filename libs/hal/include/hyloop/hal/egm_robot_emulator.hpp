@@ -24,7 +24,9 @@
 // cartesian pose (quaternion if present, else Euler) are the held target of `pose_plant`, each
 // within `max_deviation` of the start (loop units and rad) or the whole correction is refused;
 // feedBack and planned carry the plant's pose and the target, the joints stay at the start (no
-// kinematics), and with `wrench` measuredForce carries the plant's six-axis reading.
+// kinematics), and with `wrench` measuredForce carries the plant's six-axis reading. The pose
+// plant steps from the first correction on (at rest before it), so that its time, and a capture
+// it schedules, counts from the session's start, not the controller's.
 //
 // Reflex (ABB documents a communication timeout; its exact behaviour is in the EGM manual, not
 // in the public sources: modelled here): once corrections flow, none for `reply_timeout` stops

@@ -35,7 +35,11 @@ namespace hyloop::experiment {
 
 /// The SITS6 loop plan (6 axes: x, y, z in m, rx, ry, rz in rad) and parts (sits6_kind.cpp).
 LoopPlan sits6_loop_plan(const Sits6Scenario& s);
+/// The rig part rig.driver selects: the emulated robot and F/T sensor, or an EGM robot's whole
+/// pose on the wire (rig_driver.hpp's make_wire_pose_rig_part).
 std::unique_ptr<RigPart> make_sits6_rig_part(const Sits6Scenario& s);
+/// The emulated rig whatever rig.driver says: the in-process runner's (it never binds a port).
+std::unique_ptr<RigPart> make_sits6_emulated_rig_part(const Sits6Scenario& s);
 std::unique_ptr<DynamicsPart> make_sits6_dynamics_part(const Sits6Scenario& s);
 /// `hyloop analyze`: the 1-D loop's Routh and sampled-loop analyses per axis (sits6_analysis.cpp).
 const Analysis& sits6_analysis();

@@ -15,10 +15,11 @@
 // unknown field is an error. The fields are declared once, in the field table of
 // sits6_scenario.cpp (sits6_field_table()), which parse_sits6_scenario and to_yaml walk.
 //
-// Left out against the 1-D SITS kind: the phase correction, the identification sweep, the rig
-// drivers on the wire (rig.driver), the sensor's tare and filter (acquisition.*), rig fault
-// injection, and a custom G_R (num/den). One G_R for every axis; one tracking differentiator
-// configuration for every axis.
+// rig.driver: the emulator, or an ABB robot's whole pose over EGM (type egm, egm.axis pose,
+// egm.force wrench; rig_driver_fields.hpp). Left out against the 1-D SITS kind: the phase
+// correction, the identification sweep, the other wire devices (udp, rsi: one axis each), the
+// sensor's tare and filter (acquisition.*), rig fault injection, and a custom G_R (num/den). One
+// G_R for every axis; one tracking differentiator configuration for every axis.
 
 #include <array>
 #include <cstdint>
@@ -31,6 +32,7 @@
 #include "hyloop/core/energy_guard.hpp"
 #include "hyloop/core/lti.hpp"
 #include "hyloop/core/tracking_differentiator.hpp"
+#include "hyloop/experiment/rig_driver_fields.hpp"
 #include "hyloop/experiment/scenario_error.hpp"
 #include "hyloop/hal/actuator_limits.hpp"
 
@@ -90,6 +92,8 @@ struct Sits6Scenario {
     Sits6Vector position_noise_std{0.0, 0.0, 0.0};  ///< m
     Sits6Vector angle_noise_std{0.0, 0.0, 0.0};     ///< rad
     std::uint64_t seed = 1;
+    /// rig.driver: the device standing for the robot and its F/T sensor (emulator: Sits6Rig).
+    RigDriverSettings driver;
     struct Limits {
       Sits6Vector position_min{-0.5, -0.5, -0.5};       ///< m
       Sits6Vector position_max{0.5, 0.5, 0.5};          ///< m
