@@ -1,9 +1,9 @@
 // The SITS6 kind (kind.hpp, issue 28): the six-axis space target. Its loop plan (12 command
 // signals: a set point and its rate per axis; 12 measurement signals: the robot's pose, then the
 // measured wrench), its rig part over hal::Sits6RigEmulator, its dynamics part over
-// Sits6Dynamics, its runner and signal roles. The rig is the emulator, or an ABB robot's whole
-// pose over EGM (rig.driver; rig_driver.hpp's make_wire_pose_rig_part), which `hyloop up
-// --emulate-wire` emulates with the same rig stepped at the robot's 4 ms cycle.
+// Sits6Dynamics, its runner and signal roles. The rig is the emulator, or a robot's whole pose
+// over EGM or RSI (rig.driver; rig_driver.hpp's make_wire_pose_rig_part), which `hyloop up
+// --emulate-wire` emulates with the same rig stepped at the robot's cycle.
 #include <algorithm>
 #include <cmath>
 #include <memory>
@@ -89,14 +89,14 @@ class Sits6DynamicsPart final : public DynamicsPart {
 
 std::vector<std::string> sits6_notices(const Sits6Scenario& s) { return s.notices; }
 
-// The EGM robot of `hyloop up --emulate-wire`: the same robot, contact and sensor delay (in
-// seconds), stepped at the controller's 4 ms cycle.
+// The robot controller of `hyloop up --emulate-wire` (EGM or RSI): the same robot, contact and
+// sensor delay (in seconds), stepped at the controller's cycle.
 std::unique_ptr<WireEmulator> make_sits6_wire_emulator(const Sits6Scenario& s,
                                                        const hal::WireImpairments& impairments) {
   const RigDriverSettings& d = s.rig.driver;
-  if (d.type != "egm") {
+  if (d.type != "egm" && d.type != "rsi") {
     throw ScenarioError("rig.driver.type = " + excerpt(d.type) +
-                        ": the sits6 kind emulates an egm robot's whole pose");
+                        ": the sits6 kind emulates an egm or rsi robot's whole pose");
   }
   hal::Sits6RigConfig rig = sits6_rig_config(s);
   rig.step = robot_controller_cycle(d);

@@ -391,11 +391,10 @@ const BoundTable<S6>& sits6_table() {
     add_sits6_contact_fields(b);
     add_sits6_sensor_fields(b);
     add_sits6_limit_fields(b);
-    // The rig driver's block, egm's part only: a six-axis rig runs over an EGM robot's pose.
+    // The rig driver's block for a robot's whole pose (egm, rsi): no udp or openfresco part.
     for (auto& x : f::rig_driver<S6>([](auto& s) -> auto& { return s.rig.driver; })) {
       const std::string& n = x.spec.name;
-      if (n.starts_with("rig.driver.udp.") || n.starts_with("rig.driver.rsi.") ||
-          n.starts_with("rig.driver.openfresco.")) {
+      if (n.starts_with("rig.driver.udp.") || n.starts_with("rig.driver.openfresco.")) {
         continue;
       }
       b.push_back(std::move(x));
@@ -532,11 +531,11 @@ void validate(const Sits6Scenario& s) {
   validate_sits6_body(s);
   validate_sits6_limits(s);
   validate_rig_driver(s.rig.driver, s.timing.step, kSits6Axes);
-  if (s.rig.driver.type == "egm") {
+  if (s.rig.driver.type == "egm" || s.rig.driver.type == "rsi") {
     for (std::size_t i = 0; i < 3; ++i) {
       require(s.model.initial_position[i] == 0.0,
               "model.initial_position_m" + std::string(kSits6Axis[i]), s.model.initial_position[i],
-              "must be 0 over an egm robot (its pose is relative to the session's start)");
+              "must be 0 over a robot (its pose is relative to the session's start)");
     }
   }
   require(s.outputs.decimation >= 1, "outputs.decimation", s.outputs.decimation, "must be >= 1");

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cmath>
 #include <limits>
+#include <numbers>
 #include <stdexcept>
 #include <thread>
 #include <utility>
@@ -230,13 +231,23 @@ class WirePoseRigPart final : public RigPart {
   WirePoseRigPart(const RigDriverSettings& d, std::span<const hal::ActuatorLimits, 6> limits,
                   std::vector<std::string> truth_names, int command_truth)
       : truth_names_(std::move(truth_names)), command_truth_(command_truth) {
+    if (d.type == "rsi") {
+      hal::RsiDriverConfig c = rsi_driver_config(d, {});
+      if (c.axis.mode != hal::RsiMode::kPose || !c.wrench) {
+        throw ScenarioError(
+            "rig.driver.rsi.axis/force_tag: a six-axis rig needs axis pose and a force tag");
+      }
+      std::copy(limits.begin(), limits.end(), c.pose_limits.begin());
+      rsi_ = std::make_unique<hal::RsiDriver>(c);
+      return;
+    }
     hal::EgmDriverConfig c = egm_driver_config(d, {});
-    if (c.axis.mode != hal::EgmMode::kPose || !c.wrench) {
+    if (d.type != "egm" || c.axis.mode != hal::EgmMode::kPose || !c.wrench) {
       throw ScenarioError(
-          "rig.driver.egm.axis/force: a six-axis rig needs axis pose and force wrench");
+          "rig.driver: a six-axis rig needs egm (axis pose, force wrench) or rsi (axis pose)");
     }
     std::copy(limits.begin(), limits.end(), c.pose_limits.begin());
-    driver_ = std::make_unique<hal::EgmDriver>(c);
+    egm_ = std::make_unique<hal::EgmDriver>(c);
   }
   void step(const hal::ActuatorCommand& applied, std::span<double> measurement,
             std::span<double> truth) noexcept override {
@@ -248,13 +259,15 @@ class WirePoseRigPart final : public RigPart {
                  std::span<double> truth) noexcept override {
     constexpr std::size_t kAxes = hal::egm::kPoseAxes;
     std::copy_n(applied.begin(), kAxes, last_.begin());
-    if (driver_->command_pose(std::span<const hal::ActuatorCommand, kAxes>(last_)) ==
-        hal::DriverStatus::kFault) {
+    const std::span<const hal::ActuatorCommand, kAxes> pose(last_);
+    if ((egm_ ? egm_->command_pose(pose) : rsi_->command_pose(pose)) == hal::DriverStatus::kFault) {
       fault_ = to_string(StopReason::kDriverFault).data();  // NUL-terminated
     }
-    const hal::EgmSample s = driver_->latest();
-    std::copy(s.pose.begin(), s.pose.end(), measurement.begin());
-    std::copy(s.wrench.begin(), s.wrench.end(), measurement.begin() + kAxes);
+    if (egm_) {
+      write(egm_->latest(), measurement);
+    } else {
+      write(rsi_->latest(), measurement);
+    }
     for (std::size_t i = 0; i < truth.size(); ++i) {
       truth[i] = std::numeric_limits<double>::quiet_NaN();
     }
@@ -263,11 +276,19 @@ class WirePoseRigPart final : public RigPart {
   std::vector<std::string> truth_names() const override { return truth_names_; }
   const char* fault() const noexcept override { return fault_; }
   std::uint64_t rejected_commands() const noexcept override {
-    return driver_->metrics().rejected_commands;
+    return egm_ ? egm_->metrics().rejected_commands : rsi_->metrics().rejected_commands;
   }
 
  private:
-  std::unique_ptr<hal::EgmDriver> driver_;
+  /// The pose (six), then the wrench (six).
+  template <typename Sample>
+  static void write(const Sample& s, std::span<double> measurement) noexcept {
+    std::copy(s.pose.begin(), s.pose.end(), measurement.begin());
+    std::copy(s.wrench.begin(), s.wrench.end(), measurement.begin() + hal::kPoseAxes);
+  }
+
+  std::unique_ptr<hal::EgmDriver> egm_;  ///< one of the two
+  std::unique_ptr<hal::RsiDriver> rsi_;
   std::array<hal::ActuatorCommand, hal::egm::kPoseAxes> last_{};
   std::vector<std::string> truth_names_;
   int command_truth_;
@@ -412,6 +433,26 @@ std::unique_ptr<WireEmulator> make_robot_pose_emulator(const RigDriverSettings& 
                                                        const hal::WireImpairments& impairments) {
   require(d.local_port > 0, "rig.driver.local_port", d.local_port,
           "must be 1..65535 for the emulated controller to reach the driver");
+  if (d.type == "rsi") {
+    const hal::RsiDriverConfig driver = rsi_driver_config(d, {});
+    hal::RsiControllerEmulatorConfig c;
+    c.local = {d.peer_address, static_cast<std::uint16_t>(d.peer_port)};
+    c.sensor = {d.local_address, static_cast<std::uint16_t>(d.local_port)};
+    c.axis = driver.axis;
+    c.sen_type = driver.sen_type;
+    c.correction_tag = driver.correction_tag;
+    c.plant.step = driver.period;  // the controller's own cycle (4 or 12 ms)
+    c.pose_plant = std::move(plant);
+    if (driver.late_limit > 0) c.late_limit = driver.late_limit;
+    c.force_tag = driver.force_tag;
+    c.force_scale = driver.force_scale;
+    c.wrench = driver.wrench;
+    // The correction's clip (mm and degrees) as far as the rig's own limits reach.
+    c.correction_limit = std::max(driver.axis.scale, 180.0 / std::numbers::pi) * max_deviation;
+    c.monitor_limit = 2.0 * c.correction_limit;
+    c.impairments = impairments;
+    return std::make_unique<RsiWireEmulator>(c);
+  }
   const hal::EgmDriverConfig driver = egm_driver_config(d, {});
   hal::EgmRobotEmulatorConfig c;
   c.local = {d.peer_address, static_cast<std::uint16_t>(d.peer_port)};

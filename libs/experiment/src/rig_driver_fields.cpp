@@ -132,8 +132,9 @@ hal::RsiDriverConfig rsi_driver_config(const RigDriverSettings& d,
   c.local = endpoint(d.local_address, d.local_port);
   c.robot = endpoint(d.peer_address, d.peer_port);
   const bool axis = d.rsi_axis.size() == 2 && d.rsi_axis[0] == 'a';
-  c.axis.mode = axis ? hal::RsiMode::kAxis : hal::RsiMode::kCartesian;
-  c.axis.index = axis ? d.rsi_axis.back() - '1' : d.rsi_axis[0] - 'x';
+  const bool pose = d.rsi_axis == "pose";
+  c.axis.mode = pose ? hal::RsiMode::kPose : axis ? hal::RsiMode::kAxis : hal::RsiMode::kCartesian;
+  c.axis.index = pose ? 0 : axis ? d.rsi_axis.back() - '1' : d.rsi_axis[0] - 'x';
   c.axis.scale = d.rsi_scale;
   c.sen_type = d.rsi_sen_type;
   c.correction_tag = d.rsi_correction_tag;
@@ -144,7 +145,9 @@ hal::RsiDriverConfig rsi_driver_config(const RigDriverSettings& d,
   c.force_tag = d.rsi_force_tag;
   c.force_attribute = d.rsi_force_attribute;
   c.force_scale = d.rsi_force_scale;
+  c.wrench = pose && !d.rsi_force_tag.empty();  // the tag's six attributes
   c.limits = limits;
+  c.pose_limits.fill(limits);
   return c;
 }
 
@@ -152,9 +155,10 @@ namespace {
 
 void validate_rsi(const RigDriverSettings& d) {
   const std::string& a = d.rsi_axis;
-  const bool cartesian = a == "x" || a == "y" || a == "z";
+  const bool cartesian = a == "x" || a == "y" || a == "z" || a == "pose";
   if (!cartesian && !(a.size() == 2 && a[0] == 'a' && a[1] >= '1' && a[1] <= '6')) {
-    throw ScenarioError("rig.driver.rsi.axis: \"" + excerpt(a) + "\" must be x, y, z or a1..a6");
+    throw ScenarioError("rig.driver.rsi.axis: \"" + excerpt(a) +
+                        "\" must be x, y, z, a1..a6 or pose");
   }
   require(d.rsi_cycle_ms == 4 || d.rsi_cycle_ms == 12, "rig.driver.rsi.cycle_ms", d.rsi_cycle_ms,
           "must be 4 or 12 (the RSI cycles)");
@@ -203,11 +207,11 @@ namespace {
 void validate_axes(const RigDriverSettings& d, std::size_t axes) {
   const bool pose = d.type == "egm" && d.egm_axis == "pose";
   const bool wrench = d.type == "egm" && d.egm_force == "wrench";
+  const bool rsi_pose = d.type == "rsi" && d.rsi_axis == "pose";
   if (axes == 1) {
-    if (pose) {
-      throw ScenarioError(
-          "rig.driver.egm.axis: \"pose\" drives six axes; this kind's rig has one (x, y, z or "
-          "joint1..joint6)");
+    if (pose || rsi_pose) {
+      throw ScenarioError("rig.driver." + std::string(pose ? "egm" : "rsi") +
+                          ".axis: \"pose\" drives six axes; this kind's rig has one");
     }
     if (wrench) {
       throw ScenarioError(
@@ -216,10 +220,22 @@ void validate_axes(const RigDriverSettings& d, std::size_t axes) {
     }
     return;
   }
+  if (d.type == "rsi") {
+    if (!rsi_pose) {
+      throw ScenarioError("rig.driver.rsi.axis: \"" + excerpt(d.rsi_axis) +
+                          "\" must be pose: this kind's rig commands the robot's whole pose");
+    }
+    if (d.rsi_force_tag.empty()) {
+      throw ScenarioError(
+          "rig.driver.rsi.force_tag: must name the <Rob> element whose Fx Fy Fz Tx Ty Tz are "
+          "the six-axis wrench this kind's loop reads");
+    }
+    return;
+  }
   if (d.type != "egm") {
     throw ScenarioError("rig.driver.type: \"" + excerpt(d.type) + "\": this kind's rig has " +
                         std::to_string(axes) +
-                        " axes (a robot's whole pose), which only egm carries (or emulator)");
+                        " axes (a robot's whole pose), which egm and rsi carry (or emulator)");
   }
   if (!pose) {
     throw ScenarioError("rig.driver.egm.axis: \"" + excerpt(d.egm_axis) +

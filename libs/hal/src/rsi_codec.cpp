@@ -121,6 +121,9 @@ struct RobotVisitor {
       f.has_delay = true;
       return to_uint(d->value, f.delay);
     }
+    if (!extra.tag.empty() && name == extra.tag && extra.wrench) {
+      return take(a, kWrenchNames, f.has_wrench, f.wrench);
+    }
     if (!extra.tag.empty() && name == extra.tag) {
       const Attribute* v = find(a, extra.attribute);
       if (f.has_extra || v == nullptr) return false;
@@ -259,8 +262,10 @@ ParseResult parse_sensor(std::span<const std::uint8_t> datagram, const SensorFor
 
 std::size_t write_robot(const RobotFrame& f, std::span<std::uint8_t> out,
                         const Extra& extra) noexcept {
-  const bool with_extra = f.has_extra && !extra.tag.empty();
+  const bool with_extra = f.has_extra && !extra.tag.empty() && !extra.wrench;
+  const bool with_wrench = f.has_wrench && !extra.tag.empty() && extra.wrench;
   if (with_extra && (!is_name(extra.tag) || !is_name(extra.attribute))) return 0;
+  if (with_wrench && !is_name(extra.tag)) return 0;
   Out o(out.first(std::min(out.size(), kMaxDatagram)));
   o.put("<Rob Type=\"KUKA\">");
   if (f.has_rist) o.element("RIst", kPoseNames, f.rist, 4);
@@ -272,6 +277,7 @@ std::size_t write_robot(const RobotFrame& f, std::span<std::uint8_t> out,
     o.put(f.delay);
     o.put("\"/>");
   }
+  if (with_wrench) o.element(extra.tag, kWrenchNames, f.wrench, 4);
   if (with_extra) {
     o.put("<");
     o.put(extra.tag);
@@ -297,6 +303,32 @@ std::size_t write_sensor(const SensorFrame& f, const SensorFormat& format,
   o.ipoc(f.ipoc);
   o.put("</Sen>");
   return o.size();
+}
+
+namespace {
+
+Eigen::Quaterniond abc_rotation(const Values& v) noexcept {
+  return zyx_rotation({v[5], v[4], v[3]});
+}
+
+}  // namespace
+
+LoopPose loop_pose(const Values& wire, const Values& start, double scale) noexcept {
+  LoopPose out{};
+  for (std::size_t i = 0; i < 3; ++i) out[i] = (wire[i] - start[i]) / scale;
+  const std::array<double, 3> theta = loop_rotation(abc_rotation(wire), abc_rotation(start));
+  for (std::size_t i = 0; i < 3; ++i) out[3 + i] = theta[i];
+  return out;
+}
+
+Values wire_pose(const LoopPose& loop, const Values& start, double scale) noexcept {
+  Values out{};
+  for (std::size_t i = 0; i < 3; ++i) out[i] = start[i] + scale * loop[i];
+  const ZyxAngles a = zyx_angles(wire_rotation({loop[3], loop[4], loop[5]}, abc_rotation(start)));
+  out[3] = a[2];  // A: about z
+  out[4] = a[1];  // B: about y
+  out[5] = a[0];  // C: about x
+  return out;
 }
 
 }  // namespace hyloop::hal::rsi

@@ -37,6 +37,13 @@ const RsiControllerEmulatorConfig& checked(const RsiControllerEmulatorConfig& c)
   if (!c.force_tag.empty() && (!rsi::is_name(c.force_tag) || !rsi::is_name(c.force_attribute))) {
     throw std::invalid_argument("force_tag, force_attribute: must be XML names (e.g. FT, Fz)");
   }
+  const bool pose = c.axis.mode == RsiMode::kPose;
+  if (pose && !c.pose_plant) {
+    throw std::invalid_argument("pose_plant: the whole pose (axis.mode pose) needs a pose plant");
+  }
+  if (c.wrench && (!pose || c.force_tag.empty())) {
+    throw std::invalid_argument("wrench: for the whole pose (axis.mode pose), under a force_tag");
+  }
   return c;
 }
 
@@ -59,6 +66,10 @@ RsiControllerEmulator::RsiControllerEmulator(const RsiControllerEmulatorConfig& 
   latencies_.reserve(config.latency_samples);
   plant_->reset(0.0);
   plant_view_.store(plant_->measurement());
+  if (config_.pose_plant) {
+    config_.pose_plant->reset({});
+    pose_view_.store(config_.pose_plant->measurement());
+  }
   clock_.start(monotonic_seconds());
   io_.start(*this);
 }
@@ -103,7 +114,13 @@ void RsiControllerEmulator::after_receive(double now) noexcept {
 
 void RsiControllerEmulator::stop_rsi() noexcept {
   stopped_ = true;  // the reflex: freeze where the axis is, latched; no more <Rob>
-  correction_ = config_.axis.scale * plant_->measurement().true_displacement;
+  const auto i = static_cast<std::size_t>(config_.axis.index);
+  if (pose()) {
+    correction_ =
+        rsi::wire_pose(config_.pose_plant->measurement().true_pose, {}, config_.axis.scale);
+  } else {
+    correction_[i] = config_.axis.scale * plant_->measurement().true_displacement;
+  }
   counters_->stopped.store(true, std::memory_order_relaxed);
 }
 
@@ -111,14 +128,22 @@ void RsiControllerEmulator::judge_reply() noexcept {
   if (reply_pending_) {
     reply_pending_ = false;
     const double limit = config_.correction_limit;
-    if (std::abs(reply_value_) > config_.monitor_limit) {
-      stop_rsi();
-      return;
+    const auto i = static_cast<std::size_t>(config_.axis.index);
+    const std::size_t first = pose() ? 0 : i;
+    const std::size_t last = pose() ? rsi::kValues : i + 1;
+    bool clipped = false;
+    for (std::size_t j = first; j < last; ++j) {
+      if (std::abs(reply_[j]) > config_.monitor_limit) {
+        stop_rsi();
+        return;
+      }
+      clipped = clipped || std::abs(reply_[j]) > limit;
     }
-    if (std::abs(reply_value_) > limit) {
+    if (clipped) {
       bump(counters_->clipped);
     }
-    correction_ = std::clamp(reply_value_, -limit, limit);
+    for (std::size_t j = first; j < last; ++j)
+      correction_[j] = std::clamp(reply_[j], -limit, limit);
     bump(counters_->corrections);
     late_run_ = 0;
     answered_ = true;
@@ -130,7 +155,7 @@ void RsiControllerEmulator::judge_reply() noexcept {
   bump(counters_->late);
   bump(counters_->late_weight, ++late_run_);
   if (!config_.hold_on) {
-    correction_ = 0.0;  // HOLDON=0: the start pose again
+    correction_ = {};  // HOLDON=0: the start pose again
   }
   if (counters_->late.load(std::memory_order_relaxed) >= config_.late_limit) {
     stop_rsi();
@@ -153,13 +178,35 @@ rsi::RobotFrame RsiControllerEmulator::frame(double actual, double target) const
   return f;
 }
 
+rsi::RobotFrame RsiControllerEmulator::pose_frame(const PoseMeasurement& m,
+                                                  const LoopPose& target) const noexcept {
+  rsi::RobotFrame f;
+  f.has_rist = f.has_rsol = f.has_aipos = f.has_aspos = f.has_delay = true;
+  f.rist = rsi::wire_pose(m.pose, config_.start_pose, config_.axis.scale);
+  f.rsol = rsi::wire_pose(target, config_.start_pose, config_.axis.scale);
+  f.aipos = f.aspos = config_.start_axes;
+  f.delay = counters_->late.load(std::memory_order_relaxed);
+  f.has_wrench = config_.wrench;
+  for (std::size_t i = 0; i < rsi::kValues; ++i) f.wrench[i] = m.wrench[i] / config_.force_scale;
+  f.ipoc = ipoc_;
+  return f;
+}
+
 void RsiControllerEmulator::tick(double now) noexcept {
   if (started_ && !stopped_) {
     judge_reply();
   }
-  const double target = correction_ / config_.axis.scale;
-  const ServoMeasurement& m = plant_->step(target);
+  const double target =
+      correction_[static_cast<std::size_t>(config_.axis.index)] / config_.axis.scale;
+  const LoopPose pose_target =
+      pose() ? rsi::loop_pose(correction_, {}, config_.axis.scale) : LoopPose{};
+  const ServoMeasurement& m = pose() ? plant_->measurement() : plant_->step(target);
   plant_view_.store(m);
+  if (pose()) {
+    // The pose plant's clock starts with the sensor's first answer.
+    PosePlant& p = *config_.pose_plant;
+    pose_view_.store(answered_ ? p.step(pose_target) : p.measurement());
+  }
   if (stopped_) {
     return;
   }
@@ -169,8 +216,10 @@ void RsiControllerEmulator::tick(double now) noexcept {
   replied_ = false;
   counters_->ipoc.store(ipoc_, std::memory_order_relaxed);
   std::array<std::uint8_t, rsi::kMaxDatagram> out{};
-  const std::size_t n = rsi::write_robot(frame(m.displacement, target), out,
-                                         {config_.force_tag, config_.force_attribute});
+  const rsi::RobotFrame f = pose() ? pose_frame(config_.pose_plant->measurement(), pose_target)
+                                   : frame(m.displacement, target);
+  const std::size_t n =
+      rsi::write_robot(f, out, {config_.force_tag, config_.force_attribute, config_.wrench});
   if (n == 0 || !wire_.submit({out.data(), n}, now)) {
     bump(counters_->dropped_out);
   }
@@ -194,7 +243,7 @@ void RsiControllerEmulator::on_datagram(std::span<const std::uint8_t> datagram,
   }
   replied_ = true;
   reply_pending_ = true;
-  reply_value_ = sen.correction[static_cast<std::size_t>(config_.axis.index)];
+  reply_ = sen.correction;
   if (latencies_.size() < latencies_.capacity()) {
     latencies_.push_back(now - last_sent_at_);
   }

@@ -15,9 +15,13 @@ using detail::bump;
 using detail::require;
 
 void validate(const RsiAxis& axis) {
-  const int max_index = axis.mode == RsiMode::kCartesian ? 2 : static_cast<int>(rsi::kValues) - 1;
+  const int max_index = axis.mode == RsiMode::kCartesian ? 2
+                        : axis.mode == RsiMode::kAxis    ? static_cast<int>(rsi::kValues) - 1
+                                                         : 0;
   require(axis.index >= 0 && axis.index <= max_index, "axis.index", axis.index,
-          axis.mode == RsiMode::kCartesian ? "0..2 (X, Y, Z)" : "0..5 (A1..A6)");
+          axis.mode == RsiMode::kCartesian ? "0..2 (X, Y, Z)"
+          : axis.mode == RsiMode::kAxis    ? "0..5 (A1..A6)"
+                                           : "0 (the whole pose)");
   require(std::isfinite(axis.scale) && axis.scale != 0.0, "axis.scale", axis.scale,
           "finite and non-zero (wire units per loop unit)");
 }
@@ -32,6 +36,8 @@ struct RsiDriver::Session {
   double last_heard = 0.0;
   double start_value = 0.0;  ///< wire units
   double last_value = 0.0;
+  rsi::Values start_pose{};  ///< RIst at the start (kPose)
+  LoopPose last_pose{};
   std::uint64_t ipoc = 0;  ///< of the <Rob> awaiting its answer
   sockaddr_in from{};
 };
@@ -52,6 +58,11 @@ const RsiDriverConfig& checked(const RsiDriverConfig& c) {
   return c;
 }
 
+std::span<const ActuatorLimits> paced_limits(const RsiDriverConfig& c) {
+  if (c.axis.mode == RsiMode::kPose) return c.pose_limits;
+  return {&c.limits, 1};
+}
+
 }  // namespace
 
 void validate(const RsiDriverConfig& c) {
@@ -64,6 +75,15 @@ void validate(const RsiDriverConfig& c) {
           "finite and >= period");
   require(std::isfinite(c.force_scale) && c.force_scale != 0.0, "force_scale", c.force_scale,
           "finite and non-zero (N per wire unit)");
+  const bool pose = c.axis.mode == RsiMode::kPose;
+  if (c.wrench && (!pose || c.force_tag.empty())) {
+    throw std::invalid_argument(
+        "wrench: the six-axis wrench is read for the whole pose (axis.mode pose) from a "
+        "force_tag");
+  }
+  if (pose && !c.force_tag.empty() && !c.wrench) {
+    throw std::invalid_argument("force_tag: the whole pose (axis.mode pose) reads the wrench");
+  }
   if (!c.force_tag.empty() && (!rsi::is_name(c.force_tag) || !rsi::is_name(c.force_attribute))) {
     throw std::invalid_argument("force_tag = '" + c.force_tag + "', force_attribute = '" +
                                 c.force_attribute + "': must be XML names (e.g. FT, Fz)");
@@ -82,12 +102,12 @@ RsiDriver::RsiDriver(const RsiDriverConfig& config)
       format_(format_of(config_)),
       robot_(to_sockaddr("robot", config.robot)),
       socket_("local", config.local),
-      reply_(config.limits, config.reply_deadline, config.timeout),
+      reply_(paced_limits(config_), config.reply_deadline, config.timeout),
       counters_(std::make_unique<Counters>()),
       session_(std::make_unique<Session>()),
       io_(socket_, {robot_, config.robot.port == 0, rsi::kMaxDatagram, &counters_->rejected_foreign,
                     &counters_->rejected_malformed}) {
-  if (!config_.force_tag.empty()) {
+  if (!config_.force_tag.empty() && !config_.wrench) {
     force_ = std::make_unique<LatestForce<RsiDriver, &RsiSample::ipoc>>(*this);
   }
   io_.start(*this);
@@ -103,7 +123,11 @@ ForceSensorDriver& RsiDriver::force_sensor() {
 }
 
 DriverStatus RsiDriver::command(const ActuatorCommand& c) noexcept {
-  return reply_.command(c, io_);
+  return reply_.command(c, io_);  // kPose: one axis of six, rejected by PacedReply
+}
+
+DriverStatus RsiDriver::command_pose(std::span<const ActuatorCommand, kPoseAxes> pose) noexcept {
+  return reply_.command(std::span<const ActuatorCommand>(pose), io_);  // one axis: rejected
 }
 
 ActuatorState RsiDriver::state() const noexcept {
@@ -136,16 +160,17 @@ void RsiDriver::before_receive(double now) noexcept {
 
 double RsiDriver::wire_value(const rsi::RobotFrame& f) const noexcept {
   const auto i = static_cast<std::size_t>(config_.axis.index);
-  return config_.axis.mode == RsiMode::kCartesian ? f.rist[i] : f.aipos[i];
+  return config_.axis.mode == RsiMode::kAxis ? f.aipos[i] : f.rist[i];
 }
 
 void RsiDriver::on_datagram(std::span<const std::uint8_t> datagram, const sockaddr_in& from,
                             double now) noexcept {
   rsi::RobotFrame f;
-  const bool cartesian = config_.axis.mode == RsiMode::kCartesian;
-  const rsi::Extra force{config_.force_tag, config_.force_attribute};
+  const bool axis = config_.axis.mode == RsiMode::kAxis;
+  const rsi::Extra force{config_.force_tag, config_.force_attribute, config_.wrench};
   if (rsi::parse_robot(datagram, f, force) != rsi::ParseResult::kOk ||
-      (cartesian ? !f.has_rist : !f.has_aipos) || (!force.tag.empty() && !f.has_extra)) {
+      (axis ? !f.has_aipos : !f.has_rist) ||
+      (!force.tag.empty() && !(config_.wrench ? f.has_wrench : f.has_extra))) {
     bump(counters_->rejected_malformed);
     return;
   }
@@ -188,6 +213,8 @@ void RsiDriver::publish(const rsi::RobotFrame& f, double now) noexcept {
   if (!s.active) {
     s.active = true;
     s.start_value = value;
+    s.start_pose = f.rist;
+    s.last_pose = LoopPose{};
     reply_.restart();
     s.last_value = value;
     bump(counters_->sessions);
@@ -200,6 +227,16 @@ void RsiDriver::publish(const rsi::RobotFrame& f, double now) noexcept {
   sample.ipoc = f.ipoc;
   sample.force = config_.force_scale * f.extra;
   sample.delay = f.delay;
+  if (config_.axis.mode == RsiMode::kPose) {
+    sample.pose = rsi::loop_pose(f.rist, s.start_pose, config_.axis.scale);
+    for (std::size_t i = 0; i < kPoseAxes; ++i) {
+      sample.twist[i] = (sample.pose[i] - s.last_pose[i]) / dt;
+      sample.wrench[i] = config_.force_scale * f.wrench[i];
+    }
+    sample.position = sample.pose[0];
+    sample.velocity = sample.twist[0];
+    s.last_pose = sample.pose;
+  }
   sample.received_at = now;
   sample.valid = true;
   sample_.store(sample);
@@ -218,7 +255,11 @@ void RsiDriver::answer(bool at_deadline) noexcept {
   const PacedReply::Answer a = reply_.take(at_deadline);
   rsi::SensorFrame reply;
   reply.ipoc = session_->ipoc;
-  if (a.commanded) {
+  if (a.commanded && config_.axis.mode == RsiMode::kPose) {
+    LoopPose target{};
+    std::copy_n(a.position.begin(), kPoseAxes, target.begin());
+    reply.correction = rsi::wire_pose(target, {}, config_.axis.scale);  // offset from the start
+  } else if (a.commanded) {
     reply.correction[static_cast<std::size_t>(config_.axis.index)] =
         config_.axis.scale * a.position[0];
   }

@@ -97,12 +97,13 @@ std::unique_ptr<RigPart> make_wire_rig_part(const RigDriverSettings& d,
                                             WireRigShape shape,
                                             std::vector<std::string> truth_names);
 
-/// A rig of six axes over an EGM robot's whole pose (rig.driver.type egm, egm.axis pose,
-/// egm.force wrench; validate_rig_driver(d, period, 6)): each cycle commands the six applied
-/// set points at once (hal::EgmDriver::command_pose; `limits` per axis: x, y, z in m, rx, ry, rz
-/// in rad) and writes the measurement as the pose (six) then the wrench (six). Every truth value
-/// is NaN (a device reports no truth) but truth[command_truth], the applied x (−1: none). A
-/// driver fault latches fault(). @throws ScenarioError naming the field, std::system_error.
+/// A rig of six axes over a robot's whole pose (rig.driver.type egm with egm.axis pose and
+/// egm.force wrench, or rsi with rsi.axis pose and a force tag; validate_rig_driver(d, period,
+/// 6)): each cycle commands the six applied set points at once (command_pose; `limits` per axis: x,
+/// y, z in m, rx, ry, rz in rad) and writes the measurement as the pose (six) then the wrench
+/// (six). Every truth value is NaN (a device reports no truth) but truth[command_truth], the
+/// applied x (−1: none). A driver fault latches fault(). @throws ScenarioError naming the field,
+/// std::system_error.
 std::unique_ptr<RigPart> make_wire_pose_rig_part(const RigDriverSettings& d,
                                                  std::span<const hal::ActuatorLimits, 6> limits,
                                                  std::vector<std::string> truth_names,
@@ -136,10 +137,11 @@ std::unique_ptr<WireEmulator> make_robot_controller_emulator(
     const RigDriverSettings& d, std::shared_ptr<hal::AxisPlant> plant,
     const hal::WireImpairments& impairments);
 
-/// The EGM robot controller of a six-axis rig.driver (egm.axis pose) on a real socket: as
-/// make_robot_controller_emulator, moving the whole pose of `plant` (stepped every 4 ms) and
-/// reporting its wrench as measuredForce; a correction with an axis further than
-/// `max_deviation` (m or rad) from the start is refused (the controller's supervision).
+/// The robot controller of a six-axis rig.driver (egm or rsi, axis pose) on a real socket: as
+/// make_robot_controller_emulator, moving the whole pose of `plant` (stepped every cycle,
+/// robot_controller_cycle()) and reporting its wrench (EGM's measuredForce; RSI's force tag,
+/// Fx..Tz). EGM refuses a correction with an axis further than `max_deviation` (m or rad) from
+/// the start; RSI clips each correction value there (in mm and degrees) and stops beyond twice.
 /// @throws ScenarioError naming the field.
 std::unique_ptr<WireEmulator> make_robot_pose_emulator(const RigDriverSettings& d,
                                                        std::shared_ptr<hal::PosePlant> plant,

@@ -47,7 +47,7 @@ struct RigDriverSettings {
   double egm_reply_deadline_s = 0.002;
   /// none | fx | fy | fz | tx | ty | tz: measuredForce's value | wrench: all six (pose)
   std::string egm_force = "none";
-  std::string rsi_axis = "z";  ///< x | y | z | a1 … a6
+  std::string rsi_axis = "z";  ///< x | y | z | a1 … a6 | pose (six axes)
   double rsi_scale = 1000.0;   ///< mm (or degrees) per loop unit
   int rsi_cycle_ms = 4;        ///< 4 | 12
   double rsi_reply_deadline_s = 0.002;
@@ -73,8 +73,8 @@ struct RigDriverSettings {
                                                      const hal::ActuatorLimits& limits);
 
 /// Checks the block as the driver would, for a rig of `axes` axes (1, or 6: a robot's whole pose,
-/// egm.axis pose with egm.force wrench). @throws ScenarioError naming the rig.driver.* field,
-/// its value and what is allowed.
+/// egm.axis pose with egm.force wrench, or rsi.axis pose with an rsi.force_tag). @throws
+/// ScenarioError naming the rig.driver.* field, its value and what is allowed.
 void validate_rig_driver(const RigDriverSettings& d, double period, std::size_t axes = 1);
 
 namespace fields {
@@ -150,9 +150,9 @@ std::vector<BoundField<S>> rsi_fields(Get get) {
   using D = RigDriverSettings;
   return {
       text<S>("rig.driver.rsi.axis", FieldType::kEnum,
-              {"x", "y", "z", "a1", "a2", "a3", "a4", "a5", "a6"},
+              {"x", "y", "z", "a1", "a2", "a3", "a4", "a5", "a6", "pose"},
               "(type: rsi) the robot coordinate the loop drives: TCP x/y/z (RKorr) or axis a1..a6 "
-              "(AK)",
+              "(AK); pose: the TCP's whole pose (RKorr X..C, for a six-axis kind)",
               at(&D::rsi_axis)),
       number<S>("rig.driver.rsi.scale", "", {},
                 "(type: rsi) wire units (mm or degrees) per loop unit, non-zero",
@@ -174,7 +174,8 @@ std::vector<BoundField<S>> rsi_fields(Get get) {
                  at(&D::rsi_late_limit)),
       text<S>("rig.driver.rsi.force_tag", FieldType::kString, {},
               "(type: rsi) the <Rob> element carrying a force routed through the controller "
-              "(its SEND section's TAG=\"FT.Fz\" is <FT Fz=..>); \"\": none",
+              "(its SEND section's TAG=\"FT.Fz\" is <FT Fz=..>); \"\": none; with axis pose, "
+              "its six attributes Fx Fy Fz Tx Ty Tz are the wrench",
               at(&D::rsi_force_tag)),
       text<S>("rig.driver.rsi.force_attribute", FieldType::kString, {},
               "(type: rsi) the attribute of force_tag holding the force",

@@ -1,6 +1,6 @@
 #pragma once
-// The robot's whole TCP pose as six loop axes (EgmMode::kPose): the position x, y, z (loop
-// units, `scale` wire mm per unit) and the orientation as a rotation vector θ (rad, world
+// The robot's whole TCP pose as six loop axes (EgmMode::kPose, pose6.hpp): the position x, y, z
+// (loop units, `scale` wire mm per unit) and the orientation as a rotation vector θ (rad, world
 // frame, as core::relative_pose), both relative to the pose where the session started:
 //   p_wire = p_start + scale·p,      R_wire = R(θ)·R_start
 //   p = (p_wire − p_start) / scale,  θ = log(R_wire·R_startᵀ)        (|θ| < π)
@@ -12,12 +12,12 @@
 #include <cstddef>
 
 #include "hyloop/hal/egm_codec.hpp"
+#include "hyloop/hal/pose6.hpp"
 
 namespace hyloop::hal::egm {
 
-inline constexpr std::size_t kPoseAxes = 6;
-/// x, y, z (loop units), rx, ry, rz (rad): a rotation vector.
-using LoopPose = std::array<double, kPoseAxes>;
+using hal::kPoseAxes;
+using hal::LoopPose;
 
 /// The pose's orientation (the quaternion if present, else the Euler angles).
 [[nodiscard]] Eigen::Quaterniond orientation(const Pose& p) noexcept;

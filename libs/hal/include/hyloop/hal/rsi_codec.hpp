@@ -32,6 +32,8 @@
 #include <span>
 #include <string_view>
 
+#include "hyloop/hal/pose6.hpp"
+
 namespace hyloop::hal::rsi {
 
 inline constexpr std::size_t kMaxDatagram = 1472;
@@ -49,6 +51,11 @@ inline constexpr std::array<std::string_view, kValues> kPoseNames{"X", "Y", "Z",
 inline constexpr std::array<std::string_view, kValues> kAxisNames{"A1", "A2", "A3",
                                                                   "A4", "A5", "A6"};
 
+/// Fx Fy Fz (N) Tx Ty Tz (N·m): a force/torque sensor's six values under one user tag (the SEND
+/// section's TAG="FT.Fx" … "FT.Tz" → <FT Fx=".." .. Tz=".."/>).
+inline constexpr std::array<std::string_view, kValues> kWrenchNames{"Fx", "Fy", "Fz",
+                                                                    "Tx", "Ty", "Tz"};
+
 enum class ParseResult : std::uint8_t {
   kOk,
   kMalformed,   ///< not the XML subset, a bad or non-finite number, a duplicate
@@ -64,12 +71,15 @@ struct RobotFrame {
   std::uint64_t delay = 0;
   bool has_extra = false;
   double extra = 0.0;  ///< the Extra's value, as sent
+  bool has_wrench = false;
+  Values wrench{};  ///< the Extra's six values (Extra::wrench), as sent
 };
 
 /// One attribute of a user element of the <Rob> (the SEND section's TAG="FT.Fz": <FT Fz=".."/>).
 struct Extra {
   std::string_view tag;  ///< "" = none
   std::string_view attribute;
+  bool wrench = false;  ///< the tag's six attributes kWrenchNames instead of `attribute`
 };
 
 struct SensorFrame {
@@ -85,7 +95,8 @@ struct SensorFormat {
 };
 
 /// Parses a <Rob>; IPOC is required, the rest as sent.
-/// With `extra`, its element (once, the attribute present and finite) sets has_extra.
+/// With `extra`, its element (once, the attribute present and finite) sets has_extra (or, with
+/// Extra::wrench, all six present and finite, has_wrench).
 ParseResult parse_robot(std::span<const std::uint8_t> datagram, RobotFrame& out,
                         const Extra& extra = {}) noexcept;
 /// Writes a <Rob Type="KUKA"> with the elements flagged has_*, then IPOC. 0 when it does not fit.
@@ -99,5 +110,13 @@ ParseResult parse_sensor(std::span<const std::uint8_t> datagram, const SensorFor
 /// Writes the <Sen>. 0 when it does not fit or a value is out of range.
 std::size_t write_sensor(const SensorFrame& frame, const SensorFormat& format,
                          std::span<std::uint8_t> out) noexcept;
+
+/// The loop's whole pose (pose6.hpp) of a Cartesian pose X Y Z A B C (mm, degrees; R =
+/// R_z(A)·R_y(B)·R_x(C)) relative to `start`, `scale` mm per loop unit. With a zero start it
+/// reads an absolute correction (RKorr: the offset from the session's start). RT-safe.
+[[nodiscard]] LoopPose loop_pose(const Values& wire, const Values& start, double scale) noexcept;
+/// The Cartesian pose X..C of the loop's `loop` relative to `start`; with a zero start, the
+/// absolute correction RKorr that moves the robot there. RT-safe.
+[[nodiscard]] Values wire_pose(const LoopPose& loop, const Values& start, double scale) noexcept;
 
 }  // namespace hyloop::hal::rsi

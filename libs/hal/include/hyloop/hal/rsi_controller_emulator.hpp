@@ -17,6 +17,13 @@
 // late). A correction beyond ±`correction_limit` (wire units) is clipped to it (the
 // POSCORR/AXISCORR object's limits); one beyond ±`monitor_limit` stops RSI (the ...MON object).
 //
+// The whole pose (axis mode kPose, pose6.hpp): RKorr's six values (clipped and monitored each)
+// are the offset from the start pose (rsi::loop_pose of a zero start) that `pose_plant` is held
+// at; RIst and RSol carry the plant's pose and that target from the start pose, the axis angles
+// stay at the start (no kinematics), and with `wrench` the force tag carries the plant's six
+// values as Fx..Tz. The pose plant steps from the sensor's first answer on (at rest before it),
+// so that its time, and a capture it schedules, counts from the session's start.
+//
 // The reflex (the ETHERNET object's Timeout, 100 by default; KR C4 README of kuka_experimental,
 // its issue #71; whether the count is consecutive is not stated, we count them all, as Delay.D
 // does): at `late_limit` late packets RSI stops: the target freezes where the axis is (it comes
@@ -34,6 +41,7 @@
 #include "hyloop/hal/rsi_driver.hpp"
 #include "hyloop/hal/seqlock.hpp"
 #include "hyloop/hal/servo_actuator_emulator.hpp"
+#include "hyloop/hal/sits6_rig_emulator.hpp"
 #include "hyloop/hal/udp_socket.hpp"
 #include "hyloop/hal/wire_impairment.hpp"
 
@@ -62,6 +70,10 @@ struct RsiControllerEmulatorConfig {
   std::string force_tag;  ///< "" = none; else the plant's force goes out as <tag attr=".."/>
   std::string force_attribute = "Fz";
   double force_scale = 1.0;  ///< N per wire unit, as the driver's
+  /// kPose: the six-axis plant the pose moves (required; plant.step stays the cycle).
+  std::shared_ptr<PosePlant> pose_plant;
+  /// kPose: force_tag carries pose_plant's wrench as Fx..Tz (force_attribute unused).
+  bool wrench = false;
   WireImpairments impairments;
   std::size_t latency_samples = 0;  ///< reply latencies kept (memory reserved up front)
 };
@@ -96,6 +108,8 @@ class RsiControllerEmulator final : private IoHandler {
   [[nodiscard]] RsiControllerEmulatorStats stats() const noexcept;
   /// The axis' newest plant step (loop units, relative to the start). Wait-free.
   [[nodiscard]] ServoMeasurement plant() const noexcept { return plant_view_.load(); }
+  /// kPose: the plant's newest step (loop units and rad, relative to the start). Wait-free.
+  [[nodiscard]] PoseMeasurement pose_plant() const noexcept { return pose_view_.load(); }
   /// Stops the controller (it dies) and joins the I/O thread; idempotent.
   void stop();
   /// The reply latencies recorded (s); after stop().
@@ -112,6 +126,9 @@ class RsiControllerEmulator final : private IoHandler {
   void judge_reply() noexcept;
   void stop_rsi() noexcept;
   [[nodiscard]] rsi::RobotFrame frame(double actual, double target) const noexcept;
+  [[nodiscard]] rsi::RobotFrame pose_frame(const PoseMeasurement& m,
+                                           const LoopPose& target) const noexcept;
+  [[nodiscard]] bool pose() const noexcept { return config_.axis.mode == RsiMode::kPose; }
 
   RsiControllerEmulatorConfig config_;
   rsi::SensorFormat format_;
@@ -119,19 +136,20 @@ class RsiControllerEmulator final : private IoHandler {
   UdpSocket socket_;
   std::shared_ptr<AxisPlant> plant_;  ///< config_.axis_plant, or a servo of config_.plant
   SeqLock<ServoMeasurement> plant_view_;
+  SeqLock<PoseMeasurement> pose_view_;
   std::unique_ptr<Counters> counters_;
   std::vector<double> latencies_;
 
   // I/O thread only.
   WireImpairer wire_;
-  double correction_ = 0.0;  ///< held, wire units
+  rsi::Values correction_{};  ///< held, wire units (one axis: its index)
   std::uint64_t ipoc_ = 0;
   bool started_ = false;   ///< a <Rob> was sent
   bool answered_ = false;  ///< a correction was applied
   bool replied_ = false;   ///< a reply to the newest <Rob> arrived
   std::uint64_t late_run_ = 0;
   bool reply_pending_ = false;
-  double reply_value_ = 0.0;  ///< wire units
+  rsi::Values reply_{};  ///< wire units
   bool stopped_ = false;
   double last_sent_at_ = 0.0;
   ControllerClock clock_;

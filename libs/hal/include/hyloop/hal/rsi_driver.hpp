@@ -14,6 +14,10 @@
 //   position = (actual[axis] − start[axis]) / scale,   correction[axis] = scale · command
 // and every other correction is 0. Until the loop commands, the correction is 0 (no jump).
 // Velocity is the difference of two positions over their IPOC difference (ms).
+// Or the loop drives the TCP's whole pose (RsiMode::kPose, pose6.hpp): six axes x, y, z and a
+// rotation vector from RIst, commanded together (command_pose(); one axis out of its limits
+// rejects the whole pose) as the RKorr that moves the start pose there (rsi::wire_pose); with
+// `wrench`, the force tag's six attributes Fx..Tz (times force_scale) are the loop's wrench.
 //
 // Sessions and IPOC: the first <Rob>, or one after more than `timeout` of silence, starts a
 // session (the start pose is captured). IPOC counts the controller's milliseconds (+4 per cycle
@@ -40,9 +44,11 @@
 // RT-safety: command(), state(), read(), emergency_stop_input(), health() and metrics() are
 // wait-free (seqlocks, relaxed atomics, one eventfd write); XML runs on the I/O thread only.
 
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 
 #include "hyloop/hal/actuator_limits.hpp"
@@ -56,12 +62,13 @@
 
 namespace hyloop::hal {
 
-enum class RsiMode : std::uint8_t { kCartesian, kAxis };
+/// kPose: the TCP's whole pose, six loop axes (pose6.hpp).
+enum class RsiMode : std::uint8_t { kCartesian, kAxis, kPose };
 
 /// Which coordinate of the robot the loop drives, and in what wire units per loop unit.
 struct RsiAxis {
   RsiMode mode = RsiMode::kCartesian;
-  int index = 2;          ///< X, Y, Z = 0, 1, 2 (Cartesian) or axis A1..A6 = 0..5
+  int index = 2;          ///< X, Y, Z = 0, 1, 2 (Cartesian) or axis A1..A6 = 0..5; 0 (kPose)
   double scale = 1000.0;  ///< wire units (mm or degrees) per loop unit; finite, ≠ 0
 };
 
@@ -87,6 +94,11 @@ struct RsiDriverConfig {
   std::string force_attribute = "Fz";
   double force_scale = 1.0;  ///< N per wire unit; finite, ≠ 0
   ActuatorLimits limits;     ///< loop units
+  /// kPose: each axis' limits (x, y, z in loop units, rx, ry, rz in rad); `limits` is unused.
+  std::array<ActuatorLimits, kPoseAxes> pose_limits{};
+  /// kPose: force_tag's six attributes Fx Fy Fz Tx Ty Tz (rsi::kWrenchNames) are the loop's
+  /// wrench (latest().wrench); force_attribute is unused.
+  bool wrench = false;
 };
 
 /// Everything the constructor checks but binding. @throws std::invalid_argument naming the field.
@@ -104,6 +116,9 @@ struct RsiSample {
   double velocity = 0.0;
   std::uint64_t ipoc = 0;
   double force = 0.0;        ///< N (force_tag), before tare
+  LoopPose pose{};           ///< kPose: the six axes (position, velocity are pose[0], twist[0])
+  LoopPose twist{};          ///< kPose: their differences over the IPOC difference, per s
+  LoopPose wrench{};         ///< kPose with `wrench`: N and N·m
   std::uint64_t delay = 0;   ///< Delay.D
   double received_at = 0.0;  ///< monotonic_seconds()
   bool valid = false;
@@ -117,7 +132,10 @@ class RsiDriver final : public ActuatorDriver, private IoHandler {
   RsiDriver(const RsiDriver&) = delete;
   RsiDriver& operator=(const RsiDriver&) = delete;
 
+  /// One axis; kRejected in kPose (use command_pose).
   DriverStatus command(const ActuatorCommand& command) noexcept override;
+  /// kPose: the six axes at once (x, y, z, rx, ry, rz); kRejected in another mode. RT-safe.
+  DriverStatus command_pose(std::span<const ActuatorCommand, kPoseAxes> pose) noexcept;
   [[nodiscard]] ActuatorState state() const noexcept override;
   [[nodiscard]] bool emergency_stop_input() const noexcept override;
 

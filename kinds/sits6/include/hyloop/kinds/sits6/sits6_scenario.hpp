@@ -15,9 +15,10 @@
 // unknown field is an error. The fields are declared once, in the field table of
 // sits6_scenario.cpp (sits6_field_table()), which parse_sits6_scenario and to_yaml walk.
 //
-// rig.driver: the emulator, or an ABB robot's whole pose over EGM (type egm, egm.axis pose,
-// egm.force wrench; rig_driver_fields.hpp). Left out against the 1-D SITS kind: the phase
-// correction, the identification sweep, the other wire devices (udp, rsi: one axis each), the
+// rig.driver: the emulator, or a robot's whole pose over EGM (type egm, egm.axis pose,
+// egm.force wrench) or RSI (type rsi, rsi.axis pose, rsi.force_tag; rig_driver_fields.hpp). Left
+// out against the 1-D SITS kind: the phase correction, the identification sweep, a udp target
+// (one axis per packet map), the
 // sensor's tare and filter (acquisition.*), rig fault injection, and a custom G_R (num/den). One
 // G_R for every axis; one tracking differentiator configuration for every axis.
 

@@ -1,17 +1,21 @@
-// The robot's whole pose over EGM (EgmMode::kPose): the loop ↔ wire pose conversion, and the
-// six-axis driver against the robot-controller emulator moving the SITS6 rig.
-#include "hyloop/hal/egm_pose.hpp"
-
+// The robot's whole pose (pose6.hpp) over EGM (EgmMode::kPose) and RSI (RsiMode::kPose): the
+// loop ↔ wire pose conversions, and each six-axis driver against its controller emulator moving
+// the SITS6 rig.
 #include <gtest/gtest.h>
 
 #include <chrono>
 #include <cmath>
 #include <numbers>
 #include <random>
+#include <string>
 #include <thread>
 
 #include "hyloop/hal/egm_driver.hpp"
+#include "hyloop/hal/egm_pose.hpp"
 #include "hyloop/hal/egm_robot_emulator.hpp"
+#include "hyloop/hal/rsi_codec.hpp"
+#include "hyloop/hal/rsi_controller_emulator.hpp"
+#include "hyloop/hal/rsi_driver.hpp"
 #include "hyloop/hal/sits6_rig_emulator.hpp"
 #include "hyloop/testing/alloc_guard.hpp"
 #include "udp_test_layouts.hpp"
@@ -101,7 +105,7 @@ struct PosePair {
   }
 };
 
-using Pose6Commands = std::array<ActuatorCommand, egm::kPoseAxes>;
+using Pose6Commands = std::array<ActuatorCommand, kPoseAxes>;
 
 TEST(EgmRobotEmulator, TheWholePoseFollowsTheCommandAndTheWrenchComesBack) {
   PosePair pair;
@@ -205,6 +209,151 @@ TEST(EgmDriver, PoseModeRefusesAOneAxisForceAndTheEmulatorNeedsAPosePlant) {
   EgmRobotEmulatorConfig e;
   e.axis = {EgmMode::kPose, 0, 1000.0};
   EXPECT_THROW((void)EgmRobotEmulator(e), std::invalid_argument);
+}
+
+// ---- RSI ------------------------------------------------------------------------------------
+
+const rsi::Values kRsiStart{445.0, 10.0, 890.0, 170.0, -5.0, 175.0};
+
+TEST(RsiPose, AYawOfTheLoopIsTheCorrectionsA) {
+  // RKorr is the offset from the start: 10° about z is A = 10, 2 mm along x is X = 2.
+  const double yaw = 10.0 * std::numbers::pi / 180.0;
+  const rsi::Values c = rsi::wire_pose({0.002, 0.0, 0.0, 0.0, 0.0, yaw}, {}, 1000.0);
+  const rsi::Values want{2.0, 0.0, 0.0, 10.0, 0.0, 0.0};
+  for (std::size_t i = 0; i < rsi::kValues; ++i) EXPECT_NEAR(c[i], want[i], 1e-12) << i;
+}
+
+TEST(RsiPose, LoopToWireAndBackIsTheIdentityOverManyPoses) {
+  std::mt19937_64 rng(11);
+  std::uniform_real_distribution<double> t(-0.2, 0.2), r(-0.75, 0.75);
+  double worst = 0.0;
+  for (int n = 0; n < 2000; ++n) {
+    const LoopPose loop{t(rng), t(rng), t(rng), r(rng), r(rng), r(rng)};
+    // Through RIst (from the start pose) and through RKorr (from zero).
+    for (const rsi::Values& start : {kRsiStart, rsi::Values{}}) {
+      const LoopPose back = rsi::loop_pose(rsi::wire_pose(loop, start, 1000.0), start, 1000.0);
+      for (std::size_t i = 0; i < kPoseAxes; ++i) {
+        worst = std::max(worst, std::abs(back[i] - loop[i]));
+      }
+    }
+  }
+  EXPECT_LT(worst, 1e-11);
+}
+
+TEST(RsiCodec, AForceTorqueSensorsWrenchUnderOneUserTag) {
+  rsi::RobotFrame f;
+  f.ipoc = 4;
+  f.has_wrench = true;
+  f.wrench = {1.5, -2.0, 30.0, 0.25, 0.0, -0.125};
+  std::array<std::uint8_t, rsi::kMaxDatagram> out{};
+  const std::size_t n = rsi::write_robot(f, out, {"FT", "", true});
+  const std::string text(reinterpret_cast<const char*>(out.data()), n);
+  EXPECT_EQ(text,
+            "<Rob Type=\"KUKA\"><FT Fx=\"1.5000\" Fy=\"-2.0000\" Fz=\"30.0000\" "
+            "Tx=\"0.2500\" Ty=\"0.0000\" Tz=\"-0.1250\"/><IPOC>4</IPOC></Rob>");
+  rsi::RobotFrame back;
+  ASSERT_EQ(rsi::parse_robot({out.data(), n}, back, {"FT", "", true}), rsi::ParseResult::kOk);
+  EXPECT_TRUE(back.has_wrench);
+  EXPECT_EQ(back.wrench, f.wrench);
+  // One attribute missing: refused.
+  const std::string five =
+      "<Rob Type=\"KUKA\"><FT Fx=\"1\" Fy=\"2\" Fz=\"3\" Tx=\"4\" Ty=\"5\"/><IPOC>4</IPOC></Rob>";
+  EXPECT_NE(rsi::parse_robot({reinterpret_cast<const std::uint8_t*>(five.data()), five.size()},
+                             back, {"FT", "", true}),
+            rsi::ParseResult::kOk);
+}
+
+struct RsiPosePair {
+  std::shared_ptr<Sits6PosePlant> plant = std::make_shared<Sits6PosePlant>(pose_rig());
+  std::unique_ptr<RsiControllerEmulator> robot;
+  std::unique_ptr<RsiDriver> driver;
+  explicit RsiPosePair(double correction_limit = 500.0) {
+    const std::uint16_t port = free_udp_port();
+    RsiControllerEmulatorConfig e;
+    e.sensor = {"127.0.0.1", port};
+    e.plant.step = kRsiCycleFast;
+    e.axis = {RsiMode::kPose, 0, 1000.0};
+    e.start_pose = kRsiStart;
+    e.pose_plant = plant;
+    e.force_tag = "FT";
+    e.wrench = true;
+    e.correction_limit = correction_limit;
+    robot = std::make_unique<RsiControllerEmulator>(e);
+    RsiDriverConfig d;
+    d.local = {"127.0.0.1", port};
+    d.robot = {"127.0.0.1", robot->port()};
+    d.axis = e.axis;
+    d.timeout = 1.0;
+    d.force_tag = "FT";
+    d.wrench = true;
+    for (std::size_t i = 0; i < kPoseAxes; ++i) d.pose_limits[i] = {-0.05, 0.05, 10.0};
+    driver = std::make_unique<RsiDriver>(d);
+  }
+};
+
+TEST(RsiControllerEmulator, TheWholePoseFollowsTheCommandAndTheWrenchComesBack) {
+  RsiPosePair pair;
+  ASSERT_TRUE(pair.driver->wait_for_robot(1.0));
+  const Pose6Commands target{
+      {{0.002, 0.0}, {-0.001, 0.0}, {0.003, 0.0}, {0.01, 0.0}, {-0.02, 0.0}, {0.03, 0.0}}};
+  for (int j = 0; j < 60; ++j) {
+    ASSERT_EQ(pair.driver->command_pose(target), DriverStatus::kOk);
+    std::this_thread::sleep_for(std::chrono::milliseconds(4));
+  }
+  const PoseMeasurement plant = pair.robot->pose_plant();
+  const RsiSample s = pair.driver->latest();
+  const core::Contact6Model contact(pose_rig().contact);
+  core::Vector6 q;
+  for (int i = 0; i < 6; ++i) q[i] = target[static_cast<std::size_t>(i)].position;
+  const core::Vector6 w = contact.wrench(q, core::Vector6::Zero());
+  for (std::size_t i = 0; i < kPoseAxes; ++i) {
+    // RKorr goes out with 6 decimals (mm, degrees), RIst and the wrench come back with 4.
+    EXPECT_NEAR(plant.true_pose[i], target[i].position, 1e-8) << "axis " << i;
+    EXPECT_NEAR(s.pose[i], plant.pose[i], 2e-6) << "axis " << i;
+    EXPECT_NEAR(s.wrench[i], w[static_cast<Eigen::Index>(i)], 1e-3) << "axis " << i;
+  }
+  EXPECT_GT(std::abs(s.wrench[3]), 1.0);
+  EXPECT_EQ(pair.robot->stats().clipped, 0U);
+  EXPECT_EQ(pair.driver->metrics().rejected_malformed, 0U);
+  // One axis out of its limits rejects the whole pose; one axis alone is not a pose.
+  Pose6Commands bad = target;
+  bad[5] = {0.07, 0.0};
+  EXPECT_EQ(pair.driver->command_pose(bad), DriverStatus::kRejected);
+  EXPECT_EQ(pair.driver->command({0.0, 0.0}), DriverStatus::kRejected);
+  EXPECT_EQ(pair.driver->metrics().rejected_commands, 2U);
+}
+
+TEST(RsiControllerEmulator, EachValueOfAPoseCorrectionIsClippedToTheLimit) {
+  // 1 mm / 1° of correction at most: 3 mm along z is held at 1 mm.
+  RsiPosePair pair(1.0);
+  ASSERT_TRUE(pair.driver->wait_for_robot(1.0));
+  Pose6Commands far{};
+  far[2] = {0.003, 0.0};
+  for (int j = 0; j < 40; ++j) {
+    ASSERT_EQ(pair.driver->command_pose(far), DriverStatus::kOk);
+    std::this_thread::sleep_for(std::chrono::milliseconds(4));
+  }
+  EXPECT_GT(pair.robot->stats().clipped, 10U);
+  EXPECT_NEAR(pair.robot->pose_plant().true_pose[2], 0.001, 1e-9);
+}
+
+TEST(RsiDriver, PoseModeIsConfiguredWholeOrRefused) {
+  RsiDriverConfig d;
+  d.local = {"127.0.0.1", 0};
+  d.axis = {RsiMode::kPose, 0, 1000.0};
+  d.force_tag = "FT";  // one force for a whole pose
+  EXPECT_THROW((void)RsiDriver(d), std::invalid_argument);
+  d.force_tag.clear();
+  d.wrench = true;  // a wrench with no tag
+  EXPECT_THROW((void)RsiDriver(d), std::invalid_argument);
+  d = {};
+  d.local = {"127.0.0.1", 0};
+  d.force_tag = "FT";
+  d.wrench = true;  // a wrench for one axis
+  EXPECT_THROW((void)RsiDriver(d), std::invalid_argument);
+  RsiControllerEmulatorConfig e;
+  e.axis = {RsiMode::kPose, 0, 1000.0};
+  EXPECT_THROW((void)RsiControllerEmulator(e), std::invalid_argument);
 }
 
 }  // namespace
