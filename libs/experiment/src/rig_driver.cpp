@@ -427,43 +427,65 @@ std::unique_ptr<RigPart> make_wire_pose_rig_part(const RigDriverSettings& d,
   return std::make_unique<WirePoseRigPart>(d, limits, std::move(truth_names), command_truth);
 }
 
+namespace {
+
+// The controller's side of the driver the block describes: the endpoints swapped, the same axis,
+// cycle, tags and force (a plant still to set). @throws ScenarioError naming the field.
+hal::EgmRobotEmulatorConfig egm_robot_config(const RigDriverSettings& d,
+                                             const hal::WireImpairments& impairments) {
+  require(d.local_port > 0, "rig.driver.local_port", d.local_port,
+          "must be 1..65535 for the emulated controller to reach the driver");
+  const hal::EgmDriverConfig driver = egm_driver_config(d, {});
+  hal::EgmRobotEmulatorConfig c;
+  c.local = driver.robot;
+  c.sensor = driver.local;
+  c.axis = driver.axis;
+  c.plant.step = driver.period;  // the robot's own cycle
+  c.reply_timeout = std::max(2.0 * driver.period, d.timeout_s);
+  c.force_index = driver.force_index;
+  c.wrench = driver.wrench;
+  c.impairments = impairments;
+  return c;
+}
+
+hal::RsiControllerEmulatorConfig rsi_controller_config(const RigDriverSettings& d,
+                                                       const hal::WireImpairments& impairments) {
+  require(d.local_port > 0, "rig.driver.local_port", d.local_port,
+          "must be 1..65535 for the emulated controller to reach the driver");
+  const hal::RsiDriverConfig driver = rsi_driver_config(d, {});
+  hal::RsiControllerEmulatorConfig c;
+  c.local = driver.robot;
+  c.sensor = driver.local;
+  c.axis = driver.axis;
+  c.sen_type = driver.sen_type;
+  c.correction_tag = driver.correction_tag;
+  c.plant.step = driver.period;  // the controller's own cycle (4 or 12 ms)
+  if (driver.late_limit > 0) c.late_limit = driver.late_limit;
+  c.force_tag = driver.force_tag;
+  c.force_attribute = driver.force_attribute;
+  c.force_scale = driver.force_scale;
+  c.wrench = driver.wrench;
+  c.impairments = impairments;
+  return c;
+}
+
+}  // namespace
+
 std::unique_ptr<WireEmulator> make_robot_pose_emulator(const RigDriverSettings& d,
                                                        std::shared_ptr<hal::PosePlant> plant,
                                                        double max_deviation,
                                                        const hal::WireImpairments& impairments) {
-  require(d.local_port > 0, "rig.driver.local_port", d.local_port,
-          "must be 1..65535 for the emulated controller to reach the driver");
   if (d.type == "rsi") {
-    const hal::RsiDriverConfig driver = rsi_driver_config(d, {});
-    hal::RsiControllerEmulatorConfig c;
-    c.local = {d.peer_address, static_cast<std::uint16_t>(d.peer_port)};
-    c.sensor = {d.local_address, static_cast<std::uint16_t>(d.local_port)};
-    c.axis = driver.axis;
-    c.sen_type = driver.sen_type;
-    c.correction_tag = driver.correction_tag;
-    c.plant.step = driver.period;  // the controller's own cycle (4 or 12 ms)
+    hal::RsiControllerEmulatorConfig c = rsi_controller_config(d, impairments);
     c.pose_plant = std::move(plant);
-    if (driver.late_limit > 0) c.late_limit = driver.late_limit;
-    c.force_tag = driver.force_tag;
-    c.force_scale = driver.force_scale;
-    c.wrench = driver.wrench;
     // The correction's clip (mm and degrees) as far as the rig's own limits reach.
-    c.correction_limit = std::max(driver.axis.scale, 180.0 / std::numbers::pi) * max_deviation;
+    c.correction_limit = std::max(c.axis.scale, 180.0 / std::numbers::pi) * max_deviation;
     c.monitor_limit = 2.0 * c.correction_limit;
-    c.impairments = impairments;
     return std::make_unique<RsiWireEmulator>(c);
   }
-  const hal::EgmDriverConfig driver = egm_driver_config(d, {});
-  hal::EgmRobotEmulatorConfig c;
-  c.local = {d.peer_address, static_cast<std::uint16_t>(d.peer_port)};
-  c.sensor = {d.local_address, static_cast<std::uint16_t>(d.local_port)};
-  c.axis = driver.axis;
-  c.plant.step = driver.period;  // the robot's own cycle
+  hal::EgmRobotEmulatorConfig c = egm_robot_config(d, impairments);
   c.pose_plant = std::move(plant);
-  c.wrench = driver.wrench;
   c.max_deviation = max_deviation;
-  c.reply_timeout = std::max(2.0 * driver.period, d.timeout_s);
-  c.impairments = impairments;
   return std::make_unique<EgmWireEmulator>(c);
 }
 
@@ -477,38 +499,14 @@ double robot_controller_cycle(const RigDriverSettings& d) {
 std::unique_ptr<WireEmulator> make_robot_controller_emulator(
     const RigDriverSettings& d, std::shared_ptr<hal::AxisPlant> plant,
     const hal::WireImpairments& impairments) {
-  require(d.local_port > 0, "rig.driver.local_port", d.local_port,
-          "must be 1..65535 for the emulated controller to reach the driver");
-  const hal::UdpEndpoint controller{d.peer_address, static_cast<std::uint16_t>(d.peer_port)};
-  const hal::UdpEndpoint sensor{d.local_address, static_cast<std::uint16_t>(d.local_port)};
   if (d.type == "egm") {
-    const hal::EgmDriverConfig driver = egm_driver_config(d, {});
-    hal::EgmRobotEmulatorConfig c;
-    c.local = controller;
-    c.sensor = sensor;
-    c.axis = driver.axis;
-    c.plant.step = driver.period;  // the robot's own cycle
+    hal::EgmRobotEmulatorConfig c = egm_robot_config(d, impairments);
     c.axis_plant = std::move(plant);
-    c.reply_timeout = std::max(2.0 * driver.period, d.timeout_s);
-    c.force_index = driver.force_index;
-    c.impairments = impairments;
     return std::make_unique<EgmWireEmulator>(c);
   }
   if (d.type == "rsi") {
-    const hal::RsiDriverConfig driver = rsi_driver_config(d, {});
-    hal::RsiControllerEmulatorConfig c;
-    c.local = controller;
-    c.sensor = sensor;
-    c.axis = driver.axis;
-    c.sen_type = driver.sen_type;
-    c.correction_tag = driver.correction_tag;
-    c.plant.step = driver.period;  // the controller's own cycle (4 or 12 ms)
+    hal::RsiControllerEmulatorConfig c = rsi_controller_config(d, impairments);
     c.axis_plant = std::move(plant);
-    if (driver.late_limit > 0) c.late_limit = driver.late_limit;
-    c.force_tag = driver.force_tag;
-    c.force_attribute = driver.force_attribute;
-    c.force_scale = driver.force_scale;
-    c.impairments = impairments;
     return std::make_unique<RsiWireEmulator>(c);
   }
   throw ScenarioError("rig.driver.type = " + excerpt(d.type) +

@@ -107,15 +107,31 @@ struct PosePair {
 
 using Pose6Commands = std::array<ActuatorCommand, kPoseAxes>;
 
+const Pose6Commands kTarget{
+    {{0.002, 0.0}, {-0.001, 0.0}, {0.003, 0.0}, {0.01, 0.0}, {-0.02, 0.0}, {0.03, 0.0}}};
+
+/// Commands `pose` every 4 ms, `cycles` times, as the loop would.
+template <typename Driver>
+void hold(Driver& driver, const Pose6Commands& pose, int cycles) {
+  for (int j = 0; j < cycles; ++j) {
+    ASSERT_EQ(driver.command_pose(pose), DriverStatus::kOk);
+    std::this_thread::sleep_for(std::chrono::milliseconds(4));
+  }
+}
+
+/// The rig's spring at `pose`, at rest.
+core::Vector6 spring_wrench(const Pose6Commands& pose) {
+  const core::Contact6Model contact(pose_rig().contact);
+  core::Vector6 q;
+  for (int i = 0; i < 6; ++i) q[i] = pose[static_cast<std::size_t>(i)].position;
+  return contact.wrench(q, core::Vector6::Zero());
+}
+
 TEST(EgmRobotEmulator, TheWholePoseFollowsTheCommandAndTheWrenchComesBack) {
   PosePair pair;
   ASSERT_TRUE(pair.driver->wait_for_robot(1.0));
-  const Pose6Commands target{
-      {{0.002, 0.0}, {-0.001, 0.0}, {0.003, 0.0}, {0.01, 0.0}, {-0.02, 0.0}, {0.03, 0.0}}};
-  for (int j = 0; j < 60; ++j) {
-    ASSERT_EQ(pair.driver->command_pose(target), DriverStatus::kOk);
-    std::this_thread::sleep_for(std::chrono::milliseconds(4));
-  }
+  const Pose6Commands& target = kTarget;
+  hold(*pair.driver, target, 60);
   const PoseMeasurement plant = pair.robot->pose_plant();
   const EgmSample s = pair.driver->latest();
   for (std::size_t i = 0; i < egm::kPoseAxes; ++i) {
@@ -125,10 +141,7 @@ TEST(EgmRobotEmulator, TheWholePoseFollowsTheCommandAndTheWrenchComesBack) {
   }
   EXPECT_EQ(s.position, s.pose[0]);
   // The spring's wrench at the commanded pose, offset 5 cm along y: x and z torques couple.
-  const core::Contact6Model contact(pose_rig().contact);
-  core::Vector6 q;
-  for (int i = 0; i < 6; ++i) q[i] = target[static_cast<std::size_t>(i)].position;
-  const core::Vector6 w = contact.wrench(q, core::Vector6::Zero());
+  const core::Vector6 w = spring_wrench(target);
   for (std::size_t i = 0; i < egm::kPoseAxes; ++i) {
     EXPECT_NEAR(s.wrench[i], w[static_cast<Eigen::Index>(i)], 1e-9) << "axis " << i;
   }
@@ -142,10 +155,7 @@ TEST(EgmRobotEmulator, OneAxisOutOfItsLimitsRejectsTheWholePose) {
   ASSERT_TRUE(pair.driver->wait_for_robot(1.0));
   Pose6Commands good{};
   good[2] = {0.004, 0.0};
-  for (int j = 0; j < 25; ++j) {
-    ASSERT_EQ(pair.driver->command_pose(good), DriverStatus::kOk);
-    std::this_thread::sleep_for(std::chrono::milliseconds(4));
-  }
+  hold(*pair.driver, good, 25);
   Pose6Commands bad = good;
   bad[4] = {0.06, 0.0};  // ry beyond its 0.05 rad
   Pose6Commands nan = good;
@@ -170,10 +180,7 @@ TEST(EgmRobotEmulator, ACorrectionBeyondTheControllersDeviationIsRefused) {
   ASSERT_TRUE(pair.driver->wait_for_robot(1.0));
   Pose6Commands far{};
   far[5] = {0.04, 0.0};
-  for (int j = 0; j < 20; ++j) {
-    ASSERT_EQ(pair.driver->command_pose(far), DriverStatus::kOk);
-    std::this_thread::sleep_for(std::chrono::milliseconds(4));
-  }
+  hold(*pair.driver, far, 20);
   EXPECT_TRUE(eventually([&] { return pair.robot->stats().refused >= 10; }, 1.0));
   EXPECT_EQ(pair.robot->pose_plant().true_pose[5], 0.0);
 }
@@ -294,18 +301,11 @@ struct RsiPosePair {
 TEST(RsiControllerEmulator, TheWholePoseFollowsTheCommandAndTheWrenchComesBack) {
   RsiPosePair pair;
   ASSERT_TRUE(pair.driver->wait_for_robot(1.0));
-  const Pose6Commands target{
-      {{0.002, 0.0}, {-0.001, 0.0}, {0.003, 0.0}, {0.01, 0.0}, {-0.02, 0.0}, {0.03, 0.0}}};
-  for (int j = 0; j < 60; ++j) {
-    ASSERT_EQ(pair.driver->command_pose(target), DriverStatus::kOk);
-    std::this_thread::sleep_for(std::chrono::milliseconds(4));
-  }
+  const Pose6Commands& target = kTarget;
+  hold(*pair.driver, target, 60);
   const PoseMeasurement plant = pair.robot->pose_plant();
   const RsiSample s = pair.driver->latest();
-  const core::Contact6Model contact(pose_rig().contact);
-  core::Vector6 q;
-  for (int i = 0; i < 6; ++i) q[i] = target[static_cast<std::size_t>(i)].position;
-  const core::Vector6 w = contact.wrench(q, core::Vector6::Zero());
+  const core::Vector6 w = spring_wrench(target);
   for (std::size_t i = 0; i < kPoseAxes; ++i) {
     // RKorr goes out with 6 decimals (mm, degrees), RIst and the wrench come back with 4.
     EXPECT_NEAR(plant.true_pose[i], target[i].position, 1e-8) << "axis " << i;
@@ -329,10 +329,7 @@ TEST(RsiControllerEmulator, EachValueOfAPoseCorrectionIsClippedToTheLimit) {
   ASSERT_TRUE(pair.driver->wait_for_robot(1.0));
   Pose6Commands far{};
   far[2] = {0.003, 0.0};
-  for (int j = 0; j < 40; ++j) {
-    ASSERT_EQ(pair.driver->command_pose(far), DriverStatus::kOk);
-    std::this_thread::sleep_for(std::chrono::milliseconds(4));
-  }
+  hold(*pair.driver, far, 40);
   EXPECT_GT(pair.robot->stats().clipped, 10U);
   EXPECT_NEAR(pair.robot->pose_plant().true_pose[2], 0.001, 1e-9);
 }
