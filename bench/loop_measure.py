@@ -44,7 +44,8 @@ def parse_args(argv):
     p.add_argument("--ring-seconds", type=float, default=5.0, help="each paced ring (s)")
     p.add_argument("--ring-roundtrips", type=int, default=5000, help="each back-to-back ring")
     p.add_argument("--loops", default="sits,fcu,vrths")
-    p.add_argument("--placements", default="processes,colocated")
+    p.add_argument("--placements", default="processes,colocated",
+                   help="processes, colocated, and either with +fifo (SCHED_FIFO, mlockall)")
     p.add_argument("--sample-period", type=float, default=0.25, help="/proc sampling (s)")
     p.add_argument("--condition", default="unspecified",
                    help='the machine\'s state, written beside every table, e.g. "quiet"')
@@ -86,8 +87,9 @@ def machine():
             "git_revision": _output(["git", "rev-parse", "HEAD"]),
             "git_dirty": bool(_output(["git", "status", "--porcelain", "--untracked-files=no"])),
             "cyclictest": _output(["sh", "-c", "cyclictest --help 2>&1 | head -1"]),
-            "policy": "SCHED_OTHER for every row (as the services run: they ask for no "
-                      "real-time policy)",
+            "policy": "SCHED_OTHER for every row but a +fifo loop row (the services by default "
+                      "ask for no real-time policy; a +fifo row asks each loop thread for "
+                      "SCHED_FIFO 80 and mlockall, and records what it got)",
             "perf": perf_probe()}
 
 

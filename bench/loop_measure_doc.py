@@ -17,7 +17,8 @@ from measure import doc
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # The results docs/performance.md is generated from: quiet first, then beside a build.
 COMMITTED = [os.path.join(ROOT, "bench", "results", name)
-             for name in ("loop_measure_quiet.json", "loop_measure.json")]
+             for name in ("loop_measure_quiet.json", "loop_measure.json",
+                          "loop_measure_fifo.json")]
 
 
 def main(argv=None):

@@ -455,6 +455,7 @@ void read_service_config(UpOptions& o) {
   const runtime::ServiceConfig config = runtime::load_service_config(o.service_config);
   o.input_deadline_periods = config.input_deadline_periods;
   o.input_deadline_floor_ms = config.input_deadline_floor_ms;
+  o.rt = config.rt;
   const YAML::Node root = YAML::LoadFile(o.service_config);
   o.service_config_sets_log_level = root["log_level"].IsDefined();
   for (const char* owned : {"name", "grpc_address", "security_dir", "insecure", "ipc_dir"}) {
@@ -468,10 +469,10 @@ void read_service_config(UpOptions& o) {
   if (!o.inproc) return;
   for (const auto& entry : root) {
     const auto key = entry.first.as<std::string>();
-    if (key != "input_deadline_periods" && key != "input_deadline_floor_ms") {
+    if (key != "input_deadline_periods" && key != "input_deadline_floor_ms" && key != "rt") {
       throw std::invalid_argument("--service-config " + o.service_config + ": " + key +
                                   " applies to services as processes; with --inproc only "
-                                  "input_deadline_periods and input_deadline_floor_ms do");
+                                  "input_deadline_periods, input_deadline_floor_ms and rt do");
     }
   }
 }
@@ -487,6 +488,7 @@ int up_inproc(const UpOptions& o) {
          std::initializer_list<runtime::LoopComponent*>{&rig, &actuator, &dynamics, &sensor}) {
       c->set_input_deadline_periods(o.input_deadline_periods);
       c->set_input_deadline_floor_ms(o.input_deadline_floor_ms);
+      c->set_rt_options(o.rt);  // each loop thread of the one process
     }
   }
   auto handles =

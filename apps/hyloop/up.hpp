@@ -15,6 +15,8 @@
 #include <string>
 #include <vector>
 
+#include "hyloop/runtime/rt_setup.hpp"
+
 namespace CLI {
 class App;
 }  // namespace CLI
@@ -42,6 +44,7 @@ struct UpOptions {
   /// log_level (then up passes no --log-level of its own).
   int input_deadline_periods = 0;
   int input_deadline_floor_ms = 0;
+  runtime::RtOptions rt;  ///< --service-config rt (applied in process with --inproc)
   bool service_config_sets_log_level = false;
 };
 

@@ -1,6 +1,10 @@
 """The real loop through the services: `hyloop up <scenario> --mode real_time`, as processes
 (the six services on loopback, ipc:// loop channels) or co-located (`--inproc`: the services as
-components of one process, inproc:// channels), with /proc sampled while it runs.
+components of one process, inproc:// channels), with /proc sampled while it runs. A placement
+ending in "+fifo" (e.g. "colocated+fifo") runs the same with every loop thread's real-time
+set-up asked for (`--service-config` with `rt: {enabled: true}`: SCHED_FIFO priority 80,
+mlockall, timer slack 1 ns; issue 26's lever), and records what each thread got
+(summary.json's distributed.realtime).
 
 From the run's summary.json (`distributed`, written by services/coordinator): sample→command
 latency percentiles (µs, measured at the actuator from the rig's sample time to the command's
@@ -26,11 +30,18 @@ LOOPS = {  # name: (scenario relative to the repository, rate Hz)
 }
 
 
-def _command(binary_dir, root, loop, placement, seconds, out):
-    """The hyloop up command line of one loop row."""
+FIFO = "+fifo"
+RT_CONFIG = "rt: {enabled: true, priority: 80, lock_memory: true, timer_slack_ns: 1}\n"
+
+
+def _command(binary_dir, root, loop, placement, seconds, out, rt_config):
+    """The hyloop up command line of one loop row (`rt_config`: the service configuration file
+    of a "+fifo" placement)."""
     cmd = [os.path.join(binary_dir, "hyloop"), "up", os.path.join(root, LOOPS[loop][0]),
            "--out", out, "--mode", "real_time", "--set", f"timing.duration_s={seconds:g}"]
-    return cmd + (["--inproc"] if placement == "colocated" else [])
+    if placement.endswith(FIFO):
+        cmd += ["--service-config", rt_config]
+    return cmd + (["--inproc"] if placement.startswith("colocated") else [])
 
 
 def _from_summary(summary):
@@ -54,12 +65,13 @@ def _from_summary(summary):
             "state": d.get("state"), "message": d.get("message"),
             "skipped_cycles": d.get("skipped_cycles"),
             "deadline_misses": d.get("deadline_misses"),
-            "rejected_messages_total": d.get("rejected_messages_total")}
+            "rejected_messages_total": d.get("rejected_messages_total"),
+            "realtime": d.get("realtime")}
 
 
 def _resources(sampler, placement, rate_hz):
     """Per-process CPU and wake-ups per cycle over the window the loop's clock was running."""
-    clock = "hyloop-rig-emulator" if placement == "processes" else "hyloop"
+    clock = "hyloop" if placement.startswith("colocated") else "hyloop-rig-emulator"
     window = procstat.active_window(sampler.samples, clock, rate_hz)
     if window is None:
         return {"error": f"no sampling interval in which {clock} woke ≥ rate/2 times a second "
@@ -75,7 +87,10 @@ def row(binary_dir, root, loop, placement, seconds, sample_period_s):
     tmp = tempfile.mkdtemp(prefix="loop_measure-")
     try:
         out = os.path.join(tmp, "run")
-        cmd = _command(binary_dir, root, loop, placement, seconds, out)
+        rt_config = os.path.join(tmp, "rt.yaml")
+        with open(rt_config, "w", encoding="utf-8") as f:
+            f.write(RT_CONFIG)
+        cmd = _command(binary_dir, root, loop, placement, seconds, out, rt_config)
         p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
                              cwd=tmp)
         sampler = procstat.Sampler(p.pid, sample_period_s)
@@ -83,7 +98,8 @@ def row(binary_dir, root, loop, placement, seconds, sample_period_s):
         _, err = p.communicate()
         sampler.stop()
         r = {"name": loop, "placement": placement, "rate_hz": LOOPS[loop][1],
-             "command": " ".join(cmd).replace(out, "RUN_DIR").replace(root + "/", ""),
+             "command": " ".join(cmd).replace(out, "RUN_DIR").replace(rt_config, "RT_YAML")
+             .replace(root + "/", ""),
              "exit_code": p.returncode}
         summary_path = os.path.join(out, "summary.json")
         if not os.path.exists(summary_path):

@@ -399,6 +399,7 @@ void Coordinator::reset_run_state_locked() {
   bare_misses_ = 0;
   misses_.clear();
   rejected_.clear();
+  realtime_.clear();
   late_commands_ = 0;
   loop_event_ = v2::LOOP_EVENT_NONE;
   loop_event_detail_.clear();
@@ -642,6 +643,20 @@ void Coordinator::release_services() {
   }
 }
 
+nlohmann::json Coordinator::realtime_block() const {
+  nlohmann::json block;
+  for (std::size_t i = 0; i < kLoopServices.size(); ++i) {
+    const auto it = realtime_.find(static_cast<std::uint32_t>(i + 1));
+    const std::uint32_t f = it == realtime_.end() ? 0 : it->second;
+    block[kLoopServices[i]] = {{"asked", (f & 1U) != 0},
+                               {"sched_fifo", (f & 2U) != 0},
+                               {"memory_locked", (f & 4U) != 0},
+                               {"pinned", (f & 8U) != 0},
+                               {"timer_slack", (f & 16U) != 0}};
+  }
+  return block;
+}
+
 nlohmann::json Coordinator::distributed_summary(v1::RunState state,
                                                 const std::string& message) const {
   nlohmann::json d;
@@ -684,6 +699,7 @@ nlohmann::json Coordinator::distributed_summary(v1::RunState state,
     d["loop_misses"] = {{"late_commands", late_commands_},
                         {"rig_timer_misses", rig_misses},
                         {"rate", static_cast<double>(late_commands_ + rig_misses) / ticks}};
+    d["realtime"] = realtime_block();
     d["bare_timer"] = {{"ticks", bare_ticks_},
                        {"misses", bare_misses_},
                        {"rate", bare_ticks_ > 0 ? static_cast<double>(bare_misses_) /

@@ -215,6 +215,9 @@ class Coordinator {
   /// Real time, at the end: records the complete rows left in order, skips the incomplete.
   void flush_incomplete();
   nlohmann::json distributed_summary(v1::RunState state, const std::string& message) const;
+  /// Per loop service, its loop thread's real-time set-up (Telemetry.realtime): asked for, and
+  /// which steps took (SCHED_FIFO, locked memory, pinned, timer slack).
+  nlohmann::json realtime_block() const;
   /// The run's loop endpoints, derived by the coordinator alone (never from a request); ipc://
   /// ones inside a new private run directory handed to `run_dir` (removed when it is reset).
   v1::LoopEndpoints endpoints_for(const std::string& run_id,
@@ -304,6 +307,7 @@ class Coordinator {
   std::uint64_t bare_misses_ = 0;
   std::map<std::uint32_t, std::uint64_t> misses_;
   std::map<std::uint32_t, std::uint64_t> rejected_;
+  std::map<std::uint32_t, std::uint32_t> realtime_;  ///< Telemetry.realtime per sender
   std::uint64_t late_commands_ = 0;
   v2::LoopEvent loop_event_ = v2::LOOP_EVENT_NONE;
   std::string loop_event_detail_;

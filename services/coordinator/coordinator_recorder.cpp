@@ -38,6 +38,7 @@ void Coordinator::record(const v2::Telemetry& t) {
   }
   misses_[sender] = t.deadline_misses();
   rejected_[sender] = t.rejected();
+  realtime_[sender] = t.realtime();
   if (sender == kRigSender) {
     rig_last_cycle_ = std::max(rig_last_cycle_, t.header().cycle());
   }

@@ -333,19 +333,43 @@ class UpServiceConfig(unittest.TestCase):
         self.assertEqual(r.returncode, 0, r.stderr[-3000:])
         self.assertNotIn("input deadline max(", r.stderr)  # up starts them at warn
 
-    def test_inproc_takes_the_deadline_only(self):
+    def test_inproc_takes_the_deadline_and_rt_only(self):
         ok = self.config("input_deadline_periods: 4\ninput_deadline_floor_ms: 10\n")
         r = hyloop("up", FGC, "--out", str(self.root / "a"), "--inproc", *SHORT,
                    "--service-config", ok)
         self.assertEqual(r.returncode, 0, r.stderr[-3000:])
         found = re.findall(r"input deadline max\(4 periods, 10 ms\)", r.stdout + r.stderr)
         self.assertEqual(len(found), 4, r.stderr[-3000:])  # in process, its log is on stdout
-        rt = self.config("rt:\n  enabled: true\n")
+        other = self.config("log_level: info\n")
         r = hyloop("up", FGC, "--out", str(self.root / "b"), "--inproc", *SHORT,
-                   "--service-config", rt)
+                   "--service-config", other)
         self.assertEqual(r.returncode, 2)
-        self.assertIn("rt applies to services as processes", r.stderr)
+        self.assertIn("log_level applies to services as processes", r.stderr)
         self.assertFalse((self.root / "b").exists())
+
+    def test_the_summary_says_what_real_time_set_up_each_loop_thread_got(self):
+        # Issue 26: SCHED_FIFO, locked memory, pinning and timer slack, asked for in the service
+        # configuration, in both placements; what took is in summary.json (distributed.realtime),
+        # never silently. Whether SCHED_FIFO takes depends on the host (CAP_SYS_NICE): a flag.
+        rt = self.config("rt:\n  enabled: true\n  priority: 10\n")
+        for placement in ([], ["--inproc"]):
+            for asked in (False, True):
+                out = self.root / ("rt_%s_%d" % ("inproc" if placement else "processes", asked))
+                extra = ["--service-config", rt] if asked else []
+                r = hyloop("up", FGC, "--out", str(out), *placement, "--mode", "real_time",
+                           *SHORT, *extra, timeout=300)
+                self.assertTrue((out / "summary.json").is_file(), r.stderr[-3000:])
+                block = json.loads((out / "summary.json").read_text())["distributed"]["realtime"]
+                self.assertEqual(sorted(block), ["actuator", "dynamics", "rig-emulator", "sensor"])
+                for name, got in block.items():
+                    self.assertEqual(got["asked"], asked, (name, placement))
+                    self.assertEqual(set(got), {"asked", "sched_fifo", "memory_locked", "pinned",
+                                                "timer_slack"})
+                    if not asked:
+                        self.assertFalse(any(got.values()), (name, placement))
+                    else:
+                        self.assertTrue(got["timer_slack"], (name, placement))  # always allowed
+                        self.assertFalse(got["pinned"], (name, placement))  # not asked (cpu -1)
 
     def test_refusals_name_the_key_and_the_range(self):
         cases = [("grpc_address: 0.0.0.0:50051\n", "grpc_address is `hyloop up`'s to set"),

@@ -362,9 +362,11 @@ void LoopComponent::on_activate() {
   thread_ = std::thread([this] {
     // Real-time set-up of the loop thread from the service's --config (SCHED_FIFO, mlockall,
     // CPU pinning, timer slack), each step falling back with a warning where not permitted.
-    if (const RtOptions& rt = service_config().rt; rt.enabled) {
-      (void)apply_rt_setup(rt);
-    }
+    const RtOptions& rt = rt_override_ ? *rt_override_ : service_config().rt;
+    rt_flags_.store(rt.enabled ? realtime_flags(apply_rt_setup(rt)) : 0U,
+                    std::memory_order_relaxed);
+    // A component that sends no telemetry per cycle (the sensor) reports its set-up once.
+    if (rt.enabled && telemetry_names_.empty()) send_telemetry(0, 0.0, {});
     run_loop();
     if (fault_.load(std::memory_order_acquire)) {
       // Event only (no values): the coordinator records no row part from it.
@@ -426,6 +428,7 @@ void LoopComponent::send_telemetry(std::uint64_t cycle, double virtual_time_s,
     m.set_deadline_misses(deadline_misses_.load(std::memory_order_relaxed));
     m.set_lateness_ns(lateness_ns_.load(std::memory_order_relaxed));
     m.set_rejected(rejected_.load(std::memory_order_relaxed));
+    m.set_realtime(rt_flags_.load(std::memory_order_relaxed));
     m.set_event(event);
     m.mutable_event_detail()->assign(detail.data(), detail.size());  // reuses its capacity
     telemetry_->send(m, cycle, virtual_time_s, lockstep(), std::chrono::milliseconds(2000));

@@ -83,4 +83,9 @@ RtReport apply_rt_setup(const RtOptions& options) {
   return report;
 }
 
+std::uint32_t realtime_flags(const RtReport& r) noexcept {
+  return 1U | (r.fifo ? 2U : 0U) | (r.locked ? 4U : 0U) | (r.pinned ? 8U : 0U) |
+         (r.slack ? 16U : 0U);
+}
+
 }  // namespace hyloop::runtime

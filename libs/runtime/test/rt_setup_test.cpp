@@ -73,5 +73,16 @@ TEST(RtSetup, DisabledDoesNothingAndImpossibleRequestsWarn) {
   EXPECT_GE(report.warnings.size(), 2u);
 }
 
+TEST(RtSetup, TheReportAsTelemetryFlags) {
+  // loop.proto's Telemetry.realtime: 1 asked for, 2 fifo, 4 locked, 8 pinned, 16 slack.
+  EXPECT_EQ(realtime_flags(RtReport{}), 1U);
+  EXPECT_EQ(realtime_flags(
+                {.fifo = true, .locked = true, .pinned = false, .slack = true, .warnings = {}}),
+            23U);
+  EXPECT_EQ(realtime_flags(
+                {.fifo = false, .locked = false, .pinned = true, .slack = false, .warnings = {}}),
+            9U);
+}
+
 }  // namespace
 }  // namespace hyloop::runtime

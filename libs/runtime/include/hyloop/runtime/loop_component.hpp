@@ -44,6 +44,7 @@
 #include "hyloop/runtime/component.hpp"
 #include "hyloop/runtime/input_deadline.hpp"
 #include "hyloop/runtime/peer_watch.hpp"
+#include "hyloop/runtime/rt_setup.hpp"
 #include "hyloop/transport/channel.hpp"
 #include "hyloop/transport/codec.hpp"
 #include "hyloop/transport/endpoint.hpp"
@@ -97,6 +98,9 @@ class LoopComponent : public Component {
   void set_input_deadline_floor_ms(int floor_ms);
   /// The deadlines' floor in force, ms (from the last configure).
   [[nodiscard]] int input_deadline_floor_ms() const noexcept { return deadline_floor_ms_; }
+  /// The loop thread's real-time set-up for in-process hosts, instead of the service's --config
+  /// rt (apply_rt_setup when the thread starts). Before activate.
+  void set_rt_options(const RtOptions& rt) { rt_override_ = rt; }
 
  protected:
   /// Parses the scenario and opens the channels; throws std::exception naming the bad field.
@@ -235,6 +239,8 @@ class LoopComponent : public Component {
   std::optional<int> deadline_periods_override_;
   int deadline_periods_ = kDefaultInputDeadlinePeriods;
   std::optional<int> deadline_floor_override_;
+  std::optional<RtOptions> rt_override_;
+  std::atomic<std::uint32_t> rt_flags_{0};  ///< realtime_flags of the loop thread's set-up
   int deadline_floor_ms_ = kDefaultInputDeadlineFloorMs;
   bool channels_open_ = false;
   std::unique_ptr<transport::LoopOutput> telemetry_;

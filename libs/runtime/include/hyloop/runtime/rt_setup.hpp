@@ -27,6 +27,10 @@ struct RtReport {
   std::vector<std::string> warnings;  // one per step that failed, with the errno text
 };
 
+/// The report as Telemetry.realtime's flags (loop.proto): 1 asked for, 2 fifo, 4 locked, 8 pinned,
+/// 16 slack.
+[[nodiscard]] std::uint32_t realtime_flags(const RtReport& report) noexcept;
+
 /// Applies `options` to the calling thread (memory locking to the process). Never throws for
 /// lack of permission; failures are logged as warnings and listed in the report.
 RtReport apply_rt_setup(const RtOptions& options);
