@@ -1,9 +1,14 @@
 #include "hyloop/runtime/component.hpp"
 
+#include <pthread.h>
+#include <sched.h>
+
 #include <exception>
 #include <string>
+#include <thread>
 
 #include "hyloop/runtime/logging.hpp"
+#include "hyloop/runtime/service_main.hpp"
 
 namespace hyloop::runtime {
 namespace {
@@ -288,9 +293,39 @@ LifecycleReply Component::emergency_stop(std::string_view reason) {
   return reply;
 }
 
+namespace {
+
+// Whether this process may run a thread at SCHED_FIFO `priority` (CAP_SYS_NICE, RLIMIT_RTPRIO):
+// libzmq aborts when it cannot give its own threads the policy it was asked for.
+bool fifo_permitted(int priority) {
+  bool ok = false;
+  std::thread([&] {
+    sched_param p{};
+    p.sched_priority = priority;
+    ok = ::pthread_setschedparam(::pthread_self(), SCHED_FIFO, &p) == 0;
+  }).join();
+  return ok;
+}
+
+}  // namespace
+
 zmq::context_t& Component::context() {
   if (context_ != nullptr) return *context_;
-  if (!own_context_) own_context_ = std::make_unique<zmq::context_t>(1);
+  if (!own_context_) {
+    own_context_ = std::make_unique<zmq::context_t>(1);
+    // A loop thread at SCHED_FIFO (--config rt) would keep ZeroMQ's I/O thread, which carries
+    // its frames between processes, off the CPU: that thread gets the same policy and priority.
+    if (const RtOptions& rt = service_config().rt; rt.enabled) {
+      if (fifo_permitted(rt.priority) &&
+          ::zmq_ctx_set(own_context_->handle(), ZMQ_THREAD_SCHED_POLICY, SCHED_FIFO) == 0 &&
+          ::zmq_ctx_set(own_context_->handle(), ZMQ_THREAD_PRIORITY, rt.priority) == 0) {
+        logger()->info("{}: ZeroMQ's I/O thread at SCHED_FIFO {}", name(), rt.priority);
+      } else {
+        logger()->warn("{}: ZeroMQ's I/O thread stays SCHED_OTHER (SCHED_FIFO {} not permitted)",
+                       name(), rt.priority);
+      }
+    }
+  }
   return *own_context_;
 }
 
