@@ -1,9 +1,12 @@
 #include "report_script.hpp"
 
 #include <sys/wait.h>
+#include <unistd.h>
 
-#include <cstdlib>
+#include <cerrno>
 #include <filesystem>
+#include <string>
+#include <vector>
 
 namespace hyloop::app {
 namespace {
@@ -19,11 +22,25 @@ fs::path share_dir(const char* argv0) {
   return fs::path(HYLOOP_SOURCE_DIR) / "tools";
 }
 
+// The script with `args` as its own arguments, no shell between: a run directory's name reaches
+// it as it is, whatever characters it holds.
 int run_python(const fs::path& script, const std::vector<std::string>& args) {
-  std::string cmd = "/usr/bin/python3 '" + script.string() + "'";
-  for (const std::string& a : args) cmd += " '" + a + "'";
-  const int rc = std::system(cmd.c_str());
-  return rc == 0 ? 0 : (WIFEXITED(rc) ? WEXITSTATUS(rc) : 1);
+  std::vector<std::string> words{"/usr/bin/python3", script.string()};
+  words.insert(words.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (std::string& w : words) argv.push_back(w.data());
+  argv.push_back(nullptr);
+  const pid_t pid = ::fork();
+  if (pid < 0) return 1;
+  if (pid == 0) {
+    ::execv(argv[0], argv.data());
+    ::_exit(127);
+  }
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0) {
+    if (errno != EINTR) return 1;
+  }
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
 }
 
 }  // namespace

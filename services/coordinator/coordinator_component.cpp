@@ -401,6 +401,8 @@ void Coordinator::reset_run_state_locked() {
   rejected_.clear();
   realtime_.clear();
   late_commands_ = 0;
+  late_by_minute_.clear();
+  late_by_minute_.reserve(64);
   loop_event_ = v2::LOOP_EVENT_NONE;
   loop_event_detail_.clear();
   watchdog_cycles_ = 0;
@@ -643,6 +645,21 @@ void Coordinator::release_services() {
   }
 }
 
+namespace {
+
+// Counts per minute from the cumulative counts at the end of each minute.
+nlohmann::json per_minute(const std::vector<std::uint64_t>& cumulative) {
+  nlohmann::json out = nlohmann::json::array();
+  std::uint64_t before = 0;
+  for (const std::uint64_t c : cumulative) {
+    out.push_back(c >= before ? c - before : 0);
+    before = std::max(before, c);
+  }
+  return out;
+}
+
+}  // namespace
+
 nlohmann::json Coordinator::realtime_block() const {
   nlohmann::json block;
   for (std::size_t i = 0; i < kLoopServices.size(); ++i) {
@@ -698,7 +715,8 @@ nlohmann::json Coordinator::distributed_summary(v1::RunState state,
     const double ticks = static_cast<double>(std::max<std::uint64_t>(1, next_record_));
     d["loop_misses"] = {{"late_commands", late_commands_},
                         {"rig_timer_misses", rig_misses},
-                        {"rate", static_cast<double>(late_commands_ + rig_misses) / ticks}};
+                        {"rate", static_cast<double>(late_commands_ + rig_misses) / ticks},
+                        {"late_commands_per_minute", per_minute(late_by_minute_)}};
     d["realtime"] = realtime_block();
     d["bare_timer"] = {{"ticks", bare_ticks_},
                        {"misses", bare_misses_},

@@ -53,6 +53,8 @@
 namespace hyloop::services {
 
 /// The loop services, in configuration order, with their sender ids.
+/// Minutes of late-command counts a run's summary keeps (a day).
+inline constexpr std::size_t kLateMinutes = 1440;
 inline constexpr std::array<const char*, 4> kLoopServices = {"rig-emulator", "actuator", "dynamics",
                                                              "sensor"};
 /// Telemetry sender ids: the kLoopServices index + 1 (the command source takes the dynamics').
@@ -218,6 +220,8 @@ class Coordinator {
   /// Per loop service, its loop thread's real-time set-up (Telemetry.realtime): asked for, and
   /// which steps took (SCHED_FIFO, locked memory, pinned, timer slack).
   nlohmann::json realtime_block() const;
+  /// Keeps the late-command count of the minute `cycle` falls in (late_by_minute_).
+  void note_late_minute(std::uint64_t cycle);
   /// The run's loop endpoints, derived by the coordinator alone (never from a request); ipc://
   /// ones inside a new private run directory handed to `run_dir` (removed when it is reset).
   v1::LoopEndpoints endpoints_for(const std::string& run_id,
@@ -309,6 +313,9 @@ class Coordinator {
   std::map<std::uint32_t, std::uint64_t> rejected_;
   std::map<std::uint32_t, std::uint32_t> realtime_;  ///< Telemetry.realtime per sender
   std::uint64_t late_commands_ = 0;
+  /// The rig's late-command count at the end of each minute of the run (its cycles' time), at
+  /// most kLateMinutes of them: summary.json's loop_misses.late_commands_per_minute.
+  std::vector<std::uint64_t> late_by_minute_;
   v2::LoopEvent loop_event_ = v2::LOOP_EVENT_NONE;
   std::string loop_event_detail_;
   // The dynamics' stop: its cycle and reason, until its row is recorded (with the rig's part).

@@ -63,6 +63,15 @@ void Coordinator::learn_columns(std::uint32_t sender, const v2::Telemetry& t) {
   }
 }
 
+void Coordinator::note_late_minute(std::uint64_t cycle) {
+  const double step = recorder_->step_size();
+  if (!(step > 0.0)) return;
+  const auto minute = static_cast<std::size_t>(static_cast<double>(cycle) * step / 60.0);
+  if (minute >= kLateMinutes) return;
+  if (late_by_minute_.size() <= minute) late_by_minute_.resize(minute + 1, late_commands_);
+  late_by_minute_[minute] = std::max(late_by_minute_[minute], late_commands_);
+}
+
 void Coordinator::merge_row_part(std::uint32_t sender, const v2::Telemetry& t) {
   const std::vector<int>& cols = columns_[sender];
   const std::vector<std::string>& names = names_[sender];
@@ -73,6 +82,7 @@ void Coordinator::merge_row_part(std::uint32_t sender, const v2::Telemetry& t) {
       p.row[static_cast<std::size_t>(cols[static_cast<std::size_t>(i)])] = t.values(i);
     } else if (names[static_cast<std::size_t>(i)] == "late_commands[-]") {
       late_commands_ = static_cast<std::uint64_t>(t.values(i));
+      note_late_minute(t.header().cycle());
     }
   }
   p.parts |= 1U << sender;

@@ -359,7 +359,12 @@ class UpServiceConfig(unittest.TestCase):
                 r = hyloop("up", FGC, "--out", str(out), *placement, "--mode", "real_time",
                            *SHORT, *extra, timeout=300)
                 self.assertTrue((out / "summary.json").is_file(), r.stderr[-3000:])
-                block = json.loads((out / "summary.json").read_text())["distributed"]["realtime"]
+                distributed = json.loads((out / "summary.json").read_text())["distributed"]
+                # Late commands per minute of the run (one minute here), summing to the total.
+                misses = distributed["loop_misses"]
+                self.assertEqual(len(misses["late_commands_per_minute"]), 1, misses)
+                self.assertEqual(sum(misses["late_commands_per_minute"]), misses["late_commands"])
+                block = distributed["realtime"]
                 self.assertEqual(sorted(block), ["actuator", "dynamics", "rig-emulator", "sensor"])
                 for name, got in block.items():
                     self.assertEqual(got["asked"], asked, (name, placement))

@@ -127,6 +127,21 @@ class RunDirectoryFiles(unittest.TestCase):
         self.assertIn("plots: a symbolic link: refused", r.stderr)
         self.assertEqual(list(outside.iterdir()), [])
 
+    def test_report_takes_a_run_directorys_name_as_it_is(self):
+        # hyloop report handed its arguments to report.py through a shell, each in single
+        # quotes: a quote in a run directory's name broke the command, and a crafted one ran a
+        # command of its own. Now the script gets them as they are (fork and exec).
+        d = self.copy("it's a run")
+        r = hyloop("report", str(d), timeout=300)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertTrue((d / "plots" / "overview.png").is_file(), r.stderr)
+        marker = self.root / "INJECTED"
+        crafted = str(self.root / "x") + "'; touch '" + str(marker) + "'; '"
+        r = hyloop("report", crafted, timeout=300)
+        self.assertNotEqual(r.returncode, 0)
+        self.assertIn("not a run directory", r.stderr)
+        self.assertFalse(marker.exists())
+
 
 class NonUtf8Text(unittest.TestCase):
     """Finding 7: a scenario text that is not UTF-8 is refused at validation, naming the field
