@@ -27,14 +27,13 @@ using test::eventually;
 
 const egm::Pose kStart{{600.0, -20.0, 500.0}, {170.0, 10.0, -150.0}};
 
-TEST(EgmPose, EulerFromOrientInvertsOrientFromEuler) {
+TEST(EgmPose, ZyxAnglesInvertOrientFromEuler) {
   for (const std::array<double, 3>& e : {std::array<double, 3>{0.0, 0.0, 0.0},
                                          {180.0, 0.0, 90.0},
                                          {30.0, -45.0, 120.0},
                                          {-170.0, 89.0, -10.0}}) {
     const std::array<double, 4> o = egm::orient_from_euler(e);
-    const std::array<double, 3> back =
-        egm::euler_from_orient(Eigen::Quaterniond(o[0], o[1], o[2], o[3]));
+    const std::array<double, 3> back = zyx_angles(Eigen::Quaterniond(o[0], o[1], o[2], o[3]));
     for (std::size_t i = 0; i < 3; ++i) EXPECT_NEAR(back[i], e[i], 1e-6) << i;
   }
 }

@@ -7,10 +7,6 @@ Eigen::Quaterniond orientation(const Pose& p) noexcept {
   return Eigen::Quaterniond(o[0], o[1], o[2], o[3]).normalized();
 }
 
-std::array<double, 3> euler_from_orient(const Eigen::Quaterniond& q) noexcept {
-  return zyx_angles(q);
-}
-
 void set_orientation(Pose& p, const Eigen::Quaterniond& q) noexcept {
   p.euler = zyx_angles(q);
   const Eigen::Quaterniond u = q.normalized();

@@ -1,10 +1,10 @@
 #pragma once
 // The rig driver's scenario block (rig.driver.*; issue 24), declared once for every kind whose
-// rig is position-commanded (SITS, RHT): which driver stands where the in-process emulator
-// stands, its endpoints, and the protocol's own settings. A kind adds fields::rig_driver(...) to
-// its table, calls validate_rig_driver() from its validate(), and its rig part is
-// make_wire_rig_part() (rig_driver.hpp) for a wire type. With type emulator the block is not
-// emitted in the resolved scenario.
+// rig is position-commanded (SITS, RHT, vRTHS; sits6 over a robot's whole pose): which driver
+// stands where the in-process emulator stands, its endpoints, and the protocol's own settings. A
+// kind adds fields::rig_driver(...) to its table, calls validate_rig_driver() from its validate(),
+// and its rig part is make_wire_rig_part() (rig_driver.hpp) for a wire type. With type emulator the
+// block is not emitted in the resolved scenario.
 //
 //   type: emulator   the kind's in-process emulator (the default; nothing else is read)
 //   type: udp        hal::UdpTargetDriver, a real-time target exchanging fixed binary packets;

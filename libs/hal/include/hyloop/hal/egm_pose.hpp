@@ -23,9 +23,6 @@ using hal::LoopPose;
 [[nodiscard]] Eigen::Quaterniond orientation(const Pose& p) noexcept;
 /// Sets both the Euler angles (ZYX, degrees) and the quaternion of `p` to `q`.
 void set_orientation(Pose& p, const Eigen::Quaterniond& q) noexcept;
-/// ZYX Euler angles (degrees) of a unit quaternion; the inverse of orient_from_euler for a pitch
-/// within (−90°, 90°).
-[[nodiscard]] std::array<double, 3> euler_from_orient(const Eigen::Quaterniond& q) noexcept;
 
 /// The loop's six axes of `wire`, relative to `start`. RT-safe.
 [[nodiscard]] LoopPose loop_pose(const Pose& wire, const Pose& start, double scale) noexcept;
